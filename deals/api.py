@@ -1,0 +1,138 @@
+"""REST views for deals: validate → call a service or selector → serialize."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from deals import selectors, services
+from deals.models import Account, Deal
+from deals.serializers import (
+    DealFinancialsSerializer,
+    DealInputSerializer,
+    DealListItemSerializer,
+    DealListQuerySerializer,
+    DealPropertySerializer,
+    DealSerializer,
+    FinancialsInputSerializer,
+    IncludeQuerySerializer,
+    PropertyInputSerializer,
+)
+from lev.idempotency import idempotent
+from lev.pagination import StandardPagination
+
+
+def validated(serializer_class, data, **kwargs) -> dict:
+    serializer = serializer_class(data=data, **kwargs)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class AccountScopedView(APIView):
+    """Every deal view acts for the caller's account; other accounts' deals do not exist here."""
+
+    def account(self, request: Request) -> Account:
+        if not hasattr(request, "_lev_account"):
+            request._lev_account = selectors.account_for_user(user=request.user, api_key=request.auth)
+        return request._lev_account
+
+    def deal(self, request: Request, deal_id: int, include: frozenset[str] = frozenset()) -> Deal:
+        return selectors.deal_get(account=self.account(request), deal_id=deal_id, include=include)
+
+
+class DealListCreateApi(AccountScopedView):
+    @extend_schema(parameters=[DealListQuerySerializer], responses=DealListItemSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        query = DealListQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        deals = selectors.deal_list(account=self.account(request), filters=query.to_filters())
+        paginator = StandardPagination()
+        page = paginator.paginate_queryset(deals, request, view=self)
+        return paginator.get_paginated_response(DealListItemSerializer(page, many=True).data)
+
+    @extend_schema(request=DealInputSerializer, responses={201: DealSerializer},
+                   parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)])
+    def post(self, request: Request) -> Response:
+        def create() -> Response:
+            data = validated(DealInputSerializer, request.data)
+            deal = services.deal_create(account=self.account(request), user=request.user, data=data)
+            deal = self.deal(request, deal.pk, include=frozenset({"properties"}))
+            body = DealSerializer(deal, include=frozenset({"properties"})).data
+            return Response(body, status=status.HTTP_201_CREATED)
+
+        return idempotent(request, create)
+
+
+class DealDetailApi(AccountScopedView):
+    @extend_schema(parameters=[IncludeQuerySerializer], responses=DealSerializer)
+    def get(self, request: Request, deal_id: int) -> Response:
+        include = validated(IncludeQuerySerializer, request.query_params.dict()).get("include", frozenset())
+        deal = self.deal(request, deal_id, include=include)
+        return Response(DealSerializer(deal, include=include).data)
+
+    @extend_schema(request=DealInputSerializer, responses=DealSerializer)
+    def patch(self, request: Request, deal_id: int) -> Response:
+        deal = self.deal(request, deal_id)
+        data = validated(DealInputSerializer, request.data, partial=True)
+        deal = services.deal_update(deal=deal, data=data)
+        return Response(DealSerializer(deal).data)
+
+
+class DealArchiveApi(AccountScopedView):
+    @extend_schema(request=None, responses=DealSerializer)
+    def post(self, request: Request, deal_id: int) -> Response:
+        deal = services.deal_archive(deal=self.deal(request, deal_id))
+        return Response(DealSerializer(deal).data)
+
+
+class DealPropertyListCreateApi(AccountScopedView):
+    @extend_schema(responses=DealPropertySerializer(many=True))
+    def get(self, request: Request, deal_id: int) -> Response:
+        deal = self.deal(request, deal_id, include=frozenset({"properties"}))
+        return Response({"results": DealPropertySerializer(deal.properties.all(), many=True).data})
+
+    @extend_schema(request=PropertyInputSerializer, responses={201: DealPropertySerializer},
+                   parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)])
+    def post(self, request: Request, deal_id: int) -> Response:
+        def create() -> Response:
+            deal = self.deal(request, deal_id)
+            data = validated(PropertyInputSerializer, request.data)
+            prop = services.deal_property_create(deal=deal, data=data)
+            return Response(DealPropertySerializer(prop).data, status=status.HTTP_201_CREATED)
+
+        return idempotent(request, create)
+
+
+class DealPropertyDetailApi(AccountScopedView):
+    @extend_schema(responses=DealPropertySerializer)
+    def get(self, request: Request, deal_id: int, property_id: int) -> Response:
+        prop = selectors.deal_property_get(deal=self.deal(request, deal_id), property_id=property_id)
+        return Response(DealPropertySerializer(prop).data)
+
+    @extend_schema(request=PropertyInputSerializer, responses=DealPropertySerializer)
+    def patch(self, request: Request, deal_id: int, property_id: int) -> Response:
+        prop = selectors.deal_property_get(deal=self.deal(request, deal_id), property_id=property_id)
+        data = validated(PropertyInputSerializer, request.data, partial=True)
+        prop = services.deal_property_update(prop=prop, data=data)
+        return Response(DealPropertySerializer(prop).data)
+
+
+class DealFinancialsApi(AccountScopedView):
+    @extend_schema(responses=DealFinancialsSerializer)
+    def get(self, request: Request, deal_id: int) -> Response:
+        financials = selectors.deal_financials_get(deal=self.deal(request, deal_id))
+        if financials is None:
+            return Response(None)
+        return Response(DealFinancialsSerializer(financials).data)
+
+    @extend_schema(request=FinancialsInputSerializer, responses=DealFinancialsSerializer)
+    def patch(self, request: Request, deal_id: int) -> Response:
+        deal = self.deal(request, deal_id)
+        data = validated(FinancialsInputSerializer, request.data, partial=True)
+        financials = services.deal_financials_update(deal=deal, data=data)
+        return Response(DealFinancialsSerializer(financials).data)
+
+    put = patch

@@ -1,0 +1,115 @@
+import datetime as dt
+import secrets
+from decimal import Decimal
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from django.utils import timezone
+
+from deals import services
+from deals.models import Account, ApiKey, Deal, DealFinancials, DealProperty, Membership
+from lenders.demo import seed_directory
+
+DEMO_DEALS = [
+    {
+        "title": "Riverside Apartments Refinance", "loan_amount": Decimal("18500000"), "loan_type": "permanent",
+        "transaction_type": "refinance", "business_plan": "stabilized",
+        "description": "212-unit garden-style multifamily, 95% occupied.",
+        "properties": [{"name": "Riverside Apartments", "address": "1200 River Rd", "city": "Austin",
+                        "state": "TX", "zip": "78701", "asset_type": "multifamily", "units": 212,
+                        "year_built": 2004}],
+        "financials": {"purchase_price": Decimal("21000000"), "estimated_value": Decimal("26000000"),
+                       "in_place_noi": Decimal("1650000"), "stabilized_noi": Decimal("1720000"),
+                       "existing_debt": Decimal("14000000"), "interest_rate": Decimal("6.25")},
+    },
+    {
+        "title": "Harbor Point Office Value-Add", "loan_amount": Decimal("42000000"), "loan_type": "heavy_bridge",
+        "transaction_type": "acquisition", "business_plan": "value_add",
+        "description": "Class B office, lease-up from 68% to 90%.",
+        "properties": [{"name": "Harbor Point Tower", "address": "55 Harbor Way", "city": "Miami", "state": "FL",
+                        "zip": "33131", "asset_type": "office", "square_footage": 310000, "year_built": 1988}],
+        "financials": {"purchase_price": Decimal("58000000"), "in_place_noi": Decimal("2900000"),
+                       "stabilized_noi": Decimal("4600000"), "interest_rate": Decimal("8.5")},
+    },
+    {
+        "title": "Mesa Self Storage Portfolio", "loan_amount": Decimal("9750000"), "loan_type": "light_bridge",
+        "transaction_type": "acquisition", "business_plan": "value_add",
+        "properties": [
+            {"name": "Mesa Storage North", "city": "Mesa", "state": "AZ", "zip": "85201",
+             "asset_type": "self_storage", "square_footage": 72000},
+            {"name": "Mesa Storage South", "city": "Mesa", "state": "AZ", "zip": "85210",
+             "asset_type": "self_storage", "square_footage": 64000},
+        ],
+    },
+    {
+        "title": "Lakeview Industrial Build-to-Suit", "loan_amount": Decimal("31000000"),
+        "loan_type": "construction", "transaction_type": "new_construction", "business_plan": "construction",
+        "estimated_close_date": dt.date(2027, 3, 31),
+        "properties": [{"name": "Lakeview Logistics Center", "city": "Joliet", "state": "IL", "zip": "60431",
+                        "asset_type": "industrial", "square_footage": 420000}],
+    },
+    {
+        "title": "Cedar Hills Land Assemblage", "loan_amount": Decimal("4200000"), "loan_type": "land",
+        "transaction_type": "acquisition", "business_plan": "land",
+        "properties": [{"name": "Cedar Hills Parcels", "city": "Nashville", "state": "TN", "asset_type": "land"}],
+    },
+    {"title": "Downtown Hotel Recapitalization (draft)", "loan_type": "tbd", "transaction_type": "tbd"},
+]
+
+
+class Command(BaseCommand):
+    help = ("Seed demo data: a synthetic lender directory, a demo account and user with deals. "
+            "Deterministic and idempotent. With --print-credentials, also prints an admin login and a "
+            "fresh API key (older demo keys are revoked).")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--lenders", type=int, default=400, help="Lenders in the directory (default 400).")
+        parser.add_argument("--seed", type=int, default=7, help="Random seed (default 7).")
+        parser.add_argument("--print-credentials", action="store_true",
+                            help="Reset the admin password and print it with a new API key.")
+
+    def handle(self, *args, **options):
+        lenders, programs = seed_directory(options["lenders"], seed=options["seed"])
+        self.stdout.write(f"Lender directory: {lenders} lenders and {programs} programs added.")
+        account, user, created = self._seed_account()
+        self.stdout.write(f"Demo account {account.slug!r}: {created} deals added.")
+        if options["print_credentials"]:
+            self._print_credentials(account, user)
+
+    @transaction.atomic
+    def _seed_account(self):
+        User = get_user_model()
+        user, _ = User.objects.get_or_create(username="admin", defaults={"email": "admin@example.com"})
+        if not user.is_superuser:
+            user.is_staff = user.is_superuser = True
+            user.set_unusable_password()
+            user.save()
+        account = Account.objects.filter(slug="demo-capital").first() or services.account_create(
+            name="Demo Capital Partners"
+        )
+        if account.slug != "demo-capital":
+            account.slug = "demo-capital"
+            account.save(update_fields=["slug"])
+        Membership.objects.get_or_create(account=account, user=user, defaults={"role": Membership.Role.OWNER})
+        created = 0
+        for spec in DEMO_DEALS:
+            if Deal.objects.filter(account=account, title=spec["title"]).exists():
+                continue
+            data = {k: v for k, v in spec.items() if k not in ("properties", "financials")}
+            deal = Deal.objects.create(account=account, created_by=user, **data)
+            DealProperty.objects.bulk_create([DealProperty(deal=deal, **p) for p in spec.get("properties", [])])
+            if spec.get("financials"):
+                DealFinancials.objects.create(deal=deal, **spec["financials"])
+            created += 1
+        return account, user, created
+
+    def _print_credentials(self, account, user):
+        password = secrets.token_urlsafe(12)
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        ApiKey.objects.filter(user=user, name="demo", revoked_at=None).update(revoked_at=timezone.now())
+        _key, raw = services.api_key_create(user=user, account=account, name="demo")
+        self.stdout.write("")
+        self.stdout.write(f"Admin login:  username 'admin', password '{password}'")
+        self.stdout.write(f"API key:      {raw}")

@@ -1,0 +1,176 @@
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+
+from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES, choices
+
+
+class Account(models.Model):
+    """A tenant: a firm whose users share deals."""
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner", "Owner"
+        MEMBER = "member", "Member"
+        VIEWER = "viewer", "Viewer"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "user"], name="uniq_membership")]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.account}"
+
+
+class ApiKey(models.Model):
+    """A bearer key `lev_sk_…` for the REST API and /mcp. Only its SHA-256 is stored."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, help_text="First characters of the key, to recognise it.")
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+
+class Deal(models.Model):
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="deals")
+    title = models.CharField(max_length=200)
+    loan_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    loan_type = models.CharField(max_length=20, choices=choices(LOAN_TYPES), default="tbd")
+    transaction_type = models.CharField(max_length=20, choices=choices(TRANSACTION_TYPES), default="tbd")
+    business_plan = models.CharField(max_length=20, choices=choices(BUSINESS_PLANS), blank=True, default="")
+    description = models.TextField(blank=True, default="")
+    estimated_close_date = models.DateField(null=True, blank=True)
+    archived = models.BooleanField(default=False)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    # Bumped by every change to the deal, its properties or financials; lender searches remember
+    # the version they ranked, so a changed deal is never served a stale search.
+    version = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["account", "archived", "-created_at"])]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class DealProperty(models.Model):
+    deal = models.ForeignKey(Deal, on_delete=models.CASCADE, related_name="properties")
+    name = models.CharField(max_length=200)
+    address = models.CharField(max_length=255, blank=True, default="")
+    city = models.CharField(max_length=100, blank=True, default="")
+    state = models.CharField(max_length=2, choices=[(s, s) for s in US_STATES], blank=True, default="")
+    zip = models.CharField(max_length=10, blank=True, default="")
+    asset_type = models.CharField(max_length=32, choices=choices(ASSET_TYPES), blank=True, default="")
+    units = models.PositiveIntegerField(null=True, blank=True)
+    square_footage = models.PositiveIntegerField(null=True, blank=True)
+    year_built = models.PositiveSmallIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name_plural = "deal properties"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DealFinancials(models.Model):
+    deal = models.OneToOneField(Deal, on_delete=models.CASCADE, related_name="financials")
+    purchase_price = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    estimated_value = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    in_place_noi = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    stabilized_noi = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    existing_debt = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    cash_out = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    interest_rate = models.DecimalField(
+        max_digits=5, decimal_places=3, null=True, blank=True, help_text="Annual rate in percent, for DSCR."
+    )
+    amortization_years = models.PositiveSmallIntegerField(default=30)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "deal financials"
+
+    def __str__(self) -> str:
+        return f"Financials of {self.deal_id}"
+
+    @property
+    def ltv(self) -> Decimal | None:
+        """Loan-to-value in percent: loan / (estimated value, else purchase price)."""
+        value = self.estimated_value or self.purchase_price
+        loan = self.deal.loan_amount
+        if not value or not loan:
+            return None
+        return (loan / value * 100).quantize(Decimal("0.01"))
+
+    @property
+    def annual_debt_service(self) -> Decimal | None:
+        loan = self.deal.loan_amount
+        if not loan or self.interest_rate is None:
+            return None
+        monthly_rate = float(self.interest_rate) / 100 / 12
+        months = self.amortization_years * 12
+        if monthly_rate == 0:
+            payment = float(loan) / months
+        else:
+            payment = float(loan) * monthly_rate / (1 - (1 + monthly_rate) ** -months)
+        return Decimal(str(round(payment * 12, 2)))
+
+    @property
+    def dscr(self) -> Decimal | None:
+        """Debt service coverage: NOI (in place, else stabilized) / annual debt service."""
+        noi = self.in_place_noi or self.stabilized_noi
+        service = self.annual_debt_service
+        if not noi or not service:
+            return None
+        return (noi / service).quantize(Decimal("0.01"))
+
+
+class IdempotencyRecord(models.Model):
+    """The first response to a create carrying an Idempotency-Key, replayed for repeats (24 h)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    method = models.CharField(max_length=8)
+    path = models.CharField(max_length=255)
+    request_hash = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField(null=True)
+    response_body = models.JSONField(null=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="uniq_idempotency_key")]
+        indexes = [models.Index(fields=["created_at"])]

@@ -1,0 +1,79 @@
+"""Reads of deals, always scoped to one account (tenancy lives here, in one place)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db.models import Count, QuerySet
+
+from deals.models import Account, Deal, DealFinancials, DealProperty, Membership
+from lev.errors import DealNotFound, Forbidden, NotFound
+
+DEAL_ORDERINGS = (
+    "created_at", "-created_at", "updated_at", "-updated_at", "loan_amount", "-loan_amount",
+    "title", "-title", "estimated_close_date", "-estimated_close_date",
+)
+
+
+@dataclass(frozen=True)
+class DealFilters:
+    loan_type: str | None = None
+    transaction_type: str | None = None
+    business_plan: str | None = None
+    min_loan_amount: Decimal | None = None
+    max_loan_amount: Decimal | None = None
+    archived: bool = False
+    search: str | None = None
+    ordering: str = "-created_at"
+
+
+def account_for_user(*, user, api_key=None) -> Account:
+    """The account a request acts for: the API key's account, else the user's first membership."""
+    if api_key is not None and getattr(api_key, "account_id", None):
+        return api_key.account
+    membership = Membership.objects.select_related("account").filter(user=user).order_by("id").first()
+    if membership is None:
+        raise Forbidden("Forbidden: your user is not a member of any account.")
+    return membership.account
+
+
+def deal_list(*, account: Account, filters: DealFilters) -> QuerySet[Deal]:
+    qs = Deal.objects.filter(account=account, archived=filters.archived)
+    if filters.loan_type:
+        qs = qs.filter(loan_type=filters.loan_type)
+    if filters.transaction_type:
+        qs = qs.filter(transaction_type=filters.transaction_type)
+    if filters.business_plan:
+        qs = qs.filter(business_plan=filters.business_plan)
+    if filters.min_loan_amount is not None:
+        qs = qs.filter(loan_amount__gte=filters.min_loan_amount)
+    if filters.max_loan_amount is not None:
+        qs = qs.filter(loan_amount__lte=filters.max_loan_amount)
+    if filters.search:
+        qs = qs.filter(title__icontains=filters.search)
+    return qs.annotate(property_count=Count("properties")).order_by(filters.ordering, "-id")
+
+
+def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozenset()) -> Deal:
+    """The account's deal, or DealNotFound — the same answer for another account's deal."""
+    qs = Deal.objects.filter(account=account)
+    if "financials" in include:
+        qs = qs.select_related("financials")
+    if "properties" in include:
+        qs = qs.prefetch_related("properties")
+    deal = qs.filter(pk=deal_id).first()
+    if deal is None:
+        raise DealNotFound(deal_id)
+    return deal
+
+
+def deal_property_get(*, deal: Deal, property_id: int) -> DealProperty:
+    prop = DealProperty.objects.filter(deal=deal, pk=property_id).first()
+    if prop is None:
+        raise NotFound("Property", property_id)
+    return prop
+
+
+def deal_financials_get(*, deal: Deal) -> DealFinancials | None:
+    return DealFinancials.objects.select_related("deal").filter(deal=deal).first()

@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+import datetime as dt
+
+from rest_framework import serializers
+
+from deals.models import Deal, DealFinancials, DealProperty
+from deals.selectors import DEAL_ORDERINGS, DealFilters
+from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
+from lev.serializers import (
+    EnumField,
+    StrictSerializer,
+    bool_field,
+    date_field,
+    int_field,
+    money_field,
+    page_size_field,
+    text_field,
+)
+
+INCLUDES = ("properties", "financials")
+
+
+# --- input --------------------------------------------------------------------------------------
+class PropertyInputSerializer(StrictSerializer):
+    name = text_field(max_length=200, required=True, allow_blank=False, help_text="Property name.")
+    address = text_field(max_length=255)
+    city = text_field(max_length=100)
+    state = EnumField(US_STATES, required=False, allow_blank=True, help_text="2-letter US state code.")
+    zip = serializers.RegexField(
+        r"^\d{5}(-\d{4})?$", required=False, allow_blank=True,
+        error_messages={"invalid": "must be a 5-digit ZIP code (or ZIP+4)"},
+    )
+    asset_type = EnumField(ASSET_TYPES, required=False, allow_blank=True)
+    units = int_field(min_value=0, max_value=1_000_000)
+    square_footage = int_field(min_value=0, max_value=100_000_000)
+    year_built = int_field(min_value=1700, max_value=dt.date.today().year + 10)
+
+
+class DealInputSerializer(StrictSerializer):
+    title = text_field(max_length=200, required=True, allow_blank=False, help_text="Deal name.")
+    loan_amount = money_field(help_text="Requested loan in US dollars; must be greater than 0.")
+    loan_type = EnumField(LOAN_TYPES, required=False)
+    transaction_type = EnumField(TRANSACTION_TYPES, required=False)
+    business_plan = EnumField(BUSINESS_PLANS, required=False, allow_blank=True)
+    description = text_field(max_length=5000)
+    estimated_close_date = date_field(help_text="YYYY-MM-DD")
+    properties = PropertyInputSerializer(many=True, required=False)
+
+    def validate_properties(self, value):
+        if self.instance is not None or self.partial:
+            raise serializers.ValidationError("cannot be changed here; add properties one by one")
+        if len(value) > 50:
+            raise serializers.ValidationError("may list at most 50 properties")
+        return value
+
+
+class FinancialsInputSerializer(StrictSerializer):
+    purchase_price = money_field()
+    estimated_value = money_field()
+    in_place_noi = money_field(positive=False, help_text="Net operating income per year, US dollars.")
+    stabilized_noi = money_field(positive=False, help_text="Net operating income per year, US dollars.")
+    existing_debt = money_field(positive=False)
+    cash_out = money_field(positive=False)
+    interest_rate = serializers.DecimalField(
+        max_digits=5, decimal_places=3, min_value=0, max_value=30, required=False, allow_null=True,
+        coerce_to_string=False, error_messages={
+            "invalid": "must be a number", "min_value": "must be 0 or more", "max_value": "must be at most 30",
+            "max_decimal_places": "may have at most 3 decimal places", "max_digits": "is too large",
+        },
+    )
+    amortization_years = int_field(min_value=1, max_value=50)
+
+
+class DealListQuerySerializer(StrictSerializer):
+    loan_type = EnumField(LOAN_TYPES, required=False)
+    transaction_type = EnumField(TRANSACTION_TYPES, required=False)
+    business_plan = EnumField(BUSINESS_PLANS, required=False)
+    min_loan_amount = money_field(positive=False, allow_null=False)
+    max_loan_amount = money_field(positive=False, allow_null=False)
+    archived = bool_field()
+    search = text_field(max_length=200)
+    ordering = EnumField(DEAL_ORDERINGS, required=False)
+    page = int_field(min_value=1, allow_null=False)
+    page_size = page_size_field()
+
+    def validate(self, attrs):
+        low, high = attrs.get("min_loan_amount"), attrs.get("max_loan_amount")
+        if low is not None and high is not None and low > high:
+            raise serializers.ValidationError({"min_loan_amount": ["must not exceed max_loan_amount"]})
+        return attrs
+
+    def to_filters(self) -> DealFilters:
+        data = {k: v for k, v in self.validated_data.items() if k not in ("page", "page_size")}
+        return DealFilters(**data)
+
+
+class IncludeQuerySerializer(StrictSerializer):
+    include = serializers.CharField(required=False, allow_blank=True)
+
+    def validate_include(self, value: str) -> frozenset[str]:
+        parts = {p.strip().lower() for p in value.split(",") if p.strip()}
+        unknown = parts - set(INCLUDES)
+        if unknown:
+            raise serializers.ValidationError("must be a comma-separated list of: " + ", ".join(INCLUDES))
+        return frozenset(parts)
+
+
+# --- output -------------------------------------------------------------------------------------
+class DealPropertySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DealProperty
+        fields = ("id", "name", "address", "city", "state", "zip", "asset_type", "units",
+                  "square_footage", "year_built", "created_at", "updated_at")
+
+
+class DealFinancialsSerializer(serializers.ModelSerializer):
+    ltv = serializers.DecimalField(max_digits=8, decimal_places=2, read_only=True, coerce_to_string=False,
+                                   help_text="Loan-to-value in percent.")
+    dscr = serializers.DecimalField(max_digits=8, decimal_places=2, read_only=True, coerce_to_string=False)
+
+    class Meta:
+        model = DealFinancials
+        fields = ("purchase_price", "estimated_value", "in_place_noi", "stabilized_noi", "existing_debt",
+                  "cash_out", "interest_rate", "amortization_years", "ltv", "dscr", "updated_at")
+
+
+class DealSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Deal
+        fields = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
+                  "description", "estimated_close_date", "archived", "archived_at", "created_at",
+                  "updated_at")
+
+    def __init__(self, *args, include: frozenset[str] = frozenset(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.include = include
+
+    def to_representation(self, instance: Deal):
+        data = super().to_representation(instance)
+        if "properties" in self.include:
+            data["properties"] = DealPropertySerializer(instance.properties.all(), many=True).data
+        if "financials" in self.include:
+            # A missing one-to-one raises RelatedObjectDoesNotExist, an AttributeError.
+            financials = getattr(instance, "financials", None)
+            data["financials"] = DealFinancialsSerializer(financials).data if financials else None
+        return data
+
+
+class DealListItemSerializer(serializers.ModelSerializer):
+    property_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Deal
+        fields = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
+                  "estimated_close_date", "archived", "property_count", "updated_at")

@@ -1,0 +1,157 @@
+"""Writes to deals, API keys and accounts. Keyword-only, atomic; callers pass validated data."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.text import slugify
+
+from deals.auth import generate_key, hash_key
+from deals.models import Account, ApiKey, Deal, DealFinancials, DealProperty, Membership
+from lev.errors import BusinessRuleViolation
+
+DEAL_FIELDS = (
+    "title", "loan_amount", "loan_type", "transaction_type", "business_plan", "description",
+    "estimated_close_date",
+)
+PROPERTY_FIELDS = (
+    "name", "address", "city", "state", "zip", "asset_type", "units", "square_footage", "year_built",
+)
+FINANCIAL_FIELDS = (
+    "purchase_price", "estimated_value", "in_place_noi", "stabilized_noi", "existing_debt", "cash_out",
+    "interest_rate", "amortization_years",
+)
+
+
+def _check_not_archived(deal: Deal, action: str) -> None:
+    if deal.archived:
+        raise BusinessRuleViolation(
+            f"deal {deal.pk} is archived and cannot be {action}",
+            customer_message="This deal is archived, so it can no longer be changed.",
+            details={"deal_id": deal.pk},
+        )
+
+
+def _bump_version(deal: Deal) -> None:
+    Deal.objects.filter(pk=deal.pk).update(version=F("version") + 1, updated_at=timezone.now())
+    deal.refresh_from_db(fields=["version", "updated_at"])
+
+
+@transaction.atomic
+def account_create(*, name: str, owner=None) -> Account:
+    base = slugify(name)[:70] or "account"
+    slug, n = base, 1
+    while Account.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    account = Account.objects.create(name=name, slug=slug)
+    if owner is not None:
+        Membership.objects.create(account=account, user=owner, role=Membership.Role.OWNER)
+    return account
+
+
+def api_key_create(*, user, account: Account, name: str,
+                   expires_at: dt.datetime | None = None) -> tuple[ApiKey, str]:
+    """Create a key and return it with its raw value — the only time the raw value exists."""
+    if not Membership.objects.filter(user=user, account=account).exists():
+        raise BusinessRuleViolation(
+            f"user {user.pk} is not a member of account {account.pk}",
+            customer_message="API keys can only be issued for an account the user belongs to.",
+        )
+    raw = generate_key()
+    key = ApiKey.objects.create(
+        user=user, account=account, name=name, prefix=raw[:12], key_hash=hash_key(raw), expires_at=expires_at
+    )
+    return key, raw
+
+
+def api_key_revoke(*, key: ApiKey) -> ApiKey:
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+    return key
+
+
+@transaction.atomic
+def deal_create(*, account: Account, user, data: dict[str, Any]) -> Deal:
+    properties = data.get("properties") or []
+    deal = Deal.objects.create(
+        account=account,
+        created_by=user if getattr(user, "pk", None) else None,
+        **{name: data[name] for name in DEAL_FIELDS if name in data and data[name] is not None},
+    )
+    DealProperty.objects.bulk_create(
+        [DealProperty(deal=deal, **{k: v for k, v in p.items() if v is not None}) for p in properties]
+    )
+    return deal
+
+
+@transaction.atomic
+def deal_update(*, deal: Deal, data: dict[str, Any]) -> Deal:
+    _check_not_archived(deal, "updated")
+    changed = [name for name in DEAL_FIELDS if name in data and getattr(deal, name) != data[name]]
+    for name in changed:
+        value = data[name]
+        if value is None and name in ("loan_type", "transaction_type"):
+            value = "tbd"
+        elif value is None and name in ("business_plan", "description"):
+            value = ""
+        setattr(deal, name, value)
+    if changed:
+        deal.version += 1
+        deal.save(update_fields=[*changed, "version", "updated_at"])
+    return deal
+
+
+@transaction.atomic
+def deal_archive(*, deal: Deal) -> Deal:
+    """Soft-delete. Archiving an archived deal changes nothing (safe to repeat)."""
+    if not deal.archived:
+        deal.archived = True
+        deal.archived_at = timezone.now()
+        deal.version += 1
+        deal.save(update_fields=["archived", "archived_at", "version", "updated_at"])
+    return deal
+
+
+@transaction.atomic
+def deal_property_create(*, deal: Deal, data: dict[str, Any]) -> DealProperty:
+    _check_not_archived(deal, "changed")
+    prop = DealProperty.objects.create(
+        deal=deal, **{k: data[k] for k in PROPERTY_FIELDS if data.get(k) is not None}
+    )
+    _bump_version(deal)
+    return prop
+
+
+@transaction.atomic
+def deal_property_update(*, prop: DealProperty, data: dict[str, Any]) -> DealProperty:
+    _check_not_archived(prop.deal, "changed")
+    changed = [k for k in PROPERTY_FIELDS if k in data]
+    for name in changed:
+        value = data[name]
+        if value is None and name not in ("units", "square_footage", "year_built"):
+            value = ""
+        setattr(prop, name, value)
+    if changed:
+        prop.save(update_fields=[*changed, "updated_at"])
+        _bump_version(prop.deal)
+    return prop
+
+
+@transaction.atomic
+def deal_financials_update(*, deal: Deal, data: dict[str, Any]) -> DealFinancials:
+    _check_not_archived(deal, "changed")
+    financials, _ = DealFinancials.objects.select_for_update().get_or_create(deal=deal)
+    changed = [k for k in FINANCIAL_FIELDS if k in data]
+    for name in changed:
+        setattr(financials, name, data[name] if data[name] is not None or name != "amortization_years" else 30)
+    if changed:
+        financials.save(update_fields=[*changed, "updated_at"])
+        _bump_version(deal)
+    financials.deal = deal
+    return financials

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from deals import api
+
+urlpatterns = [
+    path("deals/", api.DealListCreateApi.as_view(), name="deal-list"),
+    path("deals/<int:deal_id>/", api.DealDetailApi.as_view(), name="deal-detail"),
+    path("deals/<int:deal_id>/archive/", api.DealArchiveApi.as_view(), name="deal-archive"),
+    path("deals/<int:deal_id>/properties/", api.DealPropertyListCreateApi.as_view(), name="deal-property-list"),
+    path("deals/<int:deal_id>/properties/<int:property_id>/", api.DealPropertyDetailApi.as_view(),
+         name="deal-property-detail"),
+    path("deals/<int:deal_id>/financials/", api.DealFinancialsApi.as_view(), name="deal-financials"),
+]

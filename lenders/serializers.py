@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from lenders.models import AssetType, Lender, LenderProgram
+from lenders.selectors import DirectoryFilters
+from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
+from lev.serializers import EnumField, StrictSerializer, int_field, money_field, page_size_field, text_field
+
+
+class DirectoryQuerySerializer(StrictSerializer):
+    query = text_field(max_length=200, help_text="Words in the lender's name or city.")
+    lender_type = EnumField(LENDER_TYPES, required=False)
+    state = EnumField(US_STATES, required=False,
+                      help_text="Headquarters state, 2-letter code.")
+    asset_type = EnumField(ASSET_TYPES, required=False)
+    loan_type = EnumField(LOAN_TYPES, required=False)
+    loan_amount = money_field(allow_null=False, help_text="A loan size one active program must cover.")
+    min_loan_amount = money_field(positive=False, allow_null=False)
+    max_loan_amount = money_field(positive=False, allow_null=False)
+    page = int_field(min_value=1, allow_null=False)
+    page_size = page_size_field()
+
+    def to_filters(self) -> DirectoryFilters:
+        data = {k: v for k, v in self.validated_data.items() if k not in ("page", "page_size")}
+        return DirectoryFilters(**data)
+
+
+class LenderListItemSerializer(serializers.ModelSerializer):
+    program_count = serializers.IntegerField(read_only=True)
+    min_loan = serializers.DecimalField(max_digits=14, decimal_places=2, read_only=True, coerce_to_string=False)
+    max_loan = serializers.DecimalField(max_digits=14, decimal_places=2, read_only=True, coerce_to_string=False)
+
+    class Meta:
+        model = Lender
+        fields = ("id", "name", "lender_types", "city", "state", "program_count", "min_loan", "max_loan")
+
+
+class LenderProgramSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = LenderProgram
+        fields = ("id", "title", "status", "loan_types", "recourse_types", "min_loan_amount", "max_loan_amount",
+                  "capital_source_type", "positions", "sponsor_states", "asset_types", "max_ltv", "min_dscr")
+
+
+class LenderSerializer(serializers.ModelSerializer):
+    programs = LenderProgramSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Lender
+        fields = ("id", "name", "website", "city", "state", "about", "lender_types", "category", "programs")
+
+
+class AssetTypeSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AssetType
+        fields = ("slug", "name")

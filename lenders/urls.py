@@ -1,0 +1,9 @@
+from django.urls import path
+
+from lenders import api
+
+urlpatterns = [
+    path("lenders/", api.LenderDirectoryApi.as_view(), name="lender-list"),
+    path("lenders/<int:lender_id>/", api.LenderDetailApi.as_view(), name="lender-detail"),
+    path("asset-types/", api.AssetTypeListApi.as_view(), name="asset-type-list"),
+]

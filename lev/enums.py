@@ -1,0 +1,36 @@
+"""Enumerations shared by deals and lenders. Values are lowercase slugs on the wire; the order of
+each tuple is stable because lender programs store bit masks built from it (see lenders.masks)."""
+
+from __future__ import annotations
+
+LOAN_TYPES = ("construction", "heavy_bridge", "light_bridge", "permanent", "land", "predevelopment", "tbd")
+TRANSACTION_TYPES = ("tbd", "acquisition", "refinance", "new_construction")
+BUSINESS_PLANS = ("stabilized", "value_add", "construction", "land")
+ASSET_TYPES = (
+    "multifamily", "office", "retail", "industrial", "hospitality", "self_storage", "mixed_use",
+    "senior_housing", "student_housing", "manufactured_housing", "healthcare", "land",
+)
+ASSET_TYPE_NAMES = {slug: slug.replace("_", " ").title() for slug in ASSET_TYPES}
+LENDER_TYPES = ("bank", "credit_union", "life_company", "cmbs", "agency", "debt_fund", "private", "sba")
+POSITIONS = ("senior", "mezzanine", "preferred_equity")
+RECOURSE_TYPES = ("full", "partial", "non_recourse")
+CAPITAL_SOURCE_TYPES = ("balance_sheet", "securitized", "agency", "fund", "private")
+US_STATES = (
+    "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN", "IA",
+    "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM",
+    "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA",
+    "WV", "WI", "WY", "PR",
+)
+
+
+def choices(values: tuple[str, ...]) -> list[tuple[str, str]]:
+    return [(v, v.replace("_", " ").title()) for v in values]
+
+
+def mask_of(values: list[str] | tuple[str, ...] | None, universe: tuple[str, ...]) -> int:
+    """Bit mask of `values` within `universe` (bit i = universe[i]); unknown values are ignored."""
+    mask = 0
+    for value in values or ():
+        if value in universe:
+            mask |= 1 << universe.index(value)
+    return mask

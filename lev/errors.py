@@ -1,0 +1,215 @@
+"""Application errors: one class per failure, each with a code, an HTTP status and a message.
+
+In app code, just raise. `api_exception_handler` turns any error (ours, DRF's, Django's) into the
+API's one error body `{"code", "message", "details"}`; the MCP layer maps the same codes onto the
+error contract (`mcp_tools.errors`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from rest_framework import exceptions as drf_exceptions
+from rest_framework.response import Response
+
+logger = logging.getLogger(__name__)
+
+SESSION_EXPIRED_MESSAGE = "Unauthorized: your session has expired. Please sign in again."
+UPSTREAM_MESSAGE = "Upstream service is temporarily unavailable. Please retry in a few seconds."
+
+
+class ApplicationError(Exception):
+    code = "INTERNAL_ERROR"
+    http_status = 500
+    default_message = "Internal error: an unexpected error occurred."
+
+    def __init__(self, message: str | None = None, *, details: dict[str, Any] | None = None):
+        self.message = message or self.default_message
+        self.details = details or {}
+        super().__init__(self.message)
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+    def as_body(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": self.details}
+
+
+class ValidationFailed(ApplicationError):
+    code = "VALIDATION_ERROR"
+    http_status = 400
+
+    def __init__(self, fields: dict[str, list[str]], *, message: str | None = None):
+        self.fields = fields
+        if message is None:
+            first_field, first_errors = next(iter(fields.items()))
+            first = first_errors[0] if first_errors else "is invalid"
+            subject = "" if first_field in ("non_field_errors", "__all__") else f"{first_field} "
+            message = f"Validation failed: {subject}{first}"
+        super().__init__(message, details={"fields": fields})
+
+
+class NotFound(ApplicationError):
+    code = "NOT_FOUND"
+    http_status = 404
+
+    def __init__(self, resource: str = "Resource", identifier: Any = None):
+        text = f"{resource} not found" + (f": {identifier}" if identifier is not None else "")
+        details = {"resource": resource.lower().replace(" ", "_")}
+        if identifier is not None:
+            details["id"] = str(identifier)
+        super().__init__(text, details=details)
+
+
+class DealNotFound(NotFound):
+    def __init__(self, deal_id: Any):
+        super().__init__("Deal", deal_id)
+
+
+class LenderNotFound(NotFound):
+    def __init__(self, lender_id: Any):
+        super().__init__("Lender", lender_id)
+
+
+class Conflict(ApplicationError):
+    code = "CONFLICT"
+    http_status = 409
+
+    def __init__(self, reason: str, *, details: dict[str, Any] | None = None):
+        super().__init__(f"Conflict: {reason}", details=details)
+
+
+class BusinessRuleViolation(ApplicationError):
+    """Well-formed and authorised, but against a rule. `customer_message` is safe to relay."""
+
+    code = "BUSINESS_RULE"
+    http_status = 409
+
+    def __init__(self, reason: str, *, customer_message: str, details: dict[str, Any] | None = None):
+        self.customer_message = customer_message
+        super().__init__(
+            f"Not allowed: {reason}",
+            details={**(details or {}), "customer_message": customer_message},
+        )
+
+
+class AuthenticationFailed(ApplicationError):
+    code = "AUTH_ERROR"
+    http_status = 401
+    default_message = "Unauthorized: a valid API key is required."
+
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": 'Bearer realm="lev"'}
+
+
+class SessionExpired(AuthenticationFailed):
+    default_message = SESSION_EXPIRED_MESSAGE
+
+
+class Forbidden(ApplicationError):
+    code = "FORBIDDEN"
+    http_status = 403
+    default_message = "Forbidden: you do not have permission to do this."
+
+
+class RateLimited(ApplicationError):
+    code = "RATE_LIMITED"
+    http_status = 429
+
+    def __init__(self, retry_after_seconds: float | None = None):
+        self.retry_after_seconds = max(1, math.ceil(retry_after_seconds or 1))
+        super().__init__(
+            f"Rate limit exceeded: retry after {self.retry_after_seconds} s. "
+            "Back off with jitter; do not retry immediately in a tight loop.",
+            details={"retry_after_seconds": self.retry_after_seconds},
+        )
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after_seconds)}
+
+
+class UpstreamUnavailable(ApplicationError):
+    code = "UPSTREAM_UNAVAILABLE"
+    http_status = 503
+    default_message = UPSTREAM_MESSAGE
+
+
+class InternalError(ApplicationError):
+    pass
+
+
+def _flatten_drf_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """DRF's nested ValidationError detail -> {"field" or "parent.0.field": ["message", ...]}."""
+    fields: dict[str, list[str]] = {}
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            name = f"{prefix}.{key}" if prefix else str(key)
+            fields.update(_flatten_drf_errors(value, name))
+    elif isinstance(detail, list):
+        if all(not isinstance(item, dict | list) for item in detail):
+            fields[prefix or "non_field_errors"] = [str(item) for item in detail]
+        else:
+            for index, item in enumerate(detail):
+                if item:
+                    fields.update(_flatten_drf_errors(item, f"{prefix}.{index}" if prefix else str(index)))
+    else:
+        fields[prefix or "non_field_errors"] = [str(detail)]
+    return fields
+
+
+def to_application_error(exc: Exception) -> ApplicationError | None:
+    """Translate DRF and Django exceptions into ours; None for unexpected exceptions."""
+    if isinstance(exc, ApplicationError):
+        return exc
+    if isinstance(getattr(exc, "app_error", None), ApplicationError):
+        return exc.app_error
+    if isinstance(exc, drf_exceptions.ValidationError):
+        return ValidationFailed(_flatten_drf_errors(exc.detail) or {"non_field_errors": ["is invalid"]})
+    if isinstance(exc, drf_exceptions.ParseError):
+        return ValidationFailed({"body": [f"is not valid JSON ({exc.detail})"]},
+                                message="Validation failed: the request body is not valid JSON")
+    if isinstance(exc, drf_exceptions.NotAuthenticated):
+        return AuthenticationFailed("Unauthorized: authentication credentials were not provided.")
+    if isinstance(exc, drf_exceptions.AuthenticationFailed):
+        return AuthenticationFailed(f"Unauthorized: {exc.detail}")
+    if isinstance(exc, drf_exceptions.PermissionDenied | PermissionDenied):
+        return Forbidden()
+    if isinstance(exc, drf_exceptions.NotFound | Http404):
+        return NotFound()
+    if isinstance(exc, drf_exceptions.MethodNotAllowed):
+        err = ApplicationError(f"Method not allowed: {exc.detail}")
+        err.code, err.http_status = "METHOD_NOT_ALLOWED", 405
+        return err
+    if isinstance(exc, drf_exceptions.NotAcceptable | drf_exceptions.UnsupportedMediaType):
+        err = ValidationFailed({"content_type": [str(exc.detail)]},
+                               message=f"Validation failed: {exc.detail}")
+        err.http_status = exc.status_code
+        return err
+    if isinstance(exc, drf_exceptions.Throttled):
+        return RateLimited(exc.wait)
+    if isinstance(exc, drf_exceptions.APIException):
+        err = ApplicationError(str(exc.detail))
+        err.http_status = exc.status_code
+        return err
+    return None
+
+
+def error_response(error: ApplicationError) -> Response:
+    return Response(error.as_body(), status=error.http_status, headers=error.headers())
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    """DRF exception handler: every failure becomes `{"code", "message", "details"}`."""
+    # Imported here: rest_framework.views imports the authentication classes, which import this.
+    from rest_framework.views import set_rollback
+
+    error = to_application_error(exc)
+    if error is None:
+        logger.exception("Unhandled error in API view", exc_info=exc)
+        error = InternalError()
+    set_rollback()
+    return error_response(error)

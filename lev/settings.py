@@ -1,0 +1,262 @@
+"""Settings for Lev MCP, every value from the environment with a safe local default.
+
+`LEV_ENV=production` switches on the production profile, which refuses to start on unsafe
+settings (no SECRET_KEY, DEBUG on, empty ALLOWED_HOSTS).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value not in (None, "") else default
+
+
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return float(value) if value not in (None, "") else default
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+LEV_ENV = os.environ.get("LEV_ENV", "development").strip().lower()
+PRODUCTION = LEV_ENV == "production"
+
+DEBUG = env_bool("DEBUG", not PRODUCTION)
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]", "testserver"])
+
+if PRODUCTION:
+    problems = []
+    if len(SECRET_KEY) < 50 or SECRET_KEY.startswith("django-insecure"):
+        problems.append("SECRET_KEY must be set to a long random value")
+    if DEBUG:
+        problems.append("DEBUG must be off")
+    if not ALLOWED_HOSTS:
+        problems.append("ALLOWED_HOSTS must list the site's host names")
+    if problems:
+        raise ImproperlyConfigured("Unsafe production settings: " + "; ".join(problems))
+elif not SECRET_KEY:
+    # Local development only: the production profile above never gets here.
+    SECRET_KEY = "django-insecure-local-development-key-not-for-production"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "deals",
+    "lenders",
+    "mcp_tools",
+]
+
+MIDDLEWARE = [
+    "lev.middleware.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "lev.middleware.ApiErrorMiddleware",
+]
+
+ROOT_URLCONF = "lev.urls"
+WSGI_APPLICATION = "lev.wsgi.application"
+ASGI_APPLICATION = "lev.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several threads (the MCP endpoint, in-process jobs) write to the embedded database.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "lev"),
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "deals.auth.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "lev.pagination.StandardPagination",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "EXCEPTION_HANDLER": "lev.errors.api_exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "lev.throttling.UserReadThrottle",
+        "lev.throttling.UserWriteThrottle",
+    ],
+    "COERCE_DECIMAL_TO_STRING": False,
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Lev MCP API",
+    "DESCRIPTION": "Commercial real estate deals and lender directory.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- MCP endpoint ---------------------------------------------------------------------------
+DJANGO_MCP_GLOBAL_SERVER_CONFIG = {"name": "lev", "stateless": True}
+DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False
+# Backend the MCP tools call: empty = in-process dispatch to the REST views.
+LEV_API_BASE_URL = os.environ.get("LEV_API_BASE_URL", "")
+LEV_API_TIMEOUT_SECONDS = env_float("LEV_API_TIMEOUT_SECONDS", 10.0)
+LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
+# Origins allowed to call /mcp from a browser; requests without Origin are always allowed.
+LEV_MCP_ALLOWED_ORIGINS = env_list("LEV_MCP_ALLOWED_ORIGINS", [])
+# Byte budget for any one tool response.
+LEV_MCP_MAX_RESPONSE_BYTES = env_int("LEV_MCP_MAX_RESPONSE_BYTES", 60_000)
+
+# --- Resilience (numbers from Lev's published behaviour) ------------------------------------
+LEV_RETRY_TOTAL = env_int("LEV_RETRY_TOTAL", 2)
+LEV_RETRY_BACKOFF_BASE_MS = env_int("LEV_RETRY_BACKOFF_BASE_MS", 200)
+LEV_RETRY_BACKOFF_FACTOR = env_float("LEV_RETRY_BACKOFF_FACTOR", 2.0)
+LEV_RETRY_JITTER = env_float("LEV_RETRY_JITTER", 0.25)
+LEV_RETRY_MAX_RETRY_AFTER_MS = env_int("LEV_RETRY_MAX_RETRY_AFTER_MS", 2000)
+LEV_RETRY_BUDGET_MS = env_int("LEV_RETRY_BUDGET_MS", 15_000)
+LEV_BREAKER_FAIL_MAX = env_int("LEV_BREAKER_FAIL_MAX", 5)
+LEV_BREAKER_RESET_TIMEOUT_S = env_float("LEV_BREAKER_RESET_TIMEOUT_S", 30.0)
+LEV_BREAKER_NAME = os.environ.get("LEV_BREAKER_NAME", "lev_api")
+LEV_RATE_LIMIT_READS = os.environ.get("LEV_RATE_LIMIT_READS", "200/min")
+LEV_RATE_LIMIT_WRITES = os.environ.get("LEV_RATE_LIMIT_WRITES", "30/min")
+LEV_IDEMPOTENCY_TTL_HOURS = env_int("LEV_IDEMPOTENCY_TTL_HOURS", 24)
+
+# --- Celery ---------------------------------------------------------------------------------
+# With REDIS_URL set, Redis is the broker; otherwise jobs run in-process (eager), so the
+# embedded demo works with no services.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL or "memory://")
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not (REDIS_URL or os.environ.get("CELERY_BROKER_URL")))
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300)
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600)}
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stale-lender-searches": {"task": "lenders.tasks.sweep_stale_searches", "schedule": 60.0},
+    "refresh-lender-activity": {"task": "lenders.tasks.refresh_lender_activity", "schedule": 3600.0},
+}
+LEV_SEARCH_REUSE_SECONDS = env_int("LEV_SEARCH_REUSE_SECONDS", 900)
+LEV_SEARCH_STALE_SECONDS = env_int("LEV_SEARCH_STALE_SECONDS", 600)
+
+# --- Logging: every line carries the request id of the request (or tool call) it belongs to --
+LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "lev.request_id.RequestIdLogFilter"}},
+    "formatters": {
+        "standard": {
+            "format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s",
+        }
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "standard",
+            "filters": ["request_id"],
+        }
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.request": {"level": "ERROR"},
+        "mcp": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+    },
+}
+
+# --- Production hardening --------------------------------------------------------------------
+if PRODUCTION:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^health$"]
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+    CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])

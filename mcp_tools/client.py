@@ -1,0 +1,247 @@
+"""LevClient: how MCP tools reach the REST API.
+
+One client per tool call. Every request of the call carries the call's `X-Request-Id` and the
+caller's credentials, so the API applies its own tenancy, validation, permissions and rate limits.
+Two transports speak the same HTTP semantics:
+
+* in-process (default): the request is dispatched through Django's handler in this process;
+* HTTP (`LEV_API_BASE_URL` set): a pooled `requests.Session` to a separate backend.
+
+Both go through the same retry (tenacity), idempotency-key and circuit-breaker code.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import requests
+from django.conf import settings
+from django.core.handlers.base import BaseHandler
+from django.core.handlers.wsgi import WSGIRequest
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay
+
+from mcp_tools import resilience
+from mcp_tools.errors import ToolFailure, from_api_response, retry_after_ms_from, upstream_unavailable
+
+logger = logging.getLogger(__name__)
+
+API_PREFIX = "/api/v1"
+RETRYABLE_STATUSES = {502, 503, 504}
+
+
+@dataclass
+class ApiResponse:
+    status: int
+    body: Any
+    headers: Any
+
+
+class Transport:
+    def send(self, method: str, path: str, *, query: dict[str, Any] | None, body: Any,
+             headers: dict[str, str]) -> ApiResponse:
+        raise NotImplementedError
+
+
+class InProcessTransport(Transport):
+    """Dispatches to the site's own views with no socket: same middleware, statuses and headers."""
+
+    _handler: BaseHandler | None = None
+    _handler_lock = threading.Lock()
+
+    def __init__(self, host: str = "localhost", scheme: str = "http"):
+        self.host = host
+        self.scheme = scheme
+
+    @classmethod
+    def handler(cls) -> BaseHandler:
+        # Built once per process: loading the middleware chain is the expensive part.
+        with cls._handler_lock:
+            if cls._handler is None:
+                handler = BaseHandler()
+                handler.load_middleware()
+                cls._handler = handler
+        return cls._handler
+
+    def send(self, method, path, *, query, body, headers) -> ApiResponse:
+        payload = b"" if body is None else json.dumps(body).encode("utf-8")
+        host, _, port = self.host.partition(":")
+        environ = {
+            "REQUEST_METHOD": method,
+            "PATH_INFO": path,
+            "SCRIPT_NAME": "",
+            "QUERY_STRING": urlencode(query or {}, doseq=True),
+            "CONTENT_TYPE": "application/json",
+            "CONTENT_LENGTH": str(len(payload)),
+            "SERVER_NAME": host or "localhost",
+            "SERVER_PORT": port or ("443" if self.scheme == "https" else "80"),
+            "HTTP_HOST": self.host,
+            "HTTP_ACCEPT": "application/json",
+            "wsgi.input": io.BytesIO(payload),
+            "wsgi.url_scheme": self.scheme,
+            "wsgi.errors": io.StringIO(),
+            "REMOTE_ADDR": "127.0.0.1",
+        }
+        for name, value in headers.items():
+            environ["HTTP_" + name.upper().replace("-", "_")] = value
+        # Django's handler, not WSGIHandler: no request_started/finished signals, which would
+        # close this thread's database connection in the middle of the MCP request.
+        response = self.handler().get_response(WSGIRequest(environ))
+        content = response.content
+        try:
+            data = json.loads(content) if content else None
+        except ValueError:
+            data = None
+        return ApiResponse(response.status_code, data, response.headers)
+
+
+class HttpTransport(Transport):
+    _local = threading.local()
+
+    def __init__(self, base_url: str, timeout: float):
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+
+    @classmethod
+    def session(cls) -> requests.Session:
+        # One pooled session per thread (requests.Session is not thread-safe to share).
+        session = getattr(cls._local, "session", None)
+        if session is None:
+            session = requests.Session()
+            cls._local.session = session
+        return session
+
+    def send(self, method, path, *, query, body, headers) -> ApiResponse:
+        try:
+            response = self.session().request(
+                method, self.base_url + path, params=query, json=body, headers=headers,
+                timeout=self.timeout,
+            )
+        except requests.Timeout as exc:
+            raise resilience.BackendUnavailable("timeout") from exc
+        except requests.RequestException as exc:
+            raise resilience.BackendUnavailable(f"connection error: {type(exc).__name__}") from exc
+        try:
+            data = response.json() if response.content else None
+        except ValueError:
+            data = None
+        return ApiResponse(response.status_code, data, response.headers)
+
+
+def default_transport(host: str = "localhost", scheme: str = "http") -> Transport:
+    if settings.LEV_API_BASE_URL:
+        return HttpTransport(settings.LEV_API_BASE_URL, settings.LEV_API_TIMEOUT_SECONDS)
+    return InProcessTransport(host=host, scheme=scheme)
+
+
+class _RateLimited(Exception):
+    def __init__(self, response: ApiResponse, retry_after_ms: int | None):
+        super().__init__("rate limited")
+        self.response = response
+        self.retry_after_ms = retry_after_ms
+
+
+class LevClient:
+    """The backend as one tool call sees it. Raises ToolFailure for every failed request."""
+
+    def __init__(self, *, authorization: str | None, transport: Transport | None = None,
+                 request_id: str | None = None):
+        self.authorization = authorization
+        self.transport = transport or default_transport()
+        self.request_id = request_id or str(uuid.uuid4())
+        self.attempts = 0
+
+    # -- verbs -----------------------------------------------------------------------------
+    def get(self, path: str, query: dict[str, Any] | None = None) -> Any:
+        return self.request("GET", path, query=query)
+
+    def post(self, path: str, body: Any = None, *, idempotency_key: str | None = None) -> Any:
+        return self.request("POST", path, body=body, idempotency_key=idempotency_key)
+
+    def patch(self, path: str, body: Any) -> Any:
+        return self.request("PATCH", path, body=body)
+
+    # -- core ------------------------------------------------------------------------------
+    def request(self, method: str, path: str, *, query: dict[str, Any] | None = None, body: Any = None,
+                idempotency_key: str | None = None) -> Any:
+        headers = {"X-Request-Id": self.request_id, "Accept": "application/json"}
+        if self.authorization:
+            headers["Authorization"] = self.authorization
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        query = {k: v for k, v in (query or {}).items() if v is not None}
+        # Retrying is safe for reads, for PATCH (it sets values, so repeating it lands the same
+        # state) and for creates that carry an Idempotency-Key (the API replays the first result).
+        idempotent = method in ("GET", "HEAD", "PATCH") or bool(idempotency_key)
+
+        def attempt() -> ApiResponse:
+            self.attempts += 1
+            response = self.transport.send(method, API_PREFIX + path, query=query, body=body, headers=headers)
+            if response.status >= 500:
+                raise resilience.BackendUnavailable(
+                    f"status {response.status}", retry_after_ms_from(response.headers), status=response.status
+                )
+            if response.status == 429:
+                raise _RateLimited(response, retry_after_ms_from(response.headers))
+            return response
+
+        def retryable(exc: BaseException) -> bool:
+            if not idempotent:
+                return False
+            if isinstance(exc, _RateLimited):
+                limit = settings.LEV_RETRY_MAX_RETRY_AFTER_MS
+                return exc.retry_after_ms is not None and exc.retry_after_ms <= limit
+            if isinstance(exc, resilience.BackendUnavailable):
+                return exc.status is None or exc.status in RETRYABLE_STATUSES
+            return False
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            if isinstance(exc, _RateLimited) and exc.retry_after_ms is not None:
+                return exc.retry_after_ms / 1000
+            return resilience.backoff_ms(state.attempt_number) / 1000
+
+        budget_s = settings.LEV_RETRY_BUDGET_MS / 1000
+        retrying = Retrying(
+            stop=stop_after_attempt(settings.LEV_RETRY_TOTAL + 1) | stop_after_delay(budget_s),
+            wait=wait,
+            retry=retry_if_exception(retryable),
+            reraise=True,
+            sleep=time.sleep,
+        )
+
+        def with_retries() -> ApiResponse:
+            return retrying(attempt)
+
+        started = time.monotonic()
+        try:
+            # The breaker sees one outcome per request, after local retries.
+            response = resilience.guarded(lambda: self._rate_limit_passthrough(with_retries))
+        except resilience.BreakerOpen as exc:
+            raise upstream_unavailable(exc.remaining_ms) from None
+        except resilience.BackendUnavailable as exc:
+            logger.warning("Backend unavailable for %s %s after %d attempt(s) in %.0f ms: %s",
+                           method, path, self.attempts, (time.monotonic() - started) * 1000, exc)
+            raise upstream_unavailable(exc.retry_after_ms) from None
+        if response.status >= 400:
+            raise from_api_response(response.status, response.body, response.headers)
+        return response.body
+
+    @staticmethod
+    def _rate_limit_passthrough(call) -> ApiResponse:
+        # A 429 that survives the retries is an answer, not an outage: hand it back as a response
+        # so the breaker counts it as a success and the caller maps it to RATE_LIMITED.
+        try:
+            return call()
+        except _RateLimited as exc:
+            return exc.response
+
+
+__all__ = ["ApiResponse", "HttpTransport", "InProcessTransport", "LevClient", "ToolFailure"]

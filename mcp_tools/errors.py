@@ -1,0 +1,156 @@
+"""The MCP error contract: one JSON object for every tool failure (see ARCHITECTURE.md).
+
+`ToolFailure` carries a contract object; tools raise it (or the backend client does) and the
+server wrapper turns it into a `CallToolResult` with `isError: true`. Mapping from the REST API
+goes by the body's `code` when present and by HTTP status otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from lev.errors import UPSTREAM_MESSAGE, ApplicationError
+
+CATEGORY = {
+    "VALIDATION_ERROR": "validation",
+    "NOT_FOUND": "validation",
+    "CONFLICT": "business",
+    "BUSINESS_RULE": "business",
+    "AUTH_ERROR": "permission",
+    "FORBIDDEN": "permission",
+    "RATE_LIMITED": "transient",
+    "UPSTREAM_UNAVAILABLE": "transient",
+    "INTERNAL_ERROR": "internal",
+}
+RETRYABLE = {"RATE_LIMITED", "UPSTREAM_UNAVAILABLE"}
+DEFAULT_RETRY_AFTER_MS = {"RATE_LIMITED": 1000, "UPSTREAM_UNAVAILABLE": 2000}
+
+HINTS = {
+    "VALIDATION_ERROR": "Fix the named argument and call the tool again.",
+    "NOT_FOUND": "Check the id (list_deals or search_lender_directory finds valid ids); do not retry "
+                 "with the same id.",
+    "CONFLICT": "Do not repeat the call unchanged; use a new idempotency key or read the current state.",
+    "BUSINESS_RULE": "Relay customerMessage to the user; retrying will not help.",
+    "AUTH_ERROR": "Ask the user to sign in again or provide a valid Lev API key.",
+    "FORBIDDEN": "The user lacks access; ask them or an account owner.",
+    "RATE_LIMITED": "Wait retryAfterMs, then retry with jitter; do not retry in a tight loop.",
+    "UPSTREAM_UNAVAILABLE": "Wait retryAfterMs and retry; if every tool fails, Lev is down (see /health).",
+    "INTERNAL_ERROR": "Report the time of the call to Lev support; retrying will not help.",
+}
+
+STATUS_CODES = {
+    400: "VALIDATION_ERROR", 422: "VALIDATION_ERROR", 401: "AUTH_ERROR", 403: "FORBIDDEN",
+    404: "NOT_FOUND", 409: "CONFLICT", 429: "RATE_LIMITED",
+}
+
+FIELD_HINTS = {
+    "loan_amount": "Pass loan_amount as a positive number of US dollars.",
+    "state": "Pass state as a 2-letter US state code, e.g. TX.",
+    "estimated_close_date": "Pass estimated_close_date as YYYY-MM-DD.",
+    "cursor": "Pass back next_cursor from the previous page unchanged, or omit it for the first page.",
+}
+
+
+@dataclass
+class ToolFailure(Exception):
+    code: str
+    message: str
+    hint: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    retry_after_ms: int | None = None
+    customer_message: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+        if self.code not in CATEGORY:
+            self.code = "INTERNAL_ERROR"
+
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "errorCategory": CATEGORY[self.code],
+            "isRetryable": self.code in RETRYABLE,
+            "code": self.code,
+            "message": self.message,
+        }
+        if self.code in RETRYABLE:
+            body["retryAfterMs"] = int(self.retry_after_ms or DEFAULT_RETRY_AFTER_MS[self.code])
+        if self.customer_message:
+            body["customerMessage"] = self.customer_message
+        hint = self.hint or _field_hint(self.details) or HINTS.get(self.code)
+        if hint:
+            body["hint"] = hint
+        if self.details:
+            body["details"] = self.details
+        return body
+
+
+def _field_hint(details: dict[str, Any]) -> str | None:
+    for name in (details.get("fields") or {}):
+        if name.split(".")[-1] in FIELD_HINTS:
+            return FIELD_HINTS[name.split(".")[-1]]
+    return None
+
+
+def validation_failure(fields: dict[str, list[str]], message: str | None = None) -> ToolFailure:
+    name, errors = next(iter(fields.items()))
+    return ToolFailure(
+        "VALIDATION_ERROR",
+        message or f"Validation failed: {name} {errors[0]}",
+        details={"fields": fields},
+    )
+
+
+def upstream_unavailable(retry_after_ms: int | None = None) -> ToolFailure:
+    return ToolFailure("UPSTREAM_UNAVAILABLE", UPSTREAM_MESSAGE, retry_after_ms=retry_after_ms)
+
+
+def internal_error() -> ToolFailure:
+    return ToolFailure("INTERNAL_ERROR", "Internal error: the tool failed unexpectedly.")
+
+
+def retry_after_ms_from(headers: dict[str, str] | Any) -> int | None:
+    value = headers.get("Retry-After") if headers is not None else None
+    if not value:
+        return None
+    try:
+        return max(0, math.ceil(float(value) * 1000))
+    except ValueError:
+        return None
+
+
+def from_api_response(status: int, body: Any, headers: Any = None) -> ToolFailure:
+    """Map a failed REST response onto the contract: by `code` in the body, else by status."""
+    body = body if isinstance(body, dict) else {}
+    details = dict(body["details"]) if isinstance(body.get("details"), dict) else {}
+    code = body.get("code")
+    if code not in CATEGORY:
+        code = STATUS_CODES.get(status, "UPSTREAM_UNAVAILABLE" if status >= 500 else "VALIDATION_ERROR")
+    if code in ("UPSTREAM_UNAVAILABLE", "INTERNAL_ERROR") and status >= 500:
+        # A backend failure is the backend's business; the agent only needs to know to retry.
+        return upstream_unavailable(retry_after_ms_from(headers))
+    message = body.get("message") if isinstance(body.get("message"), str) else None
+    if not message:
+        message = {
+            "VALIDATION_ERROR": "Validation failed: the request was rejected",
+            "NOT_FOUND": "Not found: the requested item does not exist",
+            "CONFLICT": "Conflict: the request conflicts with the current state",
+            "AUTH_ERROR": "Unauthorized: your session has expired. Please sign in again.",
+            "FORBIDDEN": "Forbidden: you do not have permission to do this.",
+            "RATE_LIMITED": "Rate limit exceeded: back off with jitter; do not retry in a tight loop.",
+        }.get(code, f"Request failed with status {status}")
+    customer_message = details.pop("customer_message", None) if details else None
+    return ToolFailure(
+        code,
+        message,
+        details=details,
+        customer_message=customer_message,
+        retry_after_ms=retry_after_ms_from(headers) if code == "RATE_LIMITED" else None,
+    )
+
+
+def from_application_error(error: ApplicationError) -> ToolFailure:
+    """The same mapping, straight from an error class (used by the contract's table test)."""
+    headers = error.headers()
+    return from_api_response(error.http_status, error.as_body(), headers)

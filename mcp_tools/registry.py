@@ -1,0 +1,59 @@
+"""Tool registry, kept apart from the MCP transport library.
+
+Tools are plain functions: typed arguments in, a JSON-able dict out, `ToolFailure` raised on
+failure. They reach the backend through `lev()`, the LevClient of the current tool call. The
+server module registers them with whatever MCP transport is in use.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.types import ToolAnnotations
+
+from mcp_tools.client import LevClient
+
+_client: contextvars.ContextVar[LevClient] = contextvars.ContextVar("lev_client")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    fn: Callable[..., dict[str, Any]]
+    annotations: ToolAnnotations
+
+
+TOOLS: dict[str, ToolSpec] = {}
+
+
+def tool(*, title: str, read_only: bool = False, destructive: bool = False, idempotent: bool = False):
+    """Register a tool. Annotations are hints to clients, so set them truthfully."""
+
+    def register(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        annotations = ToolAnnotations(
+            title=title,
+            readOnlyHint=read_only,
+            destructiveHint=False if read_only else destructive,
+            idempotentHint=True if read_only else idempotent,
+            openWorldHint=False,
+        )
+        TOOLS[fn.__name__] = ToolSpec(fn.__name__, fn, annotations)
+        return fn
+
+    return register
+
+
+def lev() -> LevClient:
+    """The backend client of the tool call being served."""
+    return _client.get()
+
+
+def bind_client(client: LevClient) -> contextvars.Token:
+    return _client.set(client)
+
+
+def unbind_client(token: contextvars.Token) -> None:
+    _client.reset(token)

@@ -1,0 +1,175 @@
+"""The MCP server: django-mcp-server's DjangoMCP with every tool behind the error contract.
+
+`LevMCP.call_tool` replaces FastMCP's: it validates arguments itself (so a schema violation is a
+VALIDATION_ERROR naming the argument, not pydantic's text), runs the tool with a LevClient bound
+to the caller's credentials and a fresh request id, and turns any failure into the contract.
+Nothing a tool raises reaches the transport.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pydantic
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from mcp.types import CallToolResult, TextContent
+from mcp_server.djangomcp import DjangoMCP, django_request_ctx
+
+from lev.request_id import reset_request_id, set_request_id
+from mcp_tools.client import LevClient, default_transport
+from mcp_tools.errors import ToolFailure, internal_error, validation_failure
+from mcp_tools.registry import TOOLS, ToolSpec, bind_client, unbind_client
+
+logger = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "Lev: commercial real estate deals and a lender directory. Deals belong to the user's account. "
+    "Amounts are US dollars. Every failed call returns a JSON error with errorCategory, isRetryable, "
+    "code and message: fix arguments on validation errors, relay customerMessage on business errors, "
+    "wait retryAfterMs before retrying transient ones, never retry in a tight loop."
+)
+
+
+# pydantic error types -> messages that follow an argument name ("loan_amount must be ...").
+_MESSAGES = {
+    "missing": "is required",
+    "extra_forbidden": "is not a known argument",
+    "greater_than": "must be greater than {gt}",
+    "greater_than_equal": "must be at least {ge}",
+    "less_than": "must be less than {lt}",
+    "less_than_equal": "must be at most {le}",
+    "int_parsing": "must be a whole number",
+    "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_parsing": "must be a number",
+    "float_type": "must be a number",
+    "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false",
+    "string_type": "must be a string",
+    "string_too_short": "may not be empty",
+    "string_too_long": "must be at most {max_length} characters",
+    "string_pattern_mismatch": "has the wrong format",
+    "date_parsing": "must be a date in YYYY-MM-DD format",
+    "date_from_datetime_parsing": "must be a date in YYYY-MM-DD format",
+    "date_type": "must be a date in YYYY-MM-DD format",
+    "list_type": "must be a list",
+    "too_long": "may list at most {max_length} items",
+    "model_type": "must be an object",
+    "dict_type": "must be an object",
+}
+
+
+def _arg_errors(exc: pydantic.ValidationError) -> dict[str, list[str]]:
+    """Name each bad argument (dotted path for nested ones) with a plain-language message."""
+    fields: dict[str, list[str]] = {}
+    for error in exc.errors():
+        # pydantic adds union branches and validator names to the location; keep field names
+        # and list indexes only.
+        loc = [str(p) for p in error.get("loc", ()) if isinstance(p, int) or p.isidentifier()]
+        loc = [p for p in loc if p not in ("str", "int", "float", "bool", "date", "list", "dict", "none")]
+        name = ".".join(loc) or "arguments"
+        kind = error.get("type", "")
+        ctx = {k: int(v) if isinstance(v, float) and v.is_integer() else v
+               for k, v in (error.get("ctx") or {}).items()}
+        if kind == "literal_error":
+            message = "must be one of: " + str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
+        elif kind in _MESSAGES:
+            try:
+                message = _MESSAGES[kind].format(**ctx)
+            except (KeyError, IndexError):
+                message = _MESSAGES[kind].split(" {")[0]
+        else:
+            text = error.get("msg") or "is invalid"
+            message = text[0].lower() + text[1:]
+        if message not in fields.get(name, []):
+            fields.setdefault(name, []).append(message)
+    return fields
+
+
+def _result(payload: dict[str, Any], *, is_error: bool) -> CallToolResult:
+    text = json.dumps(payload, separators=(",", ":"), default=str)
+    if len(text) > settings.LEV_MCP_MAX_RESPONSE_BYTES:
+        logger.warning("Tool response of %d bytes is over the %d byte budget",
+                       len(text), settings.LEV_MCP_MAX_RESPONSE_BYTES)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structuredContent=payload,
+        isError=is_error,
+    )
+
+
+def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Any) -> CallToolResult:
+    """Run one tool call synchronously; always returns a CallToolResult."""
+    client = LevClient(
+        authorization=request.META.get("HTTP_AUTHORIZATION") if request is not None else None,
+        transport=default_transport(
+            host=request.get_host() if request is not None else "localhost",
+            scheme=request.scheme if request is not None else "http",
+        ),
+    )
+    # The call's request id goes on every log line of the call, here and in the API.
+    id_token = set_request_id(client.request_id)
+    client_token = bind_client(client)
+    try:
+        payload = spec.fn(**arguments)
+        return _result(payload, is_error=False)
+    except ToolFailure as failure:
+        logger.info("Tool %s failed: %s %s", spec.name, failure.code, failure.message)
+        return _result(failure.as_dict(), is_error=True)
+    except Exception:
+        logger.exception("Unexpected error in tool %s", spec.name)
+        return _result(internal_error().as_dict(), is_error=True)
+    finally:
+        unbind_client(client_token)
+        reset_request_id(id_token)
+
+
+class LevMCP(DjangoMCP):
+    def __init__(self) -> None:
+        super().__init__(name="lev", instructions=INSTRUCTIONS, stateless=True)
+        for spec in TOOLS.values():
+            self._tool_manager.add_tool(
+                spec.fn,
+                name=spec.name,
+                title=spec.annotations.title,
+                description=spec.fn.__doc__,
+                annotations=spec.annotations,
+                structured_output=False,
+            )
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:  # type: ignore[override]
+        spec = TOOLS.get(name)
+        tool = self._tool_manager.get_tool(name)
+        if spec is None or tool is None:
+            failure = validation_failure(
+                {"name": [f"is not a tool of this server: {name!r}"]},
+                message=f"Validation failed: unknown tool {name!r}; call tools/list for the available tools",
+            )
+            return _result(failure.as_dict(), is_error=True)
+        unknown = sorted(set(arguments or {}) - set(tool.fn_metadata.arg_model.model_fields))
+        if unknown:
+            failure = validation_failure({name: ["is not a known argument"] for name in unknown})
+            return _result(failure.as_dict(), is_error=True)
+        try:
+            metadata = tool.fn_metadata
+            parsed = metadata.arg_model.model_validate(metadata.pre_parse_json(arguments or {}))
+            kwargs = parsed.model_dump_one_level()
+        except pydantic.ValidationError as exc:
+            return _result(validation_failure(_arg_errors(exc)).as_dict(), is_error=True)
+        request = django_request_ctx.get(None)
+        return await sync_to_async(run_tool, thread_sensitive=True)(spec, kwargs, request)
+
+
+_server: LevMCP | None = None
+
+
+def get_server() -> LevMCP:
+    global _server
+    if _server is None:
+        import mcp_tools.tools  # noqa: F401  (registers the tools)
+
+        _server = LevMCP()
+    return _server

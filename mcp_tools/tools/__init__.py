@@ -1,0 +1,3 @@
+"""Importing this package registers every tool."""
+
+from mcp_tools.tools import deals, lenders  # noqa: F401
