@@ -1,0 +1,52 @@
+"""Drive the real /mcp endpoint over HTTP with the official `mcp` client (streamable HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
+
+
+class McpCaller:
+    """Synchronous facade: one MCP session per call, like a stateless agent host."""
+
+    def __init__(self, base_url: str, api_key: str | None):
+        self.url = base_url.rstrip("/") + "/mcp"
+        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    async def _session(self, fn):
+        async with (
+            httpx.AsyncClient(headers=self.headers, timeout=30) as http,
+            streamable_http_client(self.url, http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await fn(session)
+
+    def list_tools(self):
+        return asyncio.run(self._session(lambda s: s.list_tools())).tools
+
+    def call_raw(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
+        return asyncio.run(self._session(lambda s: s.call_tool(name, arguments or {})))
+
+    def call(self, name: str, arguments: dict[str, Any] | None = None) -> tuple[bool, dict[str, Any]]:
+        """(isError, parsed JSON text content); also checks structuredContent matches the text."""
+        result = self.call_raw(name, arguments)
+        payload = json.loads(result.content[0].text)
+        assert result.structuredContent == payload
+        return bool(result.isError), payload
+
+    def ok(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        is_error, payload = self.call(name, arguments)
+        assert not is_error, payload
+        return payload
+
+    def error(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        is_error, payload = self.call(name, arguments)
+        assert is_error, payload
+        return payload
