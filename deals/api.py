@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from deals import selectors, services
-from deals.models import Account, Deal
+from deals.models import Account, Deal, DealFinancials
 from deals.serializers import (
     DealFinancialsSerializer,
     DealInputSerializer,
@@ -34,10 +34,14 @@ def validated(serializer_class, data, **kwargs) -> dict:
 class AccountScopedView(APIView):
     """Every deal view acts for the caller's account; other accounts' deals do not exist here."""
 
+    def initial(self, request: Request, *args, **kwargs) -> None:
+        super().initial(request, *args, **kwargs)
+        self.membership = selectors.membership_for_user(user=request.user, api_key=request.auth)
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            selectors.check_can_write(membership=self.membership)
+
     def account(self, request: Request) -> Account:
-        if not hasattr(request, "_lev_account"):
-            request._lev_account = selectors.account_for_user(user=request.user, api_key=request.auth)
-        return request._lev_account
+        return self.membership.account
 
     def deal(self, request: Request, deal_id: int, include: frozenset[str] = frozenset()) -> Deal:
         return selectors.deal_get(account=self.account(request), deal_id=deal_id, include=include)
@@ -123,9 +127,9 @@ class DealPropertyDetailApi(AccountScopedView):
 class DealFinancialsApi(AccountScopedView):
     @extend_schema(responses=DealFinancialsSerializer)
     def get(self, request: Request, deal_id: int) -> Response:
-        financials = selectors.deal_financials_get(deal=self.deal(request, deal_id))
-        if financials is None:
-            return Response(None)
+        deal = self.deal(request, deal_id)
+        # A deal without financials yet answers with every figure null: one shape for clients.
+        financials = selectors.deal_financials_get(deal=deal) or DealFinancials(deal=deal)
         return Response(DealFinancialsSerializer(financials).data)
 
     @extend_schema(request=FinancialsInputSerializer, responses=DealFinancialsSerializer)

@@ -174,3 +174,6 @@ class IdempotencyRecord(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "key"], name="uniq_idempotency_key")]
         indexes = [models.Index(fields=["created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.path} ({self.key})"

@@ -28,14 +28,23 @@ class DealFilters:
     ordering: str = "-created_at"
 
 
-def account_for_user(*, user, api_key=None) -> Account:
-    """The account a request acts for: the API key's account, else the user's first membership."""
+def membership_for_user(*, user, api_key=None) -> Membership:
+    """The membership a request acts under: in the API key's account, else the user's first one.
+
+    A key whose user has left its account no longer grants anything there.
+    """
+    memberships = Membership.objects.select_related("account").filter(user=user)
     if api_key is not None and getattr(api_key, "account_id", None):
-        return api_key.account
-    membership = Membership.objects.select_related("account").filter(user=user).order_by("id").first()
+        memberships = memberships.filter(account_id=api_key.account_id)
+    membership = memberships.order_by("id").first()
     if membership is None:
-        raise Forbidden("Forbidden: your user is not a member of any account.")
-    return membership.account
+        raise Forbidden("Forbidden: your user is not a member of this account.")
+    return membership
+
+
+def check_can_write(*, membership: Membership) -> None:
+    if membership.role == Membership.Role.VIEWER:
+        raise Forbidden("Forbidden: viewers of an account cannot change its deals.")
 
 
 def deal_list(*, account: Account, filters: DealFilters) -> QuerySet[Deal]:

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import datetime as dt
-
 from rest_framework import serializers
 
 from deals.models import Deal, DealFinancials, DealProperty
@@ -34,7 +32,7 @@ class PropertyInputSerializer(StrictSerializer):
     asset_type = EnumField(ASSET_TYPES, required=False, allow_blank=True)
     units = int_field(min_value=0, max_value=1_000_000)
     square_footage = int_field(min_value=0, max_value=100_000_000)
-    year_built = int_field(min_value=1700, max_value=dt.date.today().year + 10)
+    year_built = int_field(min_value=1700, max_value=2100)
 
 
 class DealInputSerializer(StrictSerializer):

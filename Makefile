@@ -1,0 +1,57 @@
+# Two commands do all the set-up on a fresh machine:
+#   make run   - the site on the embedded default (SQLite, jobs in-process, demo data) at 127.0.0.1:8000
+#   make test  - lint, migrations check and the whole test suite (PostgreSQL/Redis when
+#                DATABASE_URL/REDIS_URL point at them, as .ci/run does)
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install lint migrations-check pytest worker beat bench compose-config clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py seed_demo --print-credentials
+	@echo ""
+	@echo "Admin:      http://$(HOST):$(PORT)/admin/"
+	@echo "REST API:   http://$(HOST):$(PORT)/api/v1/deals/   (header: Authorization: Bearer <API key>)"
+	@echo "API docs:   http://$(HOST):$(PORT)/api/v1/docs/"
+	@echo "Health:     http://$(HOST):$(PORT)/health"
+	@echo "MCP:        http://$(HOST):$(PORT)/mcp   (Streamable HTTP, same Bearer API key)"
+	@echo "  Claude Code:    claude mcp add --transport http lev http://$(HOST):$(PORT)/mcp --header \"Authorization: Bearer <API key>\""
+	@echo "  MCP Inspector:  npx @modelcontextprotocol/inspector  -> Streamable HTTP, URL above, Authorization header"
+	@echo ""
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+test: $(STAMP) lint migrations-check pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+migrations-check: $(STAMP)
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest
+
+worker: $(STAMP)
+	$(BIN)/celery -A lev worker --loglevel=INFO
+
+beat: $(STAMP)
+	$(BIN)/celery -A lev beat --loglevel=INFO
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache
