@@ -140,8 +140,9 @@ class DealSerializer(serializers.ModelSerializer):
             data["properties"] = DealPropertySerializer(instance.properties.all(), many=True).data
         if "financials" in self.include:
             # A missing one-to-one raises RelatedObjectDoesNotExist, an AttributeError.
-            financials = getattr(instance, "financials", None)
-            data["financials"] = DealFinancialsSerializer(financials).data if financials else None
+            # Without financials yet, every figure is null: one shape for clients.
+            financials = getattr(instance, "financials", None) or DealFinancials(deal=instance)
+            data["financials"] = DealFinancialsSerializer(financials).data
         return data
 
 

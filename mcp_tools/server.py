@@ -169,7 +169,5 @@ _server: LevMCP | None = None
 def get_server() -> LevMCP:
     global _server
     if _server is None:
-        import mcp_tools.tools  # noqa: F401  (registers the tools)
-
         _server = LevMCP()
     return _server
