@@ -24,7 +24,8 @@ US_STATES = (
 
 
 def choices(values: tuple[str, ...]) -> list[tuple[str, str]]:
-    return [(v, v.replace("_", " ").title()) for v in values]
+    """(value, label) pairs; codes such as states keep their case as the label."""
+    return [(v, v if v.isupper() else v.replace("_", " ").title()) for v in values]
 
 
 def mask_of(values: list[str] | tuple[str, ...] | None, universe: tuple[str, ...]) -> int:

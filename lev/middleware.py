@@ -13,6 +13,7 @@ from lev.errors import ApplicationError, InternalError, NotFound
 from lev.request_id import reset_request_id, set_request_id
 
 logger = logging.getLogger(__name__)
+access_logger = logging.getLogger("lev.access")
 
 REQUEST_ID_HEADER = "X-Request-Id"
 # A caller's id is accepted only when it looks like an id: it ends up in logs.
@@ -36,6 +37,8 @@ class RequestIdMiddleware:
         token = set_request_id(request_id)
         try:
             response = self.get_response(request)
+            if _is_api_path(request.path):
+                access_logger.info("%s %s %s", request.method, request.path, response.status_code)
         finally:
             reset_request_id(token)
         response[REQUEST_ID_HEADER] = request_id

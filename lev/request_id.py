@@ -24,7 +24,28 @@ def reset_request_id(token: contextvars.Token) -> None:
 
 
 class RequestIdLogFilter(logging.Filter):
+    """Guarantees `%(request_id)s` for formatters, whatever made the record."""
+
     def filter(self, record: logging.LogRecord) -> bool:
         if not hasattr(record, "request_id"):
             record.request_id = _request_id.get()
         return True
+
+
+def _install_record_factory() -> None:
+    # Stamp the id when the record is made, in the thread and context that made it, so every
+    # handler (not only those with the filter) sees the request it belongs to.
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "_lev_request_id", False):
+        return
+
+    def factory(*args, **kwargs) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        record.request_id = _request_id.get()
+        return record
+
+    factory._lev_request_id = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
+_install_record_factory()

@@ -11,6 +11,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from lev.enums import choices
+
 COMMON_MESSAGES = {
     "required": "is required",
     "null": "may not be null",
@@ -43,7 +45,8 @@ class EnumField(serializers.ChoiceField):
         self.values = values
         self.upper = all(v.isupper() for v in values)
         kwargs.setdefault("error_messages", _messages(invalid_choice="must be one of: " + ", ".join(values)))
-        super().__init__(choices=[(v, v) for v in values], **kwargs)
+        # The same (value, label) pairs as the model fields, so OpenAPI names one enum per list.
+        super().__init__(choices=choices(values), **kwargs)
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, str):

@@ -173,6 +173,14 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Commercial real estate deals and lender directory.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # One named enum per domain list, shared by every serializer that uses it.
+    "ENUM_NAME_OVERRIDES": {
+        "LoanTypeEnum": "lev.enums.LOAN_TYPES",
+        "TransactionTypeEnum": "lev.enums.TRANSACTION_TYPES",
+        "BusinessPlanEnum": "lev.enums.BUSINESS_PLANS",
+        "AssetTypeEnum": "lev.enums.ASSET_TYPES",
+        "StateEnum": "lev.enums.US_STATES",
+    },
 }
 
 # --- MCP endpoint ---------------------------------------------------------------------------
@@ -260,3 +268,18 @@ if PRODUCTION:
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
     SECURE_CONTENT_TYPE_NOSNIFF = True
     CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# --- Lender discovery (lenders.ranking, lenders.tasks) ----------------------------------------
+# Queue of the lender jobs; a separate name lets several deployments (or a test run) share Redis.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
+# A search that failed this many runs (worker lost, timeouts) is marked failed, not re-queued.
+LEV_SEARCH_MAX_ATTEMPTS = env_int("LEV_SEARCH_MAX_ATTEMPTS", 3)
+# Per-job limits, well inside the global CELERY_TASK_* limits: a ranking takes about a second.
+LEV_SEARCH_SOFT_TIME_LIMIT = env_int("LEV_SEARCH_SOFT_TIME_LIMIT", 60)
+LEV_SEARCH_TIME_LIMIT = env_int("LEV_SEARCH_TIME_LIMIT", 90)
+# Matches written per chunk; after the first chunk of a large result the search is `partial`.
+LEV_SEARCH_WRITE_CHUNK = env_int("LEV_SEARCH_WRITE_CHUNK", 2000)
+# Programs kept per match (best first); the match also records how many programs matched.
+LEV_SEARCH_PROGRAMS_PER_MATCH = env_int("LEV_SEARCH_PROGRAMS_PER_MATCH", 3)
+# How long agents are told to wait before polling a search that is still running.
+LEV_SEARCH_POLL_AFTER_MS = env_int("LEV_SEARCH_POLL_AFTER_MS", 1000)

@@ -30,6 +30,7 @@ class McpView(MCPServerStreamableHttpView):
     permission_classes = [IsAuthenticated]
     renderer_classes = [JSONRenderer]
     throttle_classes: list = []  # the API behind the tools enforces the rate limits
+    schema = None  # JSON-RPC over HTTP, not part of the REST API's OpenAPI description
 
     def initial(self, request: Request, *args, **kwargs) -> None:
         origin = request.headers.get("Origin")

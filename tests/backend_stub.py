@@ -22,10 +22,12 @@ class Reply:
 
 
 class BackendStub:
-    """Answers each request with the next scripted Reply (the last one repeats)."""
+    """Answers each request with the next scripted Reply (the last one repeats), or with what
+    `responder(request)` returns when one is given."""
 
-    def __init__(self, *replies: Reply):
+    def __init__(self, *replies: Reply, responder=None):
         self.replies: deque[Reply] = deque(replies or [Reply()])
+        self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -38,10 +40,13 @@ class BackendStub:
             def _handle(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
+                request = {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": raw}
                 with stub._lock:
-                    stub.requests.append({"method": self.command, "path": self.path,
-                                          "headers": dict(self.headers), "body": raw})
-                    reply = stub.replies.popleft() if len(stub.replies) > 1 else stub.replies[0]
+                    stub.requests.append(request)
+                    if stub.responder is None:
+                        reply = stub.replies.popleft() if len(stub.replies) > 1 else stub.replies[0]
+                if stub.responder is not None:
+                    reply = stub.responder(request)
                 if reply.delay:
                     stub._stop.wait(reply.delay)
                 if reply.drop:
@@ -76,6 +81,26 @@ class BackendStub:
     def count(self) -> int:
         with self._lock:
             return len(self.requests)
+
+
+def forward_to(target: str, *, drop_first_response_of: str | None = None):
+    """A responder that relays each request to `target`; the first `drop_first_response_of`
+    request (a method) is relayed but its answer is lost, as when a network drops a response."""
+    import requests
+
+    dropped = threading.Event()
+
+    def respond(request: dict[str, Any]) -> Reply:
+        headers = {k: v for k, v in request["headers"].items() if k.lower() not in ("host", "content-length")}
+        answer = requests.request(request["method"], target + request["path"], headers=headers,
+                                  data=request["body"], timeout=30)
+        if request["method"] == drop_first_response_of and not dropped.is_set():
+            dropped.set()
+            return Reply(drop=True)
+        relayed = {k: v for k, v in answer.headers.items() if k.lower() in ("retry-after", "x-request-id")}
+        return Reply(answer.status_code, answer.json() if answer.content else None, relayed)
+
+    return respond
 
 
 def closed_port_url() -> str:

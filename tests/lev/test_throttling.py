@@ -1,0 +1,28 @@
+"""Per-user rate limits in the API (in the shared cache: Redis when REDIS_URL is set)."""
+
+import pytest
+
+from tests.factories import DealFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_writes_and_reads_are_limited_apart_per_user(api, other_api, account, settings):
+    settings.LEV_RATE_LIMIT_WRITES = "2/min"
+    settings.LEV_RATE_LIMIT_READS = "3/min"
+    deal = DealFactory(account=account)
+    for title in ("a", "b"):
+        assert api.patch(f"/api/v1/deals/{deal.id}/", {"title": title}, format="json").status_code == 200
+    limited = api.patch(f"/api/v1/deals/{deal.id}/", {"title": "c"}, format="json")
+    assert limited.status_code == 429
+    body = limited.json()
+    assert body["code"] == "RATE_LIMITED" and body["message"].startswith("Rate limit exceeded: ")
+    assert 1 <= int(limited["Retry-After"]) <= 60
+    # Reads have their own budget, and other users theirs.
+    assert api.get("/api/v1/deals/").status_code == 200
+    assert other_api.post("/api/v1/deals/", {"title": "x"}, format="json").status_code == 201
+    deal.refresh_from_db()
+    assert deal.title == "b"
+    for _ in range(2):
+        assert api.get("/api/v1/deals/").status_code == 200
+    assert api.get("/api/v1/deals/").status_code == 429
