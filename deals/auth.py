@@ -13,6 +13,9 @@ from rest_framework.request import Request
 from lev.errors import AuthenticationFailed, SessionExpired
 
 KEY_PREFIX = "lev_sk_"
+# WSGI environ key through which the in-process MCP transport hands over the (user, key) the MCP
+# endpoint verified moments before. Not an HTTP_* key, so it cannot come from the network.
+PREAUTHENTICATED_ENVIRON_KEY = "lev.preauthenticated"
 
 
 def generate_key() -> str:
@@ -52,6 +55,9 @@ class ApiKeyAuthentication(BaseAuthentication):
             raise AuthenticationFailed("Unauthorized: invalid API key.") from exc
         if not raw_key.startswith(KEY_PREFIX):
             raise AuthenticationFailed("Unauthorized: invalid API key.")
+        verified = request._request.META.get(PREAUTHENTICATED_ENVIRON_KEY)
+        if verified is not None and verified[1].key_hash == hash_key(raw_key):
+            return verified
         return self.authenticate_key(raw_key)
 
     @staticmethod

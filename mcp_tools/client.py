@@ -28,6 +28,7 @@ from django.core.handlers.base import BaseHandler
 from django.core.handlers.wsgi import WSGIRequest
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay
 
+from deals.auth import PREAUTHENTICATED_ENVIRON_KEY
 from mcp_tools import resilience
 from mcp_tools.errors import ToolFailure, from_api_response, retry_after_ms_from, upstream_unavailable
 
@@ -56,9 +57,10 @@ class InProcessTransport(Transport):
     _handler: BaseHandler | None = None
     _handler_lock = threading.Lock()
 
-    def __init__(self, host: str = "localhost", scheme: str = "http"):
+    def __init__(self, host: str = "localhost", scheme: str = "http", authenticated: tuple | None = None):
         self.host = host
         self.scheme = scheme
+        self.authenticated = authenticated
 
     @classmethod
     def handler(cls) -> BaseHandler:
@@ -91,6 +93,9 @@ class InProcessTransport(Transport):
         }
         for name, value in headers.items():
             environ["HTTP_" + name.upper().replace("-", "_")] = value
+        if self.authenticated is not None:
+            # Not an HTTP_* key, so no client can set it: only this process hands it over.
+            environ[PREAUTHENTICATED_ENVIRON_KEY] = self.authenticated
         # Django's handler, not WSGIHandler: no request_started/finished signals, which would
         # close this thread's database connection in the middle of the MCP request.
         response = self.handler().get_response(WSGIRequest(environ))
@@ -135,10 +140,13 @@ class HttpTransport(Transport):
         return ApiResponse(response.status_code, data, response.headers)
 
 
-def default_transport(host: str = "localhost", scheme: str = "http") -> Transport:
+def default_transport(host: str = "localhost", scheme: str = "http", authenticated: tuple | None = None
+                      ) -> Transport:
+    """HTTP when LEV_API_BASE_URL is set, else in-process. `authenticated` = (user, api key) the
+    MCP endpoint already verified, reused by the in-process API call."""
     if settings.LEV_API_BASE_URL:
         return HttpTransport(settings.LEV_API_BASE_URL, settings.LEV_API_TIMEOUT_SECONDS)
-    return InProcessTransport(host=host, scheme=scheme)
+    return InProcessTransport(host=host, scheme=scheme, authenticated=authenticated)
 
 
 class _RateLimited(Exception):

@@ -8,6 +8,7 @@ Nothing a tool raises reaches the transport.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from typing import Any
@@ -15,7 +16,9 @@ from typing import Any
 import pydantic
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from mcp.types import CallToolResult, TextContent
+from django.http import HttpResponse
+from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
+from mcp.types import DEFAULT_NEGOTIATED_VERSION, CallToolResult, ListToolsResult, TextContent, Tool
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
 
 from lev.request_id import reset_request_id, set_request_id
@@ -108,6 +111,8 @@ def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Any) -> CallToo
         transport=default_transport(
             host=request.get_host() if request is not None else "localhost",
             scheme=request.scheme if request is not None else "http",
+            # The endpoint already authenticated this key: in-process calls need not look it up again.
+            authenticated=(request.user, request.auth) if getattr(request, "auth", None) else None,
         ),
     )
     # The call's request id goes on every log line of the call, here and in the API.
@@ -141,6 +146,11 @@ class LevMCP(DjangoMCP):
             )
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:  # type: ignore[override]
+        request = django_request_ctx.get(None)
+        return await sync_to_async(self.call_tool_sync, thread_sensitive=True)(name, arguments, request)
+
+    def call_tool_sync(self, name: str, arguments: dict[str, Any] | None, request: Any) -> CallToolResult:
+        """Validate the arguments against the tool's schema, then run it. Never raises."""
         spec = TOOLS.get(name)
         tool = self._tool_manager.get_tool(name)
         if spec is None or tool is None:
@@ -159,8 +169,52 @@ class LevMCP(DjangoMCP):
             kwargs = parsed.model_dump_one_level()
         except pydantic.ValidationError as exc:
             return _result(validation_failure(_arg_errors(exc)).as_dict(), is_error=True)
-        request = django_request_ctx.get(None)
-        return await sync_to_async(run_tool, thread_sensitive=True)(spec, kwargs, request)
+        return run_tool(spec, kwargs, request)
+
+    @functools.cached_property
+    def tools_list_result(self) -> dict[str, Any]:
+        """tools/list never changes while the process runs: build it once."""
+        tools = self._tool_manager.list_tools()
+        listed = ListToolsResult(tools=[
+            Tool(name=t.name, title=t.title, description=t.description, inputSchema=t.parameters,
+                 outputSchema=t.output_schema, annotations=t.annotations)
+            for t in tools
+        ])
+        return listed.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    def handle_fast(self, request: Any) -> HttpResponse | None:
+        """Answer `tools/call` and `tools/list` without the SDK's per-request machinery.
+
+        The SDK path builds a transport, an event loop and a task group, and hops threads, for
+        every request: in stateless JSON mode, these two methods need none of it. Anything else
+        (initialize, ping, notifications, batches, unusual headers) returns None and goes the
+        SDK's way, which also produces its protocol errors.
+        """
+        message = request.data
+        if not (
+            isinstance(message, dict)
+            and message.get("jsonrpc") == "2.0"
+            and isinstance(message.get("id"), str | int)
+            and message.get("method") in ("tools/call", "tools/list")
+            and "application/json" in request.headers.get("Accept", "")
+            and request.headers.get("MCP-Protocol-Version", DEFAULT_NEGOTIATED_VERSION)
+            in SUPPORTED_PROTOCOL_VERSIONS
+        ):
+            return None
+        params = message.get("params") or {}
+        if not isinstance(params, dict):
+            return None
+        if message["method"] == "tools/list":
+            result = self.tools_list_result
+        else:
+            name, arguments = params.get("name"), params.get("arguments")
+            if not isinstance(name, str) or not isinstance(arguments, dict | None):
+                return None
+            result = self.call_tool_sync(name, arguments, request).model_dump(
+                by_alias=True, mode="json", exclude_none=True
+            )
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}, separators=(",", ":"))
+        return HttpResponse(body, content_type="application/json")
 
 
 _server: LevMCP | None = None

@@ -47,6 +47,9 @@ class McpView(MCPServerStreamableHttpView):
     def mcp_server(self):  # type: ignore[override]
         return get_server()
 
+    def post(self, request: Request, *args, **kwargs) -> HttpResponse:
+        return self.mcp_server.handle_fast(request) or super().post(request, *args, **kwargs)
+
     def get(self, request: Request, *args, **kwargs) -> HttpResponse:
         # Stateless server: no SSE stream to offer (the spec allows 405 here).
         return JsonResponse(
