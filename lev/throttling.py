@@ -1,32 +1,56 @@
-"""Per-user rate limits: reads and writes counted apart, in the shared cache (Redis when set)."""
+"""Per-user rate limits: reads and writes counted apart, in the shared cache (Redis when set).
+
+A fixed window counted with the cache's atomic `incr` (Redis INCR), rather than DRF's
+SimpleRateThrottle, whose read-modify-write of a timestamp list lets concurrent workers undercount.
+"""
 
 from __future__ import annotations
 
+import time
+
 from django.conf import settings
-from rest_framework.throttling import SimpleRateThrottle
+from django.core.cache import cache
+from rest_framework.throttling import BaseThrottle
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-class _UserThrottle(SimpleRateThrottle):
+def parse_rate(rate: str) -> tuple[int, int]:
+    """'200/min' -> (200, 60)."""
+    count, period = rate.split("/")
+    return int(count), PERIODS[period.strip()[0].lower()]
+
+
+class _UserThrottle(BaseThrottle):
+    scope = ""
     setting_name = ""
     applies_to_safe: bool = True
 
-    def get_rate(self) -> str | None:
-        # Read at request time (not import time) so settings overrides and env changes apply.
-        return getattr(settings, self.setting_name, None) or None
-
     def allow_request(self, request, view) -> bool:
+        self._wait = None
         if (request.method in SAFE_METHODS) != self.applies_to_safe:
             return True
-        self.rate = self.get_rate()
-        self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request, view)
-
-    def get_cache_key(self, request, view) -> str | None:
         if not request.user or not request.user.is_authenticated:
-            return None  # unauthenticated requests are refused before they cost anything
-        return f"throttle_{self.scope}_{request.user.pk}"
+            return True  # unauthenticated requests are refused before they cost anything
+        # Read at request time (not import time) so settings overrides and env changes apply.
+        limit, period = parse_rate(getattr(settings, self.setting_name))
+        now = time.time()
+        window = int(now // period)
+        key = f"throttle:{self.scope}:{request.user.pk}:{window}"
+        cache.add(key, 0, timeout=period + 1)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.add(key, 1, timeout=period + 1)
+            count = 1
+        if count <= limit:
+            return True
+        self._wait = (window + 1) * period - now
+        return False
+
+    def wait(self) -> float | None:
+        return self._wait
 
 
 class UserReadThrottle(_UserThrottle):
