@@ -1,14 +1,15 @@
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.permissions import AllowAny
 
 from lev.health import health
 
 api_v1 = [
     path("", include("deals.urls")),
     path("", include("lenders.urls")),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("schema/", SpectacularAPIView.as_view(permission_classes=[AllowAny]), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[AllowAny]), name="api-docs"),
 ]
 
 urlpatterns = [

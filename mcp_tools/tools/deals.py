@@ -93,7 +93,8 @@ def get_deal(
     return {"deal": lev().get(f"/deals/{deal_id}/", query)}
 
 
-@tool(title="Create a deal", destructive=False, idempotent=True)
+# Not idempotent by itself: only a repeated idempotency_key makes a repeat harmless.
+@tool(title="Create a deal", destructive=False, idempotent=False)
 def create_deal(
     title: Annotated[str, Field(min_length=1, max_length=200, description="Deal name.")],
     loan_amount: Money | None = None,
