@@ -130,7 +130,6 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
-FORMS_URLFIELD_ASSUME_HTTPS = True  # Django 6 behaviour now; silences the transition warning
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
