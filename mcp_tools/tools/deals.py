@@ -49,6 +49,12 @@ def _deal_summary(deal: dict[str, Any]) -> dict[str, Any]:
     return {k: deal[k] for k in keys if k in deal}
 
 
+def _deal_body(*, estimated_close_date: dt.date | None, **fields: Any) -> dict[str, Any]:
+    """The REST body for these deal fields: unset (None) ones left out, the date as YYYY-MM-DD."""
+    return drop_none(estimated_close_date=estimated_close_date.isoformat() if estimated_close_date else None,
+                     **fields)
+
+
 @tool(title="List deals", read_only=True)
 def list_deals(
     loan_type: LoanType | None = None,
@@ -117,10 +123,9 @@ def create_deal(
     loan_amount is the requested loan in US dollars. Safe to repeat with the same
     idempotency_key. Returns {"deal": {...}} with the new id and its properties.
     """
-    body = drop_none(
+    body = _deal_body(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
-        business_plan=business_plan, description=description,
-        estimated_close_date=estimated_close_date.isoformat() if estimated_close_date else None,
+        business_plan=business_plan, description=description, estimated_close_date=estimated_close_date,
         properties=[p.model_dump(exclude_none=True) for p in properties] if properties else None,
     )
     key = idempotency_key or f"mcp-{uuid.uuid4()}"
@@ -142,10 +147,9 @@ def update_deal(
 
     Archived deals cannot be changed (BUSINESS_RULE). Returns {"deal": {...}}.
     """
-    body = drop_none(
+    body = _deal_body(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
-        business_plan=business_plan, description=description,
-        estimated_close_date=estimated_close_date.isoformat() if estimated_close_date else None,
+        business_plan=business_plan, description=description, estimated_close_date=estimated_close_date,
     )
     if not body:
         raise validation_failure({"deal_id": ["was given without any field to change"]},
