@@ -33,7 +33,7 @@ run: $(STAMP)
 	@echo ""
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-test: $(STAMP) lint migrations-check pytest
+test: $(STAMP) lint migrations-check compose-config pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -49,6 +49,9 @@ worker: $(STAMP)
 
 beat: $(STAMP)
 	$(BIN)/celery -A lev beat --loglevel=INFO
+
+compose-config: $(STAMP)
+	deploy/check_compose.sh
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
