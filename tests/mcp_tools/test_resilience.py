@@ -235,3 +235,15 @@ def test_breaker_is_shared_by_processes_through_redis(mcp, settings):
         assert seen["is_error"] is False and seen["state_after"] == "closed"
         assert resilience.breaker_state() == "closed"
         assert connection.vendor in ("postgresql", "sqlite")
+
+
+def test_only_consecutive_failures_count(mcp, settings):
+    settings.LEV_RETRY_TOTAL = 0
+    replies = [fail_503()] * 4 + [Reply(200, DEAL)] + [fail_503()] * 4 + [Reply(200, DEAL)]
+    with BackendStub(*replies) as backend:
+        settings.LEV_API_BASE_URL = backend.url
+        for reply in replies:
+            is_error, _payload = mcp.call("get_deal", {"deal_id": 1})
+            assert is_error is (reply.status == 503)
+        assert resilience.breaker_state() == "closed"
+        assert backend.count() == len(replies)
