@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.db import models
 
 from lenders.models import AssetType, Lender, LenderActivity, LenderProgram, LenderSearch
 
@@ -33,6 +34,7 @@ class LenderAdmin(admin.ModelAdmin):
     search_fields = ["name", "city", "about"]
     readonly_fields = ["created_at", "updated_at"]
     inlines = [LenderProgramInline]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
 
 @admin.register(LenderProgram)
@@ -62,8 +64,20 @@ class LenderActivityAdmin(admin.ModelAdmin):
 
 @admin.register(LenderSearch)
 class LenderSearchAdmin(admin.ModelAdmin):
-    list_display = ["id", "deal", "status", "progress", "total_matches", "created_at", "finished_at"]
-    list_filter = ["status"]
+    """Searches are records of ranking jobs: made by the API, changed only by their jobs."""
+
+    list_display = ["id", "deal", "deal_version", "status", "progress", "total_matches", "attempts", "error_code",
+                    "created_at", "finished_at"]
+    list_filter = ["status", "error_code"]
     search_fields = ["deal__title"]
-    readonly_fields = ["created_at", "started_at", "heartbeat_at", "finished_at"]
     list_select_related = ["deal"]
+    readonly_fields = ["account", "deal", "deal_version", "status", "progress", "total_candidates", "total_matches",
+                       "attempts", "error_code", "error_message", "criteria", "created_by", "created_at",
+                       "queued_at", "started_at", "heartbeat_at", "finished_at"]
+    exclude = ["run_token"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

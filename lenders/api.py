@@ -1,16 +1,25 @@
+"""REST views of the lender directory and lender searches: validate → service/selector → serialize."""
+
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param, replace_query_param
 from rest_framework.views import APIView
 
-from lenders import selectors
+from deals.api import AccountScopedView, validated
+from lenders import selectors, services
 from lenders.serializers import (
     AssetTypeSerializer,
     DirectoryQuerySerializer,
     LenderListItemSerializer,
+    LenderSearchResultsSerializer,
+    LenderSearchStartSerializer,
     LenderSerializer,
+    SearchResultsQuerySerializer,
+    SearchStartInputSerializer,
 )
 from lev.pagination import StandardPagination
 
@@ -36,3 +45,43 @@ class AssetTypeListApi(APIView):
     @extend_schema(responses=AssetTypeSerializer(many=True))
     def get(self, request: Request) -> Response:
         return Response({"results": AssetTypeSerializer(selectors.asset_type_list(), many=True).data})
+
+
+class DealLenderSearchApi(AccountScopedView):
+    @extend_schema(request=SearchStartInputSerializer,
+                   responses={202: LenderSearchStartSerializer, 200: LenderSearchStartSerializer})
+    def post(self, request: Request, deal_id: int) -> Response:
+        """Start ranking lenders for the deal (202), or reuse a recent search of the unchanged
+        deal (200). Poll GET /lender-searches/{id}/ for results."""
+        validated(SearchStartInputSerializer, request.data or {})
+        deal = self.deal(request, deal_id)
+        search, created = services.lender_search_start(deal=deal, user=request.user)
+        # Read back: where jobs run in-process the search has already finished by now.
+        search = selectors.lender_search_get(account=self.account(request), search_id=search.pk)
+        body = LenderSearchStartSerializer(search, context={"created": created}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK)
+
+
+class LenderSearchDetailApi(AccountScopedView):
+    @extend_schema(parameters=[SearchResultsQuerySerializer], responses=LenderSearchResultsSerializer)
+    def get(self, request: Request, search_id: int) -> Response:
+        """A search's status and one page of its ranked matches (`page`, `page_size` ≤ 100).
+
+        A failed search answers 200 with status `failed` and `error` {code, message}."""
+        query = validated(SearchResultsQuerySerializer, request.query_params.dict())
+        page, size = query.get("page", 1), query.get("page_size", StandardPagination.page_size)
+        search = selectors.lender_search_get(account=self.account(request), search_id=search_id)
+        search = services.lender_search_recover_if_stale(search=search)
+        match_page = selectors.lender_match_page(search=search, page=page, size=size)
+        url = replace_query_param(request.build_absolute_uri(), "page_size", size)
+        has_next = match_page.ready and page * size < match_page.total
+        previous = None
+        if page > 1:
+            previous = replace_query_param(url, "page", page - 1) if page > 2 else remove_query_param(url, "page")
+        data = {
+            "search": search,
+            "page": match_page,
+            "next": replace_query_param(url, "page", page + 1) if has_next else None,
+            "previous": previous,
+        }
+        return Response(LenderSearchResultsSerializer(data).data)

@@ -4,7 +4,6 @@ from django.conf import settings
 from django.db import models
 
 import lev.lookups  # noqa: F401  (registers the __anybit lookup)
-
 from lev.enums import (
     ASSET_TYPES,
     CAPITAL_SOURCE_TYPES,
@@ -94,13 +93,6 @@ class LenderProgram(models.Model):
     def __str__(self) -> str:
         return self.title
 
-    def refresh_masks(self) -> None:
-        """Recompute the masks from the list fields (call before saving)."""
-        self.loan_type_mask = mask_of(self.loan_types, LOAN_TYPES)
-        self.position_mask = mask_of(self.positions, POSITIONS)
-        self.state_mask = mask_of(self.sponsor_states, US_STATES)
-        self.asset_type_mask = mask_of(self.asset_types, ASSET_TYPES)
-
     def save(self, *args, **kwargs):
         # Masks are derived data, not a business rule: keeping them here means admin edits,
         # services and bulk seeding can never leave them out of step.
@@ -110,6 +102,13 @@ class LenderProgram(models.Model):
                 *kwargs["update_fields"], "loan_type_mask", "position_mask", "state_mask", "asset_type_mask"
             }
         super().save(*args, **kwargs)
+
+    def refresh_masks(self) -> None:
+        """Recompute the masks from the list fields (call before saving)."""
+        self.loan_type_mask = mask_of(self.loan_types, LOAN_TYPES)
+        self.position_mask = mask_of(self.positions, POSITIONS)
+        self.state_mask = mask_of(self.sponsor_states, US_STATES)
+        self.asset_type_mask = mask_of(self.asset_types, ASSET_TYPES)
 
 
 class LenderActivity(models.Model):
@@ -126,6 +125,11 @@ class LenderActivity(models.Model):
     class Meta:
         verbose_name_plural = "lender activity"
         constraints = [models.UniqueConstraint(fields=["lender", "state"], name="uniq_activity_market")]
+        # The ranking reads the activity of every lender in the deal's markets at once.
+        indexes = [models.Index(fields=["state"], name="lender_activity_state_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.lender_id} in {self.state}"
 
 
 class LenderSearch(models.Model):
@@ -146,6 +150,13 @@ class LenderSearch(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     error_code = models.CharField(max_length=40, blank=True, default="")
     error_message = models.CharField(max_length=500, blank=True, default="")
+    # What was ranked: the deal's loan, properties and financials as of `deal_version`, captured
+    # when the search started, so a re-run ranks exactly the same request.
+    criteria = models.JSONField(default=dict, blank=True)
+    # Set by each run that claims the search; every write of a run checks it, so a run that lost
+    # the search (its worker stalled and the sweep re-queued it) can never overwrite a newer run.
+    run_token = models.CharField(max_length=32, blank=True, default="", editable=False)
+    queued_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -164,12 +175,15 @@ class LenderSearch(models.Model):
 
 
 class LenderMatch(models.Model):
-    search = models.ForeignKey(LenderSearch, on_delete=models.CASCADE, related_name="matches")
+    # No index of its own: uniq_match_rank (search, rank) serves every lookup by search, and one
+    # index less is one less to maintain for each of the thousands of rows a search writes.
+    search = models.ForeignKey(LenderSearch, on_delete=models.CASCADE, related_name="matches", db_index=False)
     rank = models.PositiveIntegerField()
     lender = models.ForeignKey(Lender, on_delete=models.CASCADE, related_name="+")
     score = models.PositiveSmallIntegerField()
     match_insights = models.JSONField(default=list)
-    programs = models.JSONField(default=list, help_text="Compact matching programs.")
+    programs = models.JSONField(default=list, help_text="Compact matching programs, best first (capped).")
+    program_count = models.PositiveIntegerField(default=0, help_text="Programs of the lender that matched.")
 
     class Meta:
         ordering = ["search", "rank"]
@@ -178,3 +192,6 @@ class LenderMatch(models.Model):
             models.UniqueConstraint(fields=["search", "rank"], name="uniq_match_rank"),
             models.UniqueConstraint(fields=["search", "lender"], name="uniq_match_lender"),
         ]
+
+    def __str__(self) -> str:
+        return f"#{self.rank} of search {self.search_id}: lender {self.lender_id} ({self.score})"

@@ -1,15 +1,21 @@
-"""Reads of the global lender directory (not tenant scoped)."""
+"""Reads of the global lender directory (not tenant scoped) and of lender searches (scoped to
+the account of their deal)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import Count, Max, Min, Prefetch, Q, QuerySet
+from django.conf import settings
+from django.db.models import Count, F, Max, Min, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
-from lenders.models import AssetType, Lender, LenderProgram
+from deals.models import Account, Deal
+from lenders.models import AssetType, Lender, LenderMatch, LenderProgram, LenderSearch
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, mask_of
-from lev.errors import LenderNotFound
+from lev.errors import LenderNotFound, NotFound
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,8 @@ def lender_directory(*, filters: DirectoryFilters) -> QuerySet[Lender]:
 
     Program conditions apply to one program at a time (a lender matches when one of its active
     programs satisfies all of them), expressed as an id subquery so counts are not multiplied.
+    The annotations are correlated subqueries, not a GROUP BY over the directory: the page count
+    leaves them out, and PostgreSQL evaluates them only for the rows of the page.
     """
     qs = Lender.objects.all()
     if filters.query:
@@ -61,11 +69,12 @@ def lender_directory(*, filters: DirectoryFilters) -> QuerySet[Lender]:
     )
     if program_filtered:
         qs = qs.filter(pk__in=Lender.objects.filter(_active_programs(filters)).values("pk"))
-    active = Q(programs__status=LenderProgram.Status.ACTIVE)
+    active = LenderProgram.objects.filter(lender=OuterRef("pk"), status=LenderProgram.Status.ACTIVE).order_by()
+    per_lender = active.values("lender")
     return qs.annotate(
-        program_count=Count("programs", filter=active),
-        min_loan=Min("programs__min_loan_amount", filter=active),
-        max_loan=Max("programs__max_loan_amount", filter=active),
+        program_count=Coalesce(Subquery(per_lender.annotate(n=Count("id")).values("n")), 0),
+        min_loan=Subquery(per_lender.annotate(low=Min("min_loan_amount")).values("low")),
+        max_loan=Subquery(per_lender.annotate(high=Max("max_loan_amount")).values("high")),
     ).order_by("name", "id")
 
 
@@ -85,3 +94,61 @@ def lender_get(*, lender_id: int) -> Lender:
 def asset_type_list() -> QuerySet[AssetType]:
     return AssetType.objects.order_by("name")
 
+
+
+# --- lender searches (tenant scoped: a search belongs to the account of its deal) ---------------
+def lender_search_get(*, account: Account, search_id: int) -> LenderSearch:
+    """The account's search, or NotFound — the same answer for another account's search."""
+    search = (
+        LenderSearch.objects.filter(account=account, pk=search_id)
+        .annotate(current_deal_version=F("deal__version"))
+        .first()
+    )
+    if search is None:
+        raise NotFound("Lender search", search_id)
+    return search
+
+
+def lender_search_reusable(*, deal: Deal) -> LenderSearch | None:
+    """A recent search of this exact deal version that has not failed and is not stuck."""
+    now = timezone.now()
+    stale = now - dt.timedelta(seconds=settings.LEV_SEARCH_STALE_SECONDS)
+    return (
+        LenderSearch.objects.filter(
+            deal=deal, deal_version=deal.version,
+            created_at__gte=now - dt.timedelta(seconds=settings.LEV_SEARCH_REUSE_SECONDS),
+        )
+        .exclude(status=LenderSearch.Status.FAILED)
+        .exclude(status__in=(LenderSearch.Status.RUNNING, LenderSearch.Status.PARTIAL), heartbeat_at__lt=stale)
+        .exclude(status=LenderSearch.Status.PENDING, queued_at__lt=stale)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class MatchPage:
+    matches: list[LenderMatch]
+    total: int  # matches the search has (or will have, while partial); 0 until scoring is done
+    ready: bool  # False while the page's ranks are not all written yet (pending, running, partial)
+
+
+def lender_match_page(*, search: LenderSearch, page: int, size: int) -> MatchPage:
+    """One page of ranked matches by rank range (an index range scan, no OFFSET).
+
+    While a search is partial, a page is served only once every rank of it is written, so a
+    reader paging with a cursor never skips or repeats a rank."""
+    status = search.status
+    if status not in (LenderSearch.Status.PARTIAL, LenderSearch.Status.COMPLETED):
+        return MatchPage([], 0, status == LenderSearch.Status.FAILED)
+    total = search.total_matches
+    first = (page - 1) * size
+    matches = list(
+        LenderMatch.objects.filter(search=search, rank__gt=first, rank__lte=first + size)
+        .annotate(lender_name=F("lender__name"))
+        .order_by("rank")
+    )
+    expected = max(0, min(size, total - first))
+    if status == LenderSearch.Status.PARTIAL and len(matches) < expected:
+        return MatchPage([], total, False)
+    return MatchPage(matches, total, True)

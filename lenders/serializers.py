@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from lenders.models import AssetType, Lender, LenderProgram
+from lenders.models import AssetType, Lender, LenderMatch, LenderProgram, LenderSearch
 from lenders.selectors import DirectoryFilters
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
 from lev.serializers import EnumField, StrictSerializer, int_field, money_field, page_size_field, text_field
@@ -55,3 +57,101 @@ class AssetTypeSerializer(serializers.ModelSerializer):
     class Meta:
         model = AssetType
         fields = ("slug", "name")
+
+
+# --- lender searches ------------------------------------------------------------------------------
+class SearchStartInputSerializer(StrictSerializer):
+    """No fields today: the search ranks the deal as it is. Unknown keys are rejected."""
+
+
+class SearchResultsQuerySerializer(StrictSerializer):
+    page = int_field(min_value=1, allow_null=False)
+    page_size = page_size_field()
+
+
+class SearchErrorSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class LenderSearchStartSerializer(serializers.Serializer):
+    search_id = serializers.IntegerField(source="pk")
+    deal_id = serializers.IntegerField()
+    deal_version = serializers.IntegerField()
+    status = serializers.CharField()
+    progress = serializers.IntegerField()
+    total_matches = serializers.IntegerField()
+    reused = serializers.SerializerMethodField()
+    message = serializers.SerializerMethodField()
+    poll_after_ms = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+
+    def get_reused(self, search: LenderSearch) -> bool:
+        return not self.context.get("created", True)
+
+    def get_message(self, search: LenderSearch) -> str:
+        if search.status == LenderSearch.Status.COMPLETED:
+            text = f"Search {search.pk} is completed: {search.total_matches} lenders matched."
+        elif search.status == LenderSearch.Status.FAILED:
+            text = f"Search {search.pk} failed: {search.error_message}"
+        else:
+            text = f"Search {search.pk} is {search.status}: ranking lenders for deal {search.deal_id}."
+        if self.get_reused(search):
+            text = f"The deal is unchanged since search {search.pk} started, so it is reused. " + text
+        return text
+
+    def get_poll_after_ms(self, search: LenderSearch) -> int:
+        return poll_after_ms(search)
+
+
+def poll_after_ms(search: LenderSearch) -> int:
+    final = (LenderSearch.Status.COMPLETED, LenderSearch.Status.FAILED)
+    return 0 if search.status in final else settings.LEV_SEARCH_POLL_AFTER_MS
+
+
+class LenderMatchSerializer(serializers.ModelSerializer):
+    lender_name = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = LenderMatch
+        fields = ("rank", "lender_id", "lender_name", "score", "match_insights", "programs", "program_count")
+
+
+class LenderSearchResultsSerializer(serializers.Serializer):
+    """A search and one page of its ranked matches; `count`/`next`/`previous` as in every list."""
+
+    search_id = serializers.IntegerField(source="search.pk")
+    deal_id = serializers.IntegerField(source="search.deal_id")
+    deal_version = serializers.IntegerField(source="search.deal_version")
+    deal_changed = serializers.SerializerMethodField(
+        help_text="The deal changed after this search started; start a new search to rank it again.")
+    status = serializers.CharField(source="search.status")
+    progress = serializers.IntegerField(source="search.progress")
+    total_candidates = serializers.IntegerField(source="search.total_candidates",
+                                                help_text="Programs that passed every hard filter.")
+    error = serializers.SerializerMethodField()
+    poll_after_ms = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField(source="search.created_at")
+    finished_at = serializers.DateTimeField(source="search.finished_at")
+    count = serializers.IntegerField(source="page.total")
+    page_ready = serializers.BooleanField(
+        source="page.ready",
+        help_text="False while the search is still writing this page's ranks: ask for it again later.")
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+    results = LenderMatchSerializer(source="page.matches", many=True)
+
+    def get_deal_changed(self, data) -> bool:
+        current = getattr(data["search"], "current_deal_version", None)
+        return current is not None and current != data["search"].deal_version
+
+    @extend_schema_field(SearchErrorSerializer(allow_null=True))
+    def get_error(self, data) -> dict | None:
+        search = data["search"]
+        if search.status != LenderSearch.Status.FAILED:
+            return None
+        return {"code": search.error_code or "INTERNAL_ERROR",
+                "message": search.error_message or "Internal error: the lender search failed."}
+
+    def get_poll_after_ms(self, data) -> int:
+        return poll_after_ms(data["search"])

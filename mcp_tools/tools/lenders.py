@@ -1,14 +1,113 @@
-"""Lender tools."""
+"""Lender tools: the directory, lender searches for a deal (ranked on a worker), and their results."""
 
 from __future__ import annotations
 
+import json
+import uuid
+from collections.abc import Callable
 from typing import Annotated, Any
 
+from django.conf import settings
 from pydantic import Field
 
+from mcp_tools.errors import ToolFailure
 from mcp_tools.registry import lev, tool
+from mcp_tools.tools.common import (
+    AssetType,
+    Cursor,
+    LenderType,
+    Limit,
+    LoanType,
+    Money,
+    StateCode,
+    decode_cursor,
+    drop_none,
+    encode_cursor,
+    page_result,
+)
 
 LenderId = Annotated[int, Field(ge=1, description="Lender id (from search results or the directory).")]
+DealId = Annotated[int, Field(ge=1, description="Deal id (from list_deals or create_deal).")]
+SearchId = Annotated[int, Field(ge=1, description="Lender search id (from search_lenders_for_deal).")]
+
+NAME_MAX = 120
+# Room left for the keys around the list when checking a response against the byte budget.
+BUDGET_MARGIN = 512
+
+
+def _size(payload: dict[str, Any]) -> int:
+    return len(json.dumps(payload, separators=(",", ":"), default=str).encode("utf-8"))
+
+
+def _clip(text: str | None, limit: int) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def fit_budget(payload: dict[str, Any], key: str,
+               steps: list[Callable[[dict[str, Any]], dict[str, Any]]]) -> dict[str, Any]:
+    """Keep a page under LEV_MCP_MAX_RESPONSE_BYTES by trimming detail, never items: each step
+    shrinks every item a little more until the page fits. Items stay in place, so cursors still
+    page without gaps; `compacted: true` tells the agent detail was trimmed."""
+    budget = settings.LEV_MCP_MAX_RESPONSE_BYTES - BUDGET_MARGIN
+    for step in steps:
+        if _size(payload) <= budget:
+            break
+        payload[key] = [step(item) for item in payload[key]]
+        payload["compacted"] = True
+    return payload
+
+
+# --- directory -------------------------------------------------------------------------------------
+def _directory_item(lender: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": lender["id"],
+        "name": _clip(lender["name"], NAME_MAX),
+        "lender_types": lender.get("lender_types") or [],
+        "city": lender.get("city") or "",
+        "state": lender.get("state") or "",
+        "program_count": lender.get("program_count", 0),
+        "min_loan_amount": lender.get("min_loan"),
+        "max_loan_amount": lender.get("max_loan"),
+    }
+
+
+DIRECTORY_STEPS = [
+    lambda item: {**item, "name": _clip(item["name"], 60), "city": _clip(item["city"], 30)},
+    lambda item: {k: v for k, v in item.items() if k != "city"},
+]
+
+
+@tool(title="Search the lender directory", read_only=True)
+def search_lender_directory(
+    query: Annotated[str | None, Field(max_length=200, description="Words in the lender's name or city.")] = None,
+    lender_type: LenderType | None = None,
+    state: Annotated[StateCode | None, Field(description="Headquarters state, 2-letter code, e.g. TX.")] = None,
+    asset_type: Annotated[AssetType | None, Field(description="Keep lenders with an active program for it.")] = None,
+    loan_amount: Annotated[Money | None, Field(description="US dollars: keep lenders with an active program "
+                                                           "whose loan size range includes it.")] = None,
+    loan_type: Annotated[LoanType | None, Field(description="Keep lenders with an active program of it.")] = None,
+    limit: Limit = 20,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
+    """Browse or filter the global lender directory, alphabetically, one page at a time.
+
+    Use it to look lenders up by name, type or headquarters state, or to see who lends on an
+    asset type, loan type or loan size. To rank lenders against a specific deal, use
+    search_lenders_for_deal instead. All filters are optional and combine with AND;
+    asset_type, loan_type and loan_amount must all be met by one active program.
+
+    Returns {"lenders": [{id, name, lender_types, city, state (headquarters), program_count
+    (active programs), min_loan_amount, max_loan_amount (US dollars, across active programs)}],
+    "total", "has_more", "next_cursor"}. Pass next_cursor back for the next page. Use
+    get_lender(lender_id) for a lender's programs. No match is an empty list.
+    """
+    page, size = decode_cursor(cursor, limit)
+    body = lev().get("/lenders/", drop_none(
+        query=query, lender_type=lender_type, state=state, asset_type=asset_type,
+        loan_amount=loan_amount, loan_type=loan_type, page=page, page_size=size,
+    ))
+    payload = page_result("lenders", body, page, size, [_directory_item(x) for x in body["results"]])
+    return fit_budget(payload, "lenders", DIRECTORY_STEPS)
 
 
 @tool(title="Get a lender", read_only=True)
@@ -19,3 +118,122 @@ def get_lender(lender_id: LenderId) -> dict[str, Any]:
     asset types, max LTV (percent) and min DSCR. Returns {"lender": {...}}.
     """
     return {"lender": lev().get(f"/lenders/{lender_id}/")}
+
+
+# --- lender searches -------------------------------------------------------------------------------
+def _start_message(body: dict[str, Any]) -> str:
+    search_id, status = body["search_id"], body["status"]
+    reused = "The deal is unchanged since this search started, so it is reused. " if body.get("reused") else ""
+    if status == "completed":
+        return (f"{reused}Search {search_id} is completed: {body.get('total_matches', 0)} lenders matched. "
+                f"Call get_lender_search_results(search_id={search_id}) to read the ranked list.")
+    if status == "failed":
+        return f"{reused}Search {search_id} failed. Call get_lender_search_results(search_id={search_id})."
+    seconds = max(1, round(body.get("poll_after_ms", 1000) / 1000))
+    return (f"{reused}Ranking lenders for deal {body['deal_id']} (search {search_id}, {status}). "
+            f"Call get_lender_search_results(search_id={search_id}) in about {seconds} s; "
+            "repeat until status is completed.")
+
+
+@tool(title="Find lenders for a deal", idempotent=True)
+def search_lenders_for_deal(deal_id: DealId) -> dict[str, Any]:
+    """Start ranking the lender directory against a deal; returns at once with a search_id.
+
+    Uses the deal as it is now: loan amount, loan type, business plan, every property's state
+    and asset type (including properties just added with add_deal_property) and, when present,
+    the financials (LTV, DSCR). The deal needs a loan amount and at least one property with a
+    state and an asset type; otherwise this fails with BUSINESS_RULE and customerMessage says
+    exactly what to add. Repeating the call is safe: a recent search of the unchanged deal is
+    returned instead of starting a new one; after any change to the deal a new search starts.
+
+    Returns {"search_id", "status" (pending, running, partial, completed, failed), "deal_id",
+    "message", "poll_after_ms"}. Then call get_lender_search_results(search_id), waiting
+    poll_after_ms between calls while the status is pending, running or partial.
+    """
+    # The key makes the create retryable inside the client on transient failures; the API
+    # itself dedupes by reusing the deal's recent search.
+    body = lev().post(f"/deals/{deal_id}/lender-searches/", {}, idempotency_key=f"mcp-{uuid.uuid4()}")
+    return {
+        "search_id": body["search_id"],
+        "status": body["status"],
+        "deal_id": body["deal_id"],
+        "message": _start_message(body),
+        "poll_after_ms": body["poll_after_ms"],
+    }
+
+
+def _match_item(match: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "rank": match["rank"],
+        "lender_id": match["lender_id"],
+        "lender_name": _clip(match.get("lender_name") or "", NAME_MAX),
+        "score": match["score"],
+        "match_insights": list(match.get("match_insights") or []),
+        "programs": list(match.get("programs") or []),
+        "program_count": match.get("program_count", 0),
+    }
+
+
+MATCH_STEPS = [
+    lambda item: {**item, "programs": item["programs"][:1]},
+    lambda item: {**item, "programs": []},
+    lambda item: {**item, "match_insights": item["match_insights"][:3]},
+    lambda item: {**item, "lender_name": _clip(item["lender_name"], 60), "match_insights": item["match_insights"][:1]},
+]
+
+
+def _failure(body: dict[str, Any]) -> ToolFailure:
+    error = body.get("error") or {}
+    code = error.get("code") or "INTERNAL_ERROR"
+    retry = " after retryAfterMs" if code in ("UPSTREAM_UNAVAILABLE", "RATE_LIMITED") else ""
+    return ToolFailure(
+        code,
+        error.get("message") or f"Internal error: lender search {body['search_id']} failed.",
+        hint=f"This search will not recover; start a new one{retry} with "
+             f"search_lenders_for_deal(deal_id={body['deal_id']}) (a failed search is never reused).",
+        details={"search_id": body["search_id"], "deal_id": body["deal_id"], "status": "failed"},
+    )
+
+
+@tool(title="Get lender search results", read_only=True)
+def get_lender_search_results(search_id: SearchId, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+    """Get the status of a lender search and one page of its ranked lenders, best first.
+
+    status: pending or running — no results yet, call again after poll_after_ms; partial — the
+    top ranks are final and readable, more are being written; completed — all results ready;
+    failed — returned as an error (isError) with code and message; start a new search.
+    A completed search with no matching lender is a success with an empty list.
+
+    Each result: rank (1 = best), lender_id, lender_name, score (0-100: fit of the lender's best
+    program to the deal plus its recent activity in the deal's markets), match_insights (short
+    reasons: asset type, geography, loan size, leverage, capital source, activity), programs (up
+    to 3 matching programs, best first: id, title, loan_types, min/max_loan_amount in US dollars,
+    max_ltv percent, min_dscr), program_count (all matching programs). Use get_lender(lender_id)
+    for full detail.
+
+    Returns {"search_id", "deal_id", "status", "progress" (percent), "results", "total",
+    "has_more", "next_cursor", "poll_after_ms", "deal_changed"}. Follow next_cursor while
+    has_more; if a page comes back empty while status is partial, call again with the same
+    cursor after poll_after_ms. deal_changed true means the deal was edited after the search
+    started: call search_lenders_for_deal again for a fresh ranking. Very large pages may be
+    trimmed of program/insight detail (compacted: true); use a smaller limit to get it all.
+    """
+    page, size = decode_cursor(cursor, limit)
+    body = lev().get(f"/lender-searches/{search_id}/", {"page": page, "page_size": size})
+    if body["status"] == "failed":
+        raise _failure(body)
+    items = [_match_item(m) for m in body["results"]]
+    paged = page_result("results", body, page, size, items)
+    if body["status"] == "partial" and not body.get("page_ready", True):
+        # This page is not written yet: point the cursor back at it so the agent asks again.
+        paged["has_more"], paged["next_cursor"] = True, encode_cursor(page, size)
+    payload = {
+        "search_id": body["search_id"],
+        "deal_id": body["deal_id"],
+        "status": body["status"],
+        "progress": body["progress"],
+        **paged,
+        "poll_after_ms": body["poll_after_ms"],
+        "deal_changed": bool(body.get("deal_changed")),
+    }
+    return fit_budget(payload, "results", MATCH_STEPS)

@@ -1,0 +1,78 @@
+"""What a deal asks lenders for, captured once when a search starts."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from deals.models import Deal, DealFinancials, DealProperty
+
+# Deals ask for senior debt today; a mezzanine or preferred-equity search would add a position
+# argument to the search and set it here.
+DEFAULT_POSITION = "senior"
+
+
+@dataclass(frozen=True)
+class DealCriteria:
+    loan_amount: float
+    loan_type: str = "tbd"  # "tbd": no loan-type filter
+    business_plan: str = ""
+    transaction_type: str = "tbd"
+    states: tuple[str, ...] = ()
+    asset_types: tuple[str, ...] = ()
+    position: str = DEFAULT_POSITION
+    ltv: float | None = None  # percent
+    dscr: float | None = None
+    property_count: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["states"] = list(self.states)
+        data["asset_types"] = list(self.asset_types)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DealCriteria:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["states"] = tuple(known.get("states") or ())
+        known["asset_types"] = tuple(known.get("asset_types") or ())
+        return cls(**known)
+
+
+def _label(prop: DealProperty) -> str:
+    return f"property {prop.name!r} (id {prop.pk})"
+
+
+def missing_for_search(deal: Deal, properties: list[DealProperty]) -> list[str]:
+    """What the deal lacks before lenders can be matched, each phrased for a person; [] = ready."""
+    missing: list[str] = []
+    if not deal.loan_amount or deal.loan_amount <= 0:
+        missing.append("a loan amount")
+    if not properties:
+        missing.append("at least one property")
+    for prop in properties:
+        lacks = [name for name, value in (("state", prop.state), ("asset type", prop.asset_type)) if not value]
+        if lacks:
+            missing.append(f"{' and '.join(lacks)} of {_label(prop)}")
+    return missing
+
+
+def criteria_from_deal(deal: Deal, properties: list[DealProperty],
+                       financials: DealFinancials | None) -> DealCriteria:
+    """The deal as the ranking sees it. Call only when `missing_for_search` is empty."""
+    ltv = dscr = None
+    if financials is not None:
+        financials.deal = deal  # ltv/dscr read the loan amount from the deal
+        ltv = float(financials.ltv) if financials.ltv is not None else None
+        dscr = float(financials.dscr) if financials.dscr is not None else None
+    return DealCriteria(
+        loan_amount=float(deal.loan_amount),
+        loan_type=deal.loan_type or "tbd",
+        business_plan=deal.business_plan or "",
+        transaction_type=deal.transaction_type or "tbd",
+        states=tuple(sorted({p.state for p in properties if p.state})),
+        asset_types=tuple(sorted({p.asset_type for p in properties if p.asset_type})),
+        ltv=ltv,
+        dscr=dscr,
+        property_count=len(properties),
+    )

@@ -1,0 +1,252 @@
+"""Writes of lender discovery: starting, running, failing and recovering lender searches, and the
+activity signals the ranking reads. Keyword-only; callers pass validated data."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import Case, F, FloatField, Q, Value, When
+from django.db.models.functions import Cast, Greatest, Least
+from django.utils import timezone
+
+from deals.models import Deal, DealFinancials, DealProperty
+from lenders import selectors
+from lenders.models import LenderActivity, LenderSearch
+from lenders.ranking import DealCriteria, criteria_from_deal, missing_for_search, scoring
+from lenders.ranking.runner import LostOwnership, RankingRun, RunStats
+from lev.errors import UPSTREAM_MESSAGE, BusinessRuleViolation
+
+logger = logging.getLogger(__name__)
+
+Status = LenderSearch.Status
+ACTIVE_STATUSES = (Status.RUNNING, Status.PARTIAL)
+TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _stale_cutoff(now: dt.datetime) -> dt.datetime:
+    return now - dt.timedelta(seconds=settings.LEV_SEARCH_STALE_SECONDS)
+
+
+def check_deal_searchable(*, deal: Deal, properties: list[DealProperty]) -> None:
+    """Raise BusinessRuleViolation naming exactly what keeps the deal from a lender search."""
+    if deal.archived:
+        raise BusinessRuleViolation(
+            f"deal {deal.pk} is archived",
+            customer_message="This deal is archived, so lenders can no longer be searched for it.",
+            details={"deal_id": deal.pk},
+        )
+    missing = missing_for_search(deal, properties)
+    if missing:
+        raise BusinessRuleViolation(
+            f"deal {deal.pk} is not ready for a lender search: it needs {_join(missing)}",
+            customer_message=f"This deal can't be matched with lenders yet. Add {_join(missing)}, "
+                             "then search again.",
+            details={"deal_id": deal.pk, "missing": missing},
+        )
+
+
+def enqueue_search(search_id: int) -> None:
+    """Queue the ranking job once the current transaction commits (at once outside one)."""
+    from lenders.tasks import run_lender_search
+
+    def send() -> None:
+        try:
+            run_lender_search.delay(search_id)
+        except Exception:
+            # The search stays pending with its queued_at; the stale-job sweep queues it again.
+            logger.exception("Could not queue lender search %s", search_id)
+
+    transaction.on_commit(send)
+
+
+def lender_search_start(*, deal: Deal, user=None) -> tuple[LenderSearch, bool]:
+    """Start a ranking of the deal, or return a recent search of the same deal version.
+
+    Returns (search, created). The deal row is locked while deciding, so concurrent starts of one
+    deal make one search. Side effect: queues `run_lender_search` on commit.
+    """
+    with transaction.atomic():
+        deal = Deal.objects.select_for_update().get(pk=deal.pk)
+        properties = list(DealProperty.objects.filter(deal=deal).order_by("id"))
+        check_deal_searchable(deal=deal, properties=properties)
+        reusable = selectors.lender_search_reusable(deal=deal)
+        if reusable is not None:
+            return reusable, False
+        financials = DealFinancials.objects.filter(deal=deal).first()
+        criteria = criteria_from_deal(deal, properties, financials)
+        search = LenderSearch.objects.create(
+            account_id=deal.account_id,
+            deal=deal,
+            deal_version=deal.version,
+            criteria=criteria.as_dict(),
+            created_by=user if getattr(user, "pk", None) else None,
+            queued_at=timezone.now(),
+        )
+        enqueue_search(search.pk)
+    return search, True
+
+
+def _claim(search_id: int) -> str | None:
+    """Take the search for a run: pending, or active with a stale heartbeat (its worker died).
+    Returns the run token, or None when there is nothing to do (finished, failed, or another
+    live run has it) — which makes a repeated or redelivered job a no-op."""
+    now = timezone.now()
+    token = uuid.uuid4().hex
+    claimed = (
+        LenderSearch.objects.filter(pk=search_id)
+        .filter(Q(status=Status.PENDING) | Q(status__in=ACTIVE_STATUSES, heartbeat_at__lt=_stale_cutoff(now)))
+        .update(status=Status.RUNNING, run_token=token, attempts=F("attempts") + 1, started_at=now,
+                heartbeat_at=now, finished_at=None, progress=0, error_code="", error_message="")
+    )
+    return token if claimed else None
+
+
+def _finish_failed(search_id: int, token: str | None, code: str, message: str) -> bool:
+    qs = LenderSearch.objects.filter(pk=search_id)
+    qs = qs.filter(run_token=token) if token is not None else qs
+    return bool(
+        qs.exclude(status__in=(Status.COMPLETED, Status.FAILED)).update(
+            status=Status.FAILED, error_code=code, error_message=message[:500], finished_at=timezone.now(),
+            heartbeat_at=timezone.now(), run_token="",
+        )
+    )
+
+
+def lender_search_run(*, search_id: int) -> RunStats | None:
+    """Run the ranking of one search, if it is there to run. Idempotent: a finished search is
+    left alone and a re-run replaces the matches of an interrupted one.
+
+    Failures are recorded on the search (status failed, error code and message), except
+    transient database errors, which put the search back to pending and propagate so the task
+    can retry."""
+    token = _claim(search_id)
+    if token is None:
+        logger.info("Lender search %s: nothing to run (finished, failed or owned by a live run)", search_id)
+        return None
+    try:
+        criteria = DealCriteria.from_dict(LenderSearch.objects.values_list("criteria", flat=True).get(pk=search_id))
+        stats = RankingRun(search_id, token, criteria).run()
+    except LostOwnership:
+        logger.warning("Lender search %s was taken over by another run; this run stops", search_id)
+        return None
+    except SoftTimeLimitExceeded:
+        logger.error("Lender search %s hit its time limit", search_id)
+        _finish_failed(search_id, token, "UPSTREAM_UNAVAILABLE",
+                       f"{UPSTREAM_MESSAGE} Lender search {search_id} took too long and was stopped.")
+        return None
+    except TRANSIENT_DB_ERRORS:
+        LenderSearch.objects.filter(pk=search_id, run_token=token).update(
+            status=Status.PENDING, run_token="", progress=0, queued_at=timezone.now())
+        raise
+    except Exception:
+        logger.exception("Lender search %s failed", search_id)
+        _finish_failed(search_id, token, "INTERNAL_ERROR",
+                       f"Internal error: lender search {search_id} failed unexpectedly.")
+        return None
+    logger.info("Lender search %s completed: %d candidates, %d matches, %s", search_id, stats.candidates,
+                stats.matches, stats.timings_ms)
+    return stats
+
+
+def lender_search_give_up(*, search_id: int) -> bool:
+    """After the task's retries ran out on transient errors: fail a search nobody is running."""
+    return bool(
+        LenderSearch.objects.filter(pk=search_id, status=Status.PENDING).update(
+            status=Status.FAILED, error_code="UPSTREAM_UNAVAILABLE",
+            error_message=f"{UPSTREAM_MESSAGE} Lender search {search_id} could not reach the database.",
+            finished_at=timezone.now(),
+        )
+    )
+
+
+def _is_stale(search: LenderSearch, now: dt.datetime) -> bool:
+    cutoff = _stale_cutoff(now)
+    if search.status in ACTIVE_STATUSES:
+        return search.heartbeat_at is None or search.heartbeat_at < cutoff
+    if search.status == Status.PENDING:
+        return (search.queued_at or search.created_at) < cutoff
+    return False
+
+
+def _recover(search: LenderSearch, now: dt.datetime) -> str | None:
+    """Re-queue a stale search, or fail it once it has used its attempts. Returns what was done.
+
+    The update is conditional on the state that was judged stale, so a run that heartbeats in
+    the meantime keeps its search."""
+    if not _is_stale(search, now):
+        return None
+    same = LenderSearch.objects.filter(pk=search.pk, status=search.status, heartbeat_at=search.heartbeat_at,
+                                       queued_at=search.queued_at)
+    max_attempts = settings.LEV_SEARCH_MAX_ATTEMPTS
+    waited_too_long = search.created_at < now - dt.timedelta(
+        seconds=settings.LEV_SEARCH_STALE_SECONDS * (max_attempts + 1))
+    if search.attempts >= max_attempts or (search.status == Status.PENDING and waited_too_long):
+        done = same.update(
+            status=Status.FAILED, run_token="", finished_at=now, error_code="UPSTREAM_UNAVAILABLE",
+            error_message=f"{UPSTREAM_MESSAGE} Lender search {search.pk} stopped before finishing "
+                          f"(ranking worker lost after {search.attempts} attempt(s)).",
+        )
+        return "failed" if done else None
+    with transaction.atomic():
+        done = same.update(status=Status.PENDING, run_token="", progress=0, heartbeat_at=None, queued_at=now)
+        if done:
+            enqueue_search(search.pk)
+    return "requeued" if done else None
+
+
+def lender_search_sweep() -> dict[str, int]:
+    """Find searches whose worker died (no heartbeat) or whose job never started, and re-queue
+    them — or fail them after LEV_SEARCH_MAX_ATTEMPTS — so none stays pending/running forever."""
+    now = timezone.now()
+    cutoff = _stale_cutoff(now)
+    stale = LenderSearch.objects.filter(
+        Q(status__in=ACTIVE_STATUSES, heartbeat_at__lt=cutoff)
+        | Q(status__in=ACTIVE_STATUSES, heartbeat_at__isnull=True)
+        | Q(status=Status.PENDING, queued_at__lt=cutoff)
+        | Q(status=Status.PENDING, queued_at__isnull=True, created_at__lt=cutoff)
+    ).order_by("id")
+    counts = {"requeued": 0, "failed": 0}
+    for search in stale.iterator():
+        outcome = _recover(search, now)
+        if outcome:
+            counts[outcome] += 1
+    if any(counts.values()):
+        logger.warning("Stale lender searches: %s", counts)
+    return counts
+
+
+def lender_search_recover_if_stale(*, search: LenderSearch) -> LenderSearch:
+    """The sweep for one search (reading a search whose worker died recovers it at once, also
+    where no beat scheduler runs). Returns the search as it is now."""
+    if _recover(search, timezone.now()):
+        search.refresh_from_db()
+    return search
+
+
+def lender_activity_refresh() -> int:
+    """Recompute every LenderActivity.score from its counts, in one UPDATE (the formula is
+    `scoring.activity_score`). Returns the number of rows updated."""
+    def ratio(name: str, full: float):
+        return Least(Cast(name, FloatField()) / Value(full), Value(1.0))
+
+    span = scoring.RESPONSE_WORST_HOURS - scoring.RESPONSE_BEST_HOURS
+    response = Case(
+        When(avg_response_hours__isnull=True, then=Value(0.5)),
+        default=Greatest(Least((Value(scoring.RESPONSE_WORST_HOURS) - F("avg_response_hours")) / Value(span),
+                               Value(1.0)), Value(0.0)),
+        output_field=FloatField(),
+    )
+    weights = scoring.ACTIVITY_WEIGHTS
+    score = (Value(weights["quotes"]) * ratio("quotes_90d", scoring.QUOTES_FULL)
+             + Value(weights["closings"]) * ratio("closings_90d", scoring.CLOSINGS_FULL)
+             + Value(weights["response"]) * response)
+    return LenderActivity.objects.update(score=score, updated_at=timezone.now())

@@ -1,0 +1,49 @@
+"""Celery tasks of lender discovery. Each takes ids, calls one service and is safe to run twice.
+
+All are `acks_late` with `reject_on_worker_lost`: a job whose worker dies is delivered again,
+and the claim in `services.lender_search_run` makes a duplicate delivery a no-op. A search whose
+worker died mid-run is found by `sweep_stale_searches` (scheduled every minute, see
+CELERY_BEAT_SCHEDULE) through its stale heartbeat and re-queued, or failed after
+LEV_SEARCH_MAX_ATTEMPTS. Time limits need the prefork pool (the solo pool cannot enforce them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+from django.conf import settings
+
+from lenders import services
+
+COMMON = {"acks_late": True, "reject_on_worker_lost": True}
+
+
+@shared_task(
+    bind=True, name="lenders.tasks.run_lender_search", max_retries=3,
+    soft_time_limit=settings.LEV_SEARCH_SOFT_TIME_LIMIT, time_limit=settings.LEV_SEARCH_TIME_LIMIT, **COMMON,
+)
+def run_lender_search(self, search_id: int) -> dict[str, Any] | None:
+    """Rank lenders for one LenderSearch. Transient database errors retry with backoff."""
+    try:
+        stats = services.lender_search_run(search_id=search_id)
+    except services.TRANSIENT_DB_ERRORS as exc:
+        if self.request.retries >= self.max_retries:
+            services.lender_search_give_up(search_id=search_id)
+            return None
+        raise self.retry(exc=exc, countdown=2 ** self.request.retries) from exc
+    if stats is None:
+        return None
+    return {"candidates": stats.candidates, "matches": stats.matches, "timings_ms": stats.timings_ms}
+
+
+@shared_task(name="lenders.tasks.sweep_stale_searches", soft_time_limit=50, time_limit=60, **COMMON)
+def sweep_stale_searches() -> dict[str, int]:
+    """Re-queue (or fail) searches whose worker died or whose job never started."""
+    return services.lender_search_sweep()
+
+
+@shared_task(name="lenders.tasks.refresh_lender_activity", soft_time_limit=240, time_limit=300, **COMMON)
+def refresh_lender_activity() -> int:
+    """Recompute the activity score of every lender market from its recent counts."""
+    return services.lender_activity_refresh()

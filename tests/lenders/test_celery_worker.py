@@ -1,0 +1,177 @@
+"""End to end with a real Celery worker, Redis and PostgreSQL: a deal made through MCP is ranked by
+the worker and paged through with cursors; a search whose worker died is recovered by the sweep.
+
+Needs REDIS_URL and a PostgreSQL DATABASE_URL (skipped otherwise):
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/lev REDIS_URL=redis://127.0.0.1:6379/15 \\
+        .venv/bin/python -m pytest tests/lenders/test_celery_worker.py -m slow
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from lenders import tasks
+from lenders.demo import seed_directory
+from lenders.models import Lender, LenderMatch, LenderSearch
+from lev.celery_app import app as celery_app
+from tests.lenders.factories import make_deal
+from tests.mcp_helpers import McpCaller
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+ROOT = Path(__file__).resolve().parents[2]
+DEADLINE_S = 90  # worker start-up included
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    auth = quote(db["USER"] or "", safe="")
+    if db.get("PASSWORD"):
+        auth += ":" + quote(db["PASSWORD"], safe="")
+    host = db.get("HOST") or "127.0.0.1"
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    return f"postgres://{auth}@{host}{port}/{quote(db['NAME'], safe='')}"
+
+
+@pytest.fixture
+def worker(db) -> Iterator[Path]:
+    """A Celery worker (prefork, one child) on the pytest database and a queue of its own; jobs
+    of this process go to that queue. Always stopped afterwards. Yields the worker's log file."""
+    if not settings.REDIS_URL:
+        pytest.skip("REDIS_URL is not set: the real-worker test needs Redis as the broker")
+    if connection.vendor != "postgresql":
+        pytest.skip("the real-worker test needs PostgreSQL (DATABASE_URL): the worker shares the test database")
+    queue = f"lev-test-{uuid.uuid4().hex[:10]}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(),  # pytest-django's test database, not the development one
+        "REDIS_URL": settings.REDIS_URL,
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+        "LEV_SEARCH_WRITE_CHUNK": "25",  # several chunks: the search goes through `partial`
+        "DB_CONN_MAX_AGE": "0",
+    }
+    log = Path(tempfile.mkstemp(prefix="lev-worker-", suffix=".log")[1])
+    celery = Path(sys.executable).parent / "celery"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [str(celery), "-A", "lev", "worker", "--pool=prefork", "--concurrency=1", "-Q", queue,
+             "-n", f"{queue}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
+             "--loglevel=INFO"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    conf = celery_app.conf
+    saved = conf.task_always_eager, conf.task_default_queue
+    conf.task_always_eager, conf.task_default_queue = False, queue
+    try:
+        yield log
+    finally:
+        conf.task_always_eager, conf.task_default_queue = saved
+        # The worker runs in its own process group (start_new_session): stop it and its child.
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+        with celery_app.connection_for_write() as conn:
+            conn.default_channel.queue_delete(queue)
+        log.unlink(missing_ok=True)
+
+
+def wait_for(check: Callable[[], object], what: str, log: Path) -> object:
+    """Poll until `check` returns something truthy, up to a deadline."""
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.25)
+    tail = log.read_text(errors="replace")[-4000:]
+    raise AssertionError(f"timed out waiting for {what}; worker log tail:\n{tail}")
+
+
+def test_worker_ranks_a_deal_made_through_mcp_and_every_match_pages_once(worker, live_server, api_key):
+    seed_directory(400, seed=11)  # ~1,000 programs
+    mcp = McpCaller(live_server.url, api_key)
+    deal = mcp.ok("create_deal", {
+        "title": "Worker Test Refi", "loan_amount": 18_500_000, "loan_type": "permanent",
+        "business_plan": "stabilized",
+        "properties": [{"name": "Riverside", "state": "TX", "asset_type": "multifamily"}],
+    })["deal"]
+    mcp.ok("add_deal_property", {"deal_id": deal["id"], "name": "Riverside II", "state": "TX",
+                                 "asset_type": "multifamily"})
+    started = mcp.ok("search_lenders_for_deal", {"deal_id": deal["id"]})
+    assert started["status"] == "pending" and started["poll_after_ms"] > 0  # queued, not run here
+    budget = settings.LEV_MCP_MAX_RESPONSE_BYTES
+    statuses = set()
+
+    def completed():
+        result = mcp.call_raw("get_lender_search_results", {"search_id": started["search_id"], "limit": 100})
+        assert not result.isError and len(result.content[0].text.encode()) <= budget
+        statuses.add(result.structuredContent["status"])
+        return result.structuredContent if result.structuredContent["status"] == "completed" else None
+
+    final = wait_for(completed, "the worker to complete the search", worker)
+    assert statuses <= {"pending", "running", "partial", "completed"}
+    total = final["total"]
+    search = LenderSearch.objects.get(pk=started["search_id"])
+    assert total == search.total_matches > 25 and search.attempts == 1 and search.progress == 100
+
+    ranks, lenders, cursor = [], [], None
+    while True:
+        result = mcp.call_raw("get_lender_search_results", {
+            "search_id": started["search_id"], "limit": 9, **({"cursor": cursor} if cursor else {})})
+        assert not result.isError and len(result.content[0].text.encode()) <= budget
+        page = result.structuredContent
+        ranks += [m["rank"] for m in page["results"]]
+        lenders += [m["lender_id"] for m in page["results"]]
+        if not page["has_more"]:
+            break
+        cursor = page["next_cursor"]
+    assert ranks == list(range(1, total + 1))  # no gaps, no duplicates
+    assert len(set(lenders)) == total
+
+    again = mcp.ok("search_lenders_for_deal", {"deal_id": deal["id"]})
+    assert again["search_id"] == started["search_id"] and again["status"] == "completed"
+
+
+def test_worker_recovers_a_search_whose_worker_died_mid_job(worker, account):
+    seed_directory(120, seed=5)
+    deal = make_deal(account)
+    criteria = {"loan_amount": 10_000_000.0, "loan_type": "permanent", "business_plan": "stabilized",
+                "states": ["TX"], "asset_types": ["multifamily"], "property_count": 1}
+    # What a killed worker leaves behind: `running`, a half-written result, no heartbeat since.
+    stale_at = timezone.now() - dt.timedelta(seconds=settings.LEV_SEARCH_STALE_SECONDS + 5)
+    search = LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version, criteria=criteria,
+                                         status="partial", attempts=1, run_token="killed", progress=60,
+                                         total_matches=3, started_at=stale_at, heartbeat_at=stale_at)
+    LenderMatch.objects.create(search=search, rank=1, lender=Lender.objects.first(), score=50)
+
+    tasks.sweep_stale_searches.delay()  # what celery beat runs every minute
+
+    def completed():
+        search.refresh_from_db()
+        return search.status == "completed"
+
+    wait_for(completed, "the sweep to re-queue the search and the worker to run it", worker)
+    assert search.attempts == 2
+    ranks = list(LenderMatch.objects.filter(search=search).order_by("rank").values_list("rank", flat=True))
+    assert ranks == list(range(1, search.total_matches + 1)) and search.total_matches > 0
