@@ -230,7 +230,8 @@ CELERY_BEAT_SCHEDULE = {
     "purge-idempotency-records": {"task": "deals.tasks.purge_idempotency_records", "schedule": 3600.0},
 }
 LEV_SEARCH_REUSE_SECONDS = env_int("LEV_SEARCH_REUSE_SECONDS", 900)
-LEV_SEARCH_STALE_SECONDS = env_int("LEV_SEARCH_STALE_SECONDS", 600)
+# A running search heartbeats every few hundred ms; two minutes of silence means its worker died.
+LEV_SEARCH_STALE_SECONDS = env_int("LEV_SEARCH_STALE_SECONDS", 120)
 
 # --- Logging: every line carries the request id of the request (or tool call) it belongs to --
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
