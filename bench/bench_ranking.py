@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
+import subprocess
 import sys
 import time
+import uuid
+from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
+from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
@@ -96,6 +101,60 @@ def measure(deal_id: int, repeat: int) -> dict:
             "cpu": statistics.median(cpus), "stats": last}
 
 
+@contextmanager
+def celery_worker():
+    """A real Celery worker (prefork, one child) on the benchmark database and a queue of its own,
+    when REDIS_URL names a broker; otherwise None (jobs then run in-process, as in the demo)."""
+    from lev.celery_app import app
+
+    if not settings.REDIS_URL:
+        app.conf.task_always_eager = True
+        yield None
+        return
+    db = connection.settings_dict
+    url = f"postgres://{quote(db['USER'] or '', safe='')}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/"
+    queue = f"lev-bench-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "DATABASE_URL": url + db["NAME"], "CELERY_TASK_ALWAYS_EAGER": "false",
+           "CELERY_TASK_DEFAULT_QUEUE": queue, "LOG_LEVEL": "WARNING"}
+    process = subprocess.Popen(
+        [str(Path(sys.executable).parent / "celery"), "-A", "lev", "worker", "--pool=prefork", "--concurrency=1",
+         "-Q", queue, "-n", f"{queue}@%h", "--without-gossip", "--without-mingle", "--loglevel=WARNING"],
+        cwd=Path(__file__).resolve().parent.parent, env=env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    app.conf.task_always_eager, app.conf.task_default_queue = False, queue
+    try:
+        yield process
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+        with app.connection_for_write() as conn:
+            conn.default_channel.queue_delete(queue)
+
+
+def search_to_completed(deal_id: int, repeat: int) -> float:
+    """Median ms from lender_search_start (what the API and MCP tool call) to status completed."""
+    from deals.models import Deal
+    from lenders import services
+    from lenders.models import LenderSearch
+
+    settings.LEV_SEARCH_REUSE_SECONDS = 0  # a fresh search every time
+    times = []
+    for _ in range(repeat + 1):
+        started = time.perf_counter()
+        search, _created = services.lender_search_start(deal=Deal.objects.get(pk=deal_id))
+        deadline = time.monotonic() + 120
+        while LenderSearch.objects.filter(pk=search.pk).values_list("status", flat=True)[0] != "completed":
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"search {search.pk} did not complete")
+            time.sleep(0.005)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times[1:])  # the first one warms the worker up
+
+
 def reset_directory() -> None:
     with connection.cursor() as cursor:
         cursor.execute(
@@ -148,7 +207,19 @@ def main() -> int:
                   flush=True)
             for label, deal_id in deal_ids.items():
                 result = measure(deal_id, args.repeat)
-                rows.append({"deal": label, "programs": programs, "lenders": lenders, **result})
+                rows.append({"deal": label, "programs": programs, "lenders": lenders, "size": size, **result})
+        # End to end (queue, worker, database), on the directory as it stands at each size.
+        e2e: dict[tuple[str, int], float] = {}
+        with celery_worker() as worker:
+            mode = "real Celery worker (Redis broker)" if worker is not None else "in-process (no broker)"
+            for size in sorted(sizes, reverse=True):  # shrink the directory back down, size by size
+                with connection.cursor() as cursor:
+                    cursor.execute("DELETE FROM lenders_lendermatch; DELETE FROM lenders_lendersearch")
+                    cursor.execute(
+                        "DELETE FROM lenders_lenderprogram WHERE id > (SELECT id FROM lenders_lenderprogram "
+                        "ORDER BY id OFFSET %s LIMIT 1)", [size - 1])
+                for label, deal_id in deal_ids.items():
+                    e2e[(label, size)] = search_to_completed(deal_id, args.repeat)
     finally:
         if not args.keepdb:
             connection.creation.destroy_test_db(old_name, verbosity=0)
@@ -157,7 +228,7 @@ def main() -> int:
     print(f"PostgreSQL {connection.pg_version // 10000}, {args.repeat} timed runs per row, worker time in ms "
           f"(median, min-max), write chunk {settings.LEV_SEARCH_WRITE_CHUNK}")
     header = (f"{'deal':<8} {'programs':>9} {'lenders':>8} {'candidates':>10} {'matches':>8} "
-              f"{'median':>8} {'min-max':>13} {'cpu':>7} {'x 1st':>6}  phases (ms)")
+              f"{'median':>8} {'min-max':>13} {'cpu':>7} {'x 1st':>6} {'e2e':>7}  phases (ms)")
     print(header)
     print("-" * len(header))
     first = {}
@@ -167,7 +238,8 @@ def main() -> int:
         phases = ", ".join(f"{k} {v:.0f}" for k, v in stats.timings_ms.items() if k != "total")
         print(f"{row['deal']:<8} {row['programs']:>9,} {row['lenders']:>8,} {stats.candidates:>10,} "
               f"{stats.matches:>8,} {row['median']:>8.0f} {row['min']:>6.0f}-{row['max']:<6.0f} "
-              f"{row['cpu']:>7.0f} {row['median'] / base:>6.1f}  {phases}")
+              f"{row['cpu']:>7.0f} {row['median'] / base:>6.1f} {e2e[(row['deal'], row['size'])]:>7.0f}  {phases}")
+    print(f"e2e: search-to-completed through lender_search_start, {mode}, median of {args.repeat}.")
     worst = max((r for r in rows if r["programs"] == max(sizes)), key=lambda r: r["median"], default=None)
     if worst is not None:
         verdict = "under" if worst["median"] < 1000 else "OVER"

@@ -241,7 +241,14 @@ def main() -> None:
     django.setup()
     from deals.models import Deal
 
-    deal_id = Deal.objects.filter(account__slug="demo-capital").order_by("id").values_list("id", flat=True)[0]
+    demo = Deal.objects.filter(account__slug="demo-capital")
+    deal_id = demo.order_by("id").values_list("id", flat=True)[0]
+    # Enough deals that a page of 100 is full (the demo itself has six).
+    missing = 150 - demo.count()
+    if missing > 0:
+        account_id = demo.values_list("account_id", flat=True)[0]
+        Deal.objects.bulk_create([Deal(account_id=account_id, title=f"Bench deal {n}", loan_amount=1_000_000 + n,
+                                       loan_type="permanent") for n in range(missing)])
     db = django.db.connection.vendor
 
     print(f"# Lev MCP benchmarks ({time.strftime('%Y-%m-%d %H:%M')}, {db}, {os.cpu_count()} cores)")

@@ -88,7 +88,12 @@ class LenderProgram(models.Model):
 
     class Meta:
         ordering = ["id"]
-        indexes = [models.Index(fields=["status", "min_loan_amount", "max_loan_amount"])]
+        indexes = [
+            models.Index(fields=["status", "min_loan_amount", "max_loan_amount"]),
+            # The directory's per-lender program count and loan range: without it PostgreSQL may
+            # scan every active program once per listed lender (seen on a freshly seeded table).
+            models.Index(fields=["lender", "status"], name="lenders_program_lender_status"),
+        ]
 
     def __str__(self) -> str:
         return self.title

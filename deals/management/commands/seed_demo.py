@@ -4,7 +4,7 @@ from decimal import Decimal
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from deals import services
@@ -72,6 +72,10 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         lenders, programs = seed_directory(options["lenders"], seed=options["seed"])
         self.stdout.write(f"Lender directory: {lenders} lenders and {programs} programs added.")
+        if lenders and connection.vendor == "postgresql":
+            # Fresh statistics, so the first queries on the new rows get sensible plans.
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE lenders_lender, lenders_lenderprogram, lenders_lenderactivity")
         account, user, created = self._seed_account()
         self.stdout.write(f"Demo account {account.slug!r}: {created} deals added.")
         if options["print_credentials"]:
