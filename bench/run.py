@@ -61,11 +61,9 @@ class Server:
              "--log-level", "warning"], cwd=ROOT, env=ENV)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            try:
+            with contextlib.suppress(requests.RequestException):  # not listening yet
                 if requests.get(self.url + "/health", timeout=1).ok:
                     return
-            except requests.RequestException:
-                pass
             time.sleep(0.2)
         raise RuntimeError("gunicorn did not start")
 

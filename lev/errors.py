@@ -139,7 +139,7 @@ class UpstreamUnavailable(ApplicationError):
 
 
 class InternalError(ApplicationError):
-    pass
+    """A bug: clients see only the generic message (the traceback goes to the log)."""
 
 
 def _flatten_drf_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:

@@ -18,6 +18,7 @@ import logging
 import threading
 import time
 import uuid
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -45,10 +46,11 @@ class ApiResponse:
     headers: Any
 
 
-class Transport:
+class Transport(ABC):
+    @abstractmethod
     def send(self, method: str, path: str, *, query: dict[str, Any] | None, body: Any,
              headers: dict[str, str]) -> ApiResponse:
-        raise NotImplementedError
+        """One request to the API; raises BackendUnavailable when no answer came."""
 
 
 class InProcessTransport(Transport):

@@ -9,6 +9,7 @@ microsecond under the lock) to drive the same state transitions.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import logging
@@ -155,12 +156,10 @@ def _replay(breaker: pybreaker.CircuitBreaker, exc: BaseException | None) -> Non
         if exc is not None:
             raise exc
 
-    try:
+    # BackendUnavailable is this call's own failure, already counted; CircuitBreakerError means
+    # another process opened the breaker meanwhile. Either way this call's own result stands.
+    with contextlib.suppress(BackendUnavailable, pybreaker.CircuitBreakerError):
         breaker.call(outcome)
-    except BackendUnavailable:
-        pass
-    except pybreaker.CircuitBreakerError:
-        pass  # another process opened it meanwhile; this call's own result stands
 
 
 def _record_probe(state: str) -> None:

@@ -34,8 +34,8 @@ class BackendStub:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep test output quiet
-                pass
+            def log_message(self, *args):
+                """Keep test output quiet."""
 
             def _handle(self):
                 length = int(self.headers.get("Content-Length") or 0)
