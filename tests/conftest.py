@@ -42,11 +42,16 @@ def api_key(user, account):
     return raw
 
 
+def client_with_key(raw_key: str) -> APIClient:
+    """A REST client sending `Authorization: Bearer <raw_key>`."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+    return client
+
+
 @pytest.fixture
 def api(api_key):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key}")
-    return client
+    return client_with_key(api_key)
 
 
 @pytest.fixture
@@ -58,6 +63,4 @@ def other_account(db):
 def other_api(other_account):
     member = MembershipFactory(account=other_account, user=UserFactory(username="mallory"))
     _key, raw = services.api_key_create(user=member.user, account=other_account, name="test")
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    return client
+    return client_with_key(raw)

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from deals import services
 from deals.models import ApiKey, Deal, Membership
+from tests.conftest import client_with_key
 from tests.factories import DealFactory, DealFinancialsFactory, DealPropertyFactory, MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -68,8 +69,7 @@ def test_other_accounts_deal_answers_exactly_like_a_missing_one(api, rival_deal,
 def test_viewer_may_read_but_not_write(account):
     viewer = MembershipFactory(account=account, user=UserFactory(username="victor"), role=Membership.Role.VIEWER)
     _key, raw = services.api_key_create(user=viewer.user, account=account, name="t")
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    client = client_with_key(raw)
     deal = DealFactory(account=account)
     assert client.get(f"/api/v1/deals/{deal.id}/").status_code == 200
     body = assert_error(client.patch(f"/api/v1/deals/{deal.id}/", {"title": "x"}, format="json"),
