@@ -252,3 +252,11 @@ def test_separate_clients_cannot_see_each_others_deals(live_server, mcp, other_a
     assert mcp.ok("list_deals")["total"] == 1
     other_key = other_api._credentials["HTTP_AUTHORIZATION"].split()[1]
     assert McpCaller(live_server.url, other_key).ok("list_deals")["total"] == 0
+
+
+def test_allowed_origin_is_served(live_server, api_key, settings):
+    settings.LEV_MCP_ALLOWED_ORIGINS = ["http://localhost:6274"]
+    response = httpx.post(f"{live_server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                          headers={"Authorization": f"Bearer {api_key}", "Origin": "http://localhost:6274",
+                                   "Accept": "application/json, text/event-stream"})
+    assert response.status_code == 200 and response.json()["result"]["tools"]
