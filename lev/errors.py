@@ -39,18 +39,22 @@ class ApplicationError(Exception):
         return {"code": self.code, "message": self.message, "details": self.details}
 
 
+def validation_message(fields: dict[str, list[str]]) -> str:
+    """`Validation failed: <first field> <its first error>`, the reference's wording, for the API
+    and the MCP layer alike."""
+    first_field, first_errors = next(iter(fields.items()))
+    first = first_errors[0] if first_errors else "is invalid"
+    subject = "" if first_field in ("non_field_errors", "__all__") else f"{first_field} "
+    return f"Validation failed: {subject}{first}"
+
+
 class ValidationFailed(ApplicationError):
     code = "VALIDATION_ERROR"
     http_status = 400
 
     def __init__(self, fields: dict[str, list[str]], *, message: str | None = None):
         self.fields = fields
-        if message is None:
-            first_field, first_errors = next(iter(fields.items()))
-            first = first_errors[0] if first_errors else "is invalid"
-            subject = "" if first_field in ("non_field_errors", "__all__") else f"{first_field} "
-            message = f"Validation failed: {subject}{first}"
-        super().__init__(message, details={"fields": fields})
+        super().__init__(message or validation_message(fields), details={"fields": fields})
 
 
 class NotFound(ApplicationError):

@@ -66,12 +66,14 @@ class InProcessTransport(Transport):
 
     @classmethod
     def handler(cls) -> BaseHandler:
-        # Built once per process: loading the middleware chain is the expensive part.
-        with cls._handler_lock:
-            if cls._handler is None:
-                handler = BaseHandler()
-                handler.load_middleware()
-                cls._handler = handler
+        # Built once per process: loading the middleware chain is the expensive part. The lock
+        # is taken only until then, not on every request.
+        if cls._handler is None:
+            with cls._handler_lock:
+                if cls._handler is None:
+                    handler = BaseHandler()
+                    handler.load_middleware()
+                    cls._handler = handler
         return cls._handler
 
     def send(self, method, path, *, query, body, headers) -> ApiResponse:

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from lev.errors import UPSTREAM_MESSAGE, ApplicationError
+from lev.errors import UPSTREAM_MESSAGE, ApplicationError, validation_message
 
 CATEGORY = {
     "VALIDATION_ERROR": "validation",
@@ -94,12 +94,7 @@ def _field_hint(details: dict[str, Any]) -> str | None:
 
 
 def validation_failure(fields: dict[str, list[str]], message: str | None = None) -> ToolFailure:
-    name, errors = next(iter(fields.items()))
-    return ToolFailure(
-        "VALIDATION_ERROR",
-        message or f"Validation failed: {name} {errors[0]}",
-        details={"fields": fields},
-    )
+    return ToolFailure("VALIDATION_ERROR", message or validation_message(fields), details={"fields": fields})
 
 
 def upstream_unavailable(retry_after_ms: int | None = None) -> ToolFailure:

@@ -161,7 +161,7 @@ class LevMCP(DjangoMCP):
             return _result(failure.as_dict(), is_error=True)
         unknown = sorted(set(arguments or {}) - set(tool.fn_metadata.arg_model.model_fields))
         if unknown:
-            failure = validation_failure({name: ["is not a known argument"] for name in unknown})
+            failure = validation_failure({arg: ["is not a known argument"] for arg in unknown})
             return _result(failure.as_dict(), is_error=True)
         try:
             metadata = tool.fn_metadata
