@@ -16,6 +16,8 @@ from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 
+from lev.outages import is_dependency_outage, report_outage
+
 logger = logging.getLogger(__name__)
 
 SESSION_EXPIRED_MESSAGE = "Unauthorized: your session has expired. Please sign in again."
@@ -137,9 +139,16 @@ class RateLimited(ApplicationError):
 
 
 class UpstreamUnavailable(ApplicationError):
+    """A dependency of the API (database, Redis) is down: transient, retried, counted by the breaker."""
+
     code = "UPSTREAM_UNAVAILABLE"
     http_status = 503
     default_message = UPSTREAM_MESSAGE
+
+    def headers(self) -> dict[str, str]:
+        from django.conf import settings
+
+        return {"Retry-After": str(settings.LEV_OUTAGE_RETRY_AFTER_SECONDS)}
 
 
 class InternalError(ApplicationError):
@@ -211,9 +220,16 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     # Imported here: rest_framework.views imports the authentication classes, which import this.
     from rest_framework.views import set_rollback
 
-    error = to_application_error(exc)
-    if error is None:
-        logger.exception("Unhandled error in API view", exc_info=exc)
-        error = InternalError()
+    error = to_application_error(exc) or unexpected_error(exc, where="API view")
     set_rollback()
     return error_response(error)
+
+
+def unexpected_error(exc: BaseException, *, where: str) -> ApplicationError:
+    """An exception no handler knew: a dependency outage is a 503 (logged once per interval), anything
+    else is a bug, a 500 logged with its traceback (and the request id, through the log format)."""
+    if is_dependency_outage(exc):
+        report_outage(exc, where)
+        return UpstreamUnavailable()
+    logger.error("Unhandled error in %s", where, exc_info=exc)
+    return InternalError()

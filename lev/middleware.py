@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from lev.errors import ApplicationError, InternalError, NotFound
+from lev.errors import ApplicationError, NotFound, to_application_error, unexpected_error
 from lev.request_id import reset_request_id, set_request_id
 
 logger = logging.getLogger(__name__)
@@ -64,8 +64,7 @@ class ApiErrorMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not _is_api_path(request.path):
             return None
-        logger.exception("Unhandled error", exc_info=exception)
-        error = exception if isinstance(exception, ApplicationError) else InternalError()
+        error = to_application_error(exception) or unexpected_error(exception, where="request")
         return self._json(error)
 
     @staticmethod

@@ -113,10 +113,27 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# Every database statement is bounded, so a tool call served in-process is bounded like one sent
+# over HTTP (LEV_API_TIMEOUT_SECONDS): a statement past the limit is cancelled, the API answers 503
+# UPSTREAM_UNAVAILABLE, and the MCP layer retries and counts it exactly as an HTTP timeout. 0 = off
+# (e.g. for a one-off migration of a large table).
+LEV_DB_STATEMENT_TIMEOUT_MS = env_int(
+    "LEV_DB_STATEMENT_TIMEOUT_MS", int(env_float("LEV_API_TIMEOUT_SECONDS", 10.0) * 1000)
+)
+LEV_DB_CONNECT_TIMEOUT_SECONDS = env_int("LEV_DB_CONNECT_TIMEOUT_SECONDS", 3)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Several threads (the MCP endpoint, in-process jobs) write to the embedded database.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # Several threads (the MCP endpoint, in-process jobs) write to the embedded database; a writer
+    # waits for the lock at most as long as a statement may run elsewhere.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = max(1, LEV_DB_STATEMENT_TIMEOUT_MS / 1000 or 20)
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options.setdefault("connect_timeout", LEV_DB_CONNECT_TIMEOUT_SECONDS)
+    if LEV_DB_STATEMENT_TIMEOUT_MS:
+        _options["options"] = (
+            f"{_options.get('options', '')} -c statement_timeout={LEV_DB_STATEMENT_TIMEOUT_MS}"
+            f" -c lock_timeout={LEV_DB_STATEMENT_TIMEOUT_MS}"
+        ).strip()
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -143,6 +160,8 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "lev"),
+            # Bounded, so a frozen Redis costs a request at most this long, never a hang.
+            "OPTIONS": {"socket_timeout": 1.0, "socket_connect_timeout": 1.0},
         }
     }
 else:
@@ -209,6 +228,8 @@ LEV_BREAKER_NAME = os.environ.get("LEV_BREAKER_NAME", "lev_api")
 LEV_RATE_LIMIT_READS = os.environ.get("LEV_RATE_LIMIT_READS", "200/min")
 LEV_RATE_LIMIT_WRITES = os.environ.get("LEV_RATE_LIMIT_WRITES", "30/min")
 LEV_IDEMPOTENCY_TTL_HOURS = env_int("LEV_IDEMPOTENCY_TTL_HOURS", 24)
+# Retry-After of the API's 503 when its own database or Redis is down.
+LEV_OUTAGE_RETRY_AFTER_SECONDS = env_int("LEV_OUTAGE_RETRY_AFTER_SECONDS", 2)
 
 # --- Celery ---------------------------------------------------------------------------------
 # With REDIS_URL set, Redis is the broker; otherwise jobs run in-process (eager), so the

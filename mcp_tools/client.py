@@ -36,7 +36,8 @@ from mcp_tools.errors import ToolFailure, from_api_response, retry_after_ms_from
 logger = logging.getLogger(__name__)
 
 API_PREFIX = "/api/v1"
-RETRYABLE_STATUSES = {502, 503, 504}
+# Statuses that mean "the backend is down or overloaded" (see "Failure semantics" in ARCHITECTURE.md).
+OUTAGE_STATUSES = frozenset({502, 503, 504})
 
 
 @dataclass
@@ -196,7 +197,9 @@ class LevClient:
         def attempt() -> ApiResponse:
             self.attempts += 1
             response = self.transport.send(method, API_PREFIX + path, query=query, body=body, headers=headers)
-            if response.status >= 500:
+            # Only an outage (502/503/504) is retried and counted by the breaker. Any other 5xx is a
+            # bug: the same request would fail again, so it goes back to the caller as an answer.
+            if response.status in OUTAGE_STATUSES:
                 raise resilience.BackendUnavailable(
                     f"status {response.status}", retry_after_ms_from(response.headers), status=response.status
                 )
@@ -210,9 +213,7 @@ class LevClient:
             if isinstance(exc, _RateLimited):
                 limit = settings.LEV_RETRY_MAX_RETRY_AFTER_MS
                 return exc.retry_after_ms is not None and exc.retry_after_ms <= limit
-            if isinstance(exc, resilience.BackendUnavailable):
-                return exc.status is None or exc.status in RETRYABLE_STATUSES
-            return False
+            return isinstance(exc, resilience.BackendUnavailable)
 
         def wait(state: RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
@@ -242,6 +243,9 @@ class LevClient:
             logger.warning("Backend unavailable for %s %s after %d attempt(s) in %.0f ms: %s",
                            method, path, self.attempts, (time.monotonic() - started) * 1000, exc)
             raise upstream_unavailable(exc.retry_after_ms) from None
+        if response.status >= 500:
+            logger.error("Backend answered %s to %s %s: a bug in the API, not an outage (see its log for "
+                         "request id %s)", response.status, method, path, self.request_id)
         if response.status >= 400:
             raise from_api_response(response.status, response.body, response.headers)
         return response.body

@@ -120,11 +120,15 @@ def from_api_response(status: int, body: Any, headers: Any = None) -> ToolFailur
     body = body if isinstance(body, dict) else {}
     details = dict(body["details"]) if isinstance(body.get("details"), dict) else {}
     code = body.get("code")
+    if status >= 500:
+        # The status decides, whatever the body says (a proxy's 502 page has no code): 502/503/504
+        # are outages the agent should retry; any other 5xx is a bug that a retry would repeat.
+        # Neither shows the agent the backend's own text.
+        if status in (502, 503, 504):
+            return upstream_unavailable(retry_after_ms_from(headers))
+        return internal_error()
     if code not in CATEGORY:
-        code = STATUS_CODES.get(status, "UPSTREAM_UNAVAILABLE" if status >= 500 else "VALIDATION_ERROR")
-    if code in ("UPSTREAM_UNAVAILABLE", "INTERNAL_ERROR") and status >= 500:
-        # A backend failure is the backend's business; the agent only needs to know to retry.
-        return upstream_unavailable(retry_after_ms_from(headers))
+        code = STATUS_CODES.get(status, "VALIDATION_ERROR")
     message = body.get("message") if isinstance(body.get("message"), str) else None
     if not message:
         message = {

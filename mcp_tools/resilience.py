@@ -135,6 +135,21 @@ def guarded(call: Callable[[], T]) -> T:
     return result
 
 
+def record_outage() -> int | None:
+    """Count a dependency outage met outside a guarded backend call (the /mcp endpoint could not
+    check credentials because the database is down). Returns the remaining cooldown in ms when the
+    breaker is open, else None. Never raises: this runs while something is already down."""
+    try:
+        breaker = get_breaker()
+        _record_probe("degraded")
+        _replay(breaker, BackendUnavailable("dependency outage"))
+        if breaker.current_state == pybreaker.STATE_OPEN:
+            return _remaining_cooldown_ms(breaker) or None
+    except Exception:  # the breaker's own storage (Redis) may be what is down
+        logger.debug("Could not record the outage in the breaker", exc_info=True)
+    return None
+
+
 def _record_closed_success(breaker: pybreaker.CircuitBreaker) -> bool:
     """The hot path: a success while closed. pybreaker would only reset the shared failure
     counter; doing that and the probe in one Redis round trip (not four) is the same outcome."""

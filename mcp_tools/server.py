@@ -21,9 +21,10 @@ from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 from mcp.types import DEFAULT_NEGOTIATED_VERSION, CallToolResult, ListToolsResult, TextContent, Tool
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
 
+from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
 from mcp_tools.client import LevClient, default_transport
-from mcp_tools.errors import ToolFailure, internal_error, validation_failure
+from mcp_tools.errors import ToolFailure, internal_error, upstream_unavailable, validation_failure
 from mcp_tools.registry import TOOLS, ToolSpec, bind_client, unbind_client
 
 logger = logging.getLogger(__name__)
@@ -124,7 +125,11 @@ def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Any) -> CallToo
     except ToolFailure as failure:
         logger.info("Tool %s failed: %s %s", spec.name, failure.code, failure.message)
         return _result(failure.as_dict(), is_error=True)
-    except Exception:
+    except Exception as exc:
+        if is_dependency_outage(exc):
+            # e.g. the breaker's shared state could not be read: an outage, not a bug.
+            report_outage(exc, f"tool {spec.name}")
+            return _result(upstream_unavailable().as_dict(), is_error=True)
         logger.exception("Unexpected error in tool %s", spec.name)
         return _result(internal_error().as_dict(), is_error=True)
     finally:

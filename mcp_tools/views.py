@@ -17,7 +17,10 @@ from rest_framework.request import Request
 
 from deals.auth import ApiKeyAuthentication
 from lev.errors import ApplicationError, Forbidden
+from lev.outages import is_dependency_outage, report_outage
+from mcp_tools import resilience
 from mcp_tools.server import get_server
+from mcp_tools.unavailable import unavailable_response
 
 
 class PayloadTooLarge(ApplicationError):
@@ -42,6 +45,14 @@ class McpView(MCPServerStreamableHttpView):
                 f"Validation failed: the request body is over {settings.LEV_MCP_MAX_BODY_BYTES} bytes"
             )
         super().initial(request, *args, **kwargs)
+
+    def handle_exception(self, exc: Exception) -> HttpResponse:
+        # The database (or Redis) went down while this request was authenticated or served: answer
+        # in JSON-RPC, counted by the breaker like any outage, instead of a REST 500/503 page.
+        if is_dependency_outage(exc):
+            report_outage(exc, "MCP endpoint")
+            return unavailable_response(self.request._request, resilience.record_outage())
+        return super().handle_exception(exc)
 
     @property
     def mcp_server(self):  # type: ignore[override]

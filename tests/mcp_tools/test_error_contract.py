@@ -45,8 +45,12 @@ TABLE = [
      "transient", True, "Rate limit exceeded: retry after 5 s."),
     (errors.UpstreamUnavailable(), 503, "UPSTREAM_UNAVAILABLE", UPSTREAM, "UPSTREAM_UNAVAILABLE", "transient", True,
      UPSTREAM),
+    # A 500 is a bug: the same call would fail again, so it is not retryable (and never counted
+    # by the breaker, see test_failure_semantics.py).
     (errors.InternalError(), 500, "INTERNAL_ERROR", "Internal error: an unexpected error occurred.",
-     "UPSTREAM_UNAVAILABLE", "transient", True, UPSTREAM),
+     "INTERNAL_ERROR", "internal", False, "Internal error: "),
+    (RuntimeError("secret_table leaked"), 500, "INTERNAL_ERROR", "Internal error: an unexpected error occurred.",
+     "INTERNAL_ERROR", "internal", False, "Internal error: "),
 ]
 
 
@@ -70,6 +74,9 @@ def test_error_class_to_rest_body_and_tool_result(row, api, api_key, monkeypatch
         assert response["WWW-Authenticate"].startswith("Bearer")
     if status == 429:
         assert response["Retry-After"] == "5"
+    if status == 503:
+        assert int(response["Retry-After"]) > 0
+    assert "secret_table" not in response.content.decode()
 
     # MCP: the same failure, reached by a real tool call through the in-process transport
     request = RequestFactory().post("/mcp", HTTP_AUTHORIZATION=f"Bearer {api_key}")
@@ -91,8 +98,11 @@ def test_error_class_to_rest_body_and_tool_result(row, api, api_key, monkeypatch
     if isinstance(error, errors.RateLimited):
         assert payload["retryAfterMs"] == 5000
 
+    assert "secret_table" not in result.content[0].text
+
     # The pure mapping agrees with the end-to-end one.
-    assert from_application_error(error).as_dict()["code"] == mcp_code
+    if isinstance(error, errors.ApplicationError):
+        assert from_application_error(error).as_dict()["code"] == mcp_code
 
 
 def test_every_error_class_is_in_the_table():

@@ -1,0 +1,97 @@
+"""Which failures are outages of a dependency (database, Redis, broker) rather than bugs.
+
+The API answers an outage with 503 UPSTREAM_UNAVAILABLE (retryable, counted by the MCP layer's
+circuit breaker) and anything else unexpected with 500 INTERNAL_ERROR (a bug: never retried,
+never counted). The line between them matters: if input could produce a "503", one tenant could
+open the shared breaker for everybody; if an outage looked like a 500, agents would give up on
+something that a retry fixes.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+
+from django.db import InterfaceError as DjangoInterfaceError
+from django.db import OperationalError as DjangoOperationalError
+
+logger = logging.getLogger("lev.outages")
+
+# PostgreSQL SQLSTATE classes that mean "the server is unreachable, overloaded or shutting down",
+# or a transient conflict a retry resolves (lock timeout, deadlock, serialization failure).
+_PG_OUTAGE_CLASSES = ("08", "40", "53", "57", "58")
+_PG_OUTAGE_STATES = ("55P03",)  # lock_not_available (lock_timeout)
+# SQLite messages that mean the file is gone, unreadable or busy (the embedded setup's outages).
+_SQLITE_OUTAGE_WORDS = ("locked", "unable to open", "disk i/o", "no such table", "readonly", "busy")
+
+
+def _chain(exc: BaseException):
+    seen = 0
+    while exc is not None and seen < 8:
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+
+
+def _database_outage(exc: BaseException) -> bool:
+    cause = exc.__cause__
+    sqlstate = getattr(cause, "sqlstate", None)
+    if cause is not None and type(cause).__module__.startswith("psycopg"):
+        # No SQLSTATE: the connection itself failed (refused, reset, timed out).
+        if sqlstate is None:
+            return True
+        return sqlstate.startswith(_PG_OUTAGE_CLASSES) or sqlstate in _PG_OUTAGE_STATES
+    if isinstance(cause, sqlite3.OperationalError):
+        text = str(cause).lower()
+        return any(word in text for word in _SQLITE_OUTAGE_WORDS)
+    return True
+
+
+def is_dependency_outage(exc: BaseException) -> bool:
+    """True when `exc` (or what caused it) means a dependency is down, not that the code is wrong."""
+    for item in _chain(exc):
+        if isinstance(item, DjangoInterfaceError):
+            return True
+        if isinstance(item, DjangoOperationalError):
+            return _database_outage(item)
+        module = type(item).__module__
+        if module.startswith("redis") and type(item).__name__ in ("ConnectionError", "TimeoutError",
+                                                                    "BusyLoadingError"):
+            return True
+        if module.startswith("kombu") and type(item).__name__ == "OperationalError":
+            return True
+        if isinstance(item, ConnectionError | TimeoutError):
+            return True
+    return False
+
+
+def dependency_name(exc: BaseException) -> str:
+    for item in _chain(exc):
+        if isinstance(item, DjangoInterfaceError | DjangoOperationalError):
+            return "database"
+        module = type(item).__module__
+        if module.startswith("redis"):
+            return "redis"
+        if module.startswith("kombu"):
+            return "broker"
+    return "dependency"
+
+
+_last_logged: dict[str, float] = {}
+_log_lock = threading.Lock()
+LOG_INTERVAL_SECONDS = 10.0
+
+
+def report_outage(exc: BaseException, where: str) -> None:
+    """Log an outage once per dependency per interval (not a traceback per request: an outage under
+    load would otherwise write megabytes of identical lines)."""
+    name = dependency_name(exc)
+    now = time.monotonic()
+    with _log_lock:
+        if now - _last_logged.get(name, -LOG_INTERVAL_SECONDS) < LOG_INTERVAL_SECONDS:
+            return
+        _last_logged[name] = now
+    logger.warning("%s unavailable (%s): %s: %s", name, where, type(exc).__name__, str(exc).splitlines()[0][:200]
+                   if str(exc) else "")
