@@ -6,11 +6,15 @@ SimpleRateThrottle, whose read-modify-write of a timestamp list lets concurrent 
 
 from __future__ import annotations
 
+import threading
 import time
 
 from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
+
+from lev.outages import is_dependency_outage
+from lev.redis_gate import redis_gate
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -20,6 +24,47 @@ def parse_rate(rate: str) -> tuple[int, int]:
     """'200/min' -> (200, 60)."""
     count, period = rate.split("/")
     return int(count), PERIODS[period.strip()[0].lower()]
+
+
+def count_in_window(key: str, period: int) -> int:
+    """Count one more request under `key` (a fixed window of `period` seconds) and return the count:
+    in the shared cache, or in this process while the cache's Redis is down (limits then hold per
+    process, and go back to shared counting when Redis answers again)."""
+    if redis_gate.available():
+        try:
+            cache.add(key, 0, timeout=period + 1)
+            try:
+                return cache.incr(key)
+            except ValueError:  # expired between add and incr
+                cache.add(key, 1, timeout=period + 1)
+                return 1
+        except Exception as exc:
+            if not is_dependency_outage(exc):
+                raise
+            redis_gate.failed(exc, "rate limits")
+    return _local_counts.incr(key, period)
+
+
+class _LocalCounts:
+    """Per-process fixed-window counters, the fallback while Redis is down."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, tuple[float, int]] = {}
+        self._lock = threading.Lock()
+
+    def incr(self, key: str, period: int) -> int:
+        now = time.monotonic()
+        with self._lock:
+            expires, count = self._counts.get(key, (now + period + 1, 0))
+            if expires <= now:
+                expires, count = now + period + 1, 0
+            self._counts[key] = (expires, count + 1)
+            if len(self._counts) > 10_000:  # windows roll over: forget the finished ones
+                self._counts = {k: v for k, v in self._counts.items() if v[0] > now}
+            return count + 1
+
+
+_local_counts = _LocalCounts()
 
 
 class _UserThrottle(BaseThrottle):
@@ -38,13 +83,7 @@ class _UserThrottle(BaseThrottle):
         now = time.time()
         window = int(now // period)
         key = f"throttle:{self.scope}:{request.user.pk}:{window}"
-        cache.add(key, 0, timeout=period + 1)
-        try:
-            count = cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.add(key, 1, timeout=period + 1)
-            count = 1
-        if count <= limit:
+        if count_in_window(key, period) <= limit:
             return True
         self._wait = (window + 1) * period - now
         return False

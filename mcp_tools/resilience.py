@@ -1,10 +1,11 @@
 """Circuit breaker, backend-probe state and retry policy of the MCP layer.
 
-The breaker is pybreaker's state machine and storage (Redis when REDIS_URL is set, so every
-process sees one breaker; memory otherwise). pybreaker holds a process-wide lock for the whole
-guarded call, which would serialise every backend request of a threaded server, so `guarded`
-makes the call outside the breaker and then replays its outcome through `breaker.call` (a
-microsecond under the lock) to drive the same state transitions.
+The breaker is pybreaker's state machine over `SharedStorage` (Redis when REDIS_URL is set, so
+every process sees one breaker, with per-process state while Redis is down; memory otherwise).
+pybreaker holds a process-wide lock for the whole guarded call, which would serialise every
+backend request of a threaded server, so `guarded` makes the call outside the breaker and then
+replays its outcome through `breaker.call` (a microsecond under the lock) to drive the same state
+transitions.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import logging
 import random
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pybreaker
 from django.conf import settings
+
+from lev.redis_gate import redis_gate
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -27,7 +30,11 @@ T = TypeVar("T")
 _lock = threading.Lock()
 _breaker: pybreaker.CircuitBreaker | None = None
 _memory_probe = {"state": "reachable"}
-PROBE_KEY = "lev:mcp:lev_api_probe"
+
+
+def probe_key() -> str:
+    """Redis key of the last backend probe, beside the breaker's own keys (one name per deployment)."""
+    return f"{settings.LEV_BREAKER_NAME}:lev_api_probe"
 
 
 class BackendUnavailable(Exception):
@@ -45,14 +52,99 @@ class BreakerOpen(Exception):
         self.remaining_ms = remaining_ms
 
 
-@functools.cache
 def redis_client():
-    """One Redis connection pool per process, or None without REDIS_URL."""
-    if not settings.REDIS_URL:
-        return None
+    """One Redis connection pool per process (per URL), or None without REDIS_URL."""
+    return _redis_client_for(settings.REDIS_URL) if settings.REDIS_URL else None
+
+
+@functools.cache
+def _redis_client_for(url: str):
     import redis
 
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1.0, socket_connect_timeout=1.0)
+    return redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
+
+
+class SharedStorage(pybreaker.CircuitBreakerStorage):
+    """The breaker's state in Redis, shared by every process, and in this process's memory while
+    Redis is down (so the breaker still opens and closes per process), back on Redis when it answers.
+
+    Written here rather than using pybreaker's CircuitRedisStorage: that one touches Redis when it
+    is built (so a process starting during a Redis outage cannot serve at all), logs a traceback on
+    every call that fails, and falls back to "closed, no failures", a breaker that cannot open.
+    """
+
+    FIELDS = ("state", "fail_counter", "success_counter", "opened_at")
+
+    def __init__(self, client: Any, name: str):
+        super().__init__("redis")
+        self._redis = client
+        self._prefix = f"{name}:pybreaker:"
+        self._memory = pybreaker.CircuitMemoryStorage(pybreaker.STATE_CLOSED)
+
+    def keys(self) -> list[str]:
+        return [self._prefix + field for field in self.FIELDS]
+
+    def _shared(self, on_redis: Callable[[Any], T], in_memory: Callable[[], T]) -> T:
+        if redis_gate.available():
+            try:
+                return on_redis(self._redis)
+            except redis_errors() as exc:
+                redis_gate.failed(exc, "circuit breaker state")
+        return in_memory()
+
+    @property
+    def state(self) -> str:
+        def read(r: Any) -> str:
+            value = r.get(self._prefix + "state")
+            return value.decode() if value else pybreaker.STATE_CLOSED
+
+        return self._shared(read, lambda: self._memory.state)
+
+    @state.setter
+    def state(self, state: str) -> None:
+        self._shared(lambda r: r.set(self._prefix + "state", str(state)),
+                     lambda: setattr(self._memory, "state", state))
+
+    def increment_counter(self) -> None:
+        self._shared(lambda r: r.incr(self._prefix + "fail_counter"), self._memory.increment_counter)
+
+    def reset_counter(self) -> None:
+        self._shared(lambda r: r.set(self._prefix + "fail_counter", 0), self._memory.reset_counter)
+
+    def increment_success_counter(self) -> None:
+        self._shared(lambda r: r.incr(self._prefix + "success_counter"), self._memory.increment_success_counter)
+
+    def reset_success_counter(self) -> None:
+        self._shared(lambda r: r.set(self._prefix + "success_counter", 0), self._memory.reset_success_counter)
+
+    @property
+    def counter(self) -> int:
+        return self._shared(lambda r: int(r.get(self._prefix + "fail_counter") or 0), lambda: self._memory.counter)
+
+    @property
+    def success_counter(self) -> int:
+        return self._shared(lambda r: int(r.get(self._prefix + "success_counter") or 0),
+                            lambda: self._memory.success_counter)
+
+    @property
+    def opened_at(self) -> dt.datetime | None:
+        def read(r: Any) -> dt.datetime | None:
+            value = r.get(self._prefix + "opened_at")
+            return dt.datetime.fromtimestamp(float(value), dt.UTC) if value else None
+
+        return self._shared(read, lambda: self._memory.opened_at)
+
+    @opened_at.setter
+    def opened_at(self, now: dt.datetime) -> None:
+        # Sub-second precision: a whole-second timestamp would cut up to a second off the cooldown.
+        self._shared(lambda r: r.set(self._prefix + "opened_at", repr(now.timestamp())),
+                     lambda: setattr(self._memory, "opened_at", now))
+
+
+def redis_errors() -> tuple[type[BaseException], ...]:
+    import redis
+
+    return (redis.RedisError,)
 
 
 def get_breaker() -> pybreaker.CircuitBreaker:
@@ -61,9 +153,7 @@ def get_breaker() -> pybreaker.CircuitBreaker:
         if _breaker is None:
             client = redis_client()
             storage = (
-                pybreaker.CircuitRedisStorage(
-                    pybreaker.STATE_CLOSED, client, namespace=settings.LEV_BREAKER_NAME
-                )
+                SharedStorage(client, settings.LEV_BREAKER_NAME)
                 if client is not None
                 else pybreaker.CircuitMemoryStorage(pybreaker.STATE_CLOSED)
             )
@@ -88,9 +178,11 @@ def reset_breaker() -> None:
         _breaker = None
     client = redis_client()
     if client is not None:
-        client.delete(*[f"pybreaker:{settings.LEV_BREAKER_NAME}:{k}"
-                        for k in ("state", "fail_counter", "success_counter", "opened_at")], PROBE_KEY)
+        storage = SharedStorage(client, settings.LEV_BREAKER_NAME)
+        with contextlib.suppress(*redis_errors()):
+            client.delete(*storage.keys(), probe_key())
     _memory_probe["state"] = "reachable"
+    redis_gate.reset()
 
 
 def _remaining_cooldown_ms(breaker: pybreaker.CircuitBreaker) -> int:
@@ -154,14 +246,16 @@ def _record_closed_success(breaker: pybreaker.CircuitBreaker) -> bool:
     """The hot path: a success while closed. pybreaker would only reset the shared failure
     counter; doing that and the probe in one Redis round trip (not four) is the same outcome."""
     client = redis_client()
-    if client is None:
+    storage = breaker._state_storage
+    if client is None or not isinstance(storage, SharedStorage) or not redis_gate.available():
         return False
     try:
         pipe = client.pipeline(transaction=False)
-        pipe.set(breaker._state_storage._namespace("fail_counter"), 0)
-        pipe.set(PROBE_KEY, "reachable", ex=3600)
+        pipe.set(storage.keys()[1], 0)
+        pipe.set(probe_key(), "reachable", ex=3600)
         pipe.execute()
-    except Exception:
+    except redis_errors() as exc:
+        redis_gate.failed(exc, "circuit breaker state")
         return False
     return True
 
@@ -178,25 +272,27 @@ def _replay(breaker: pybreaker.CircuitBreaker, exc: BaseException | None) -> Non
 
 
 def _record_probe(state: str) -> None:
+    _memory_probe["state"] = state  # this process's view, also the fallback while Redis is down
     client = redis_client()
-    if client is None:
-        _memory_probe["state"] = state
+    if client is None or not redis_gate.available():
         return
     try:
-        client.set(PROBE_KEY, state, ex=3600)
-    except Exception:
-        logger.warning("Could not record the backend probe in Redis")
+        client.set(probe_key(), state, ex=3600)
+    except redis_errors() as exc:
+        redis_gate.failed(exc, "backend probe")
 
 
 def last_probe() -> str:
-    """reachable | degraded: the outcome of the last backend request any MCP process made."""
+    """reachable | degraded: the outcome of the last backend request any MCP process made (this
+    process's own while Redis is down)."""
     client = redis_client()
-    if client is None:
+    if client is None or not redis_gate.available():
         return _memory_probe["state"]
     try:
-        value = client.get(PROBE_KEY)
-    except Exception:
-        return "degraded"
+        value = client.get(probe_key())
+    except redis_errors() as exc:
+        redis_gate.failed(exc, "backend probe")
+        return _memory_probe["state"]
     return value.decode() if value else "reachable"
 
 

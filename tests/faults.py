@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import select
+import signal
 import socket
+import subprocess
 import threading
+import time
 from collections.abc import Iterator
 
 
@@ -99,3 +102,54 @@ def tcp_proxy(host: str, port: int) -> Iterator[TcpProxy]:
         yield proxy
     finally:
         proxy.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    """A redis-server of the test's own on a free port, to kill (SIGKILL) and start again on the
+    same port; the machine's shared Redis is never touched."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                return self
+            time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def freeze(self) -> None:
+        """SIGSTOP: the port accepts connections but nothing answers (a hung Redis)."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)
+
+    def stop(self) -> None:
+        self.thaw()
+        self.kill()
