@@ -60,3 +60,22 @@ proc_name = os.environ.get("GUNICORN_PROC_NAME", "lev-web")
 # Off unless GUNICORN_CONTROL_SOCKET names a path; older gunicorn ignores both settings.
 control_socket = os.environ.get("GUNICORN_CONTROL_SOCKET", "")
 control_socket_disable = not control_socket
+
+# Prometheus: with several worker processes, /metrics adds up every process's counters through
+# files in PROMETHEUS_MULTIPROC_DIR (emptied when gunicorn starts; a dead worker's gauges dropped).
+_metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+
+
+def on_starting(server) -> None:
+    if _metrics_dir:
+        os.makedirs(_metrics_dir, exist_ok=True)
+        for name in os.listdir(_metrics_dir):
+            if name.endswith(".db"):
+                os.remove(os.path.join(_metrics_dir, name))
+
+
+def child_exit(server, worker) -> None:
+    if _metrics_dir:
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)

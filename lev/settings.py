@@ -228,6 +228,9 @@ LEV_BREAKER_NAME = os.environ.get("LEV_BREAKER_NAME", "lev_api")
 LEV_RATE_LIMIT_READS = os.environ.get("LEV_RATE_LIMIT_READS", "200/min")
 LEV_RATE_LIMIT_WRITES = os.environ.get("LEV_RATE_LIMIT_WRITES", "30/min")
 LEV_IDEMPOTENCY_TTL_HOURS = env_int("LEV_IDEMPOTENCY_TTL_HOURS", 24)
+# /metrics (Prometheus): scrapes send `Authorization: Bearer <token>`. Without a token it is open in
+# development and off in production.
+LEV_METRICS_TOKEN = os.environ.get("LEV_METRICS_TOKEN", "")
 # Retry-After of the API's 503 when its own database or Redis is down.
 LEV_OUTAGE_RETRY_AFTER_SECONDS = env_int("LEV_OUTAGE_RETRY_AFTER_SECONDS", 2)
 

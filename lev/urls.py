@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
 from lev.health import health
+from lev.metrics import metrics_view
 
 api_v1 = [
     path("", include("deals.urls")),
@@ -16,5 +17,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("health", health, name="health"),
+    path("metrics", metrics_view, name="metrics"),
     path("", include("mcp_tools.urls")),
 ]

@@ -6,4 +6,4 @@ class McpToolsConfig(AppConfig):
     name = "mcp_tools"
 
     def ready(self) -> None:
-        from mcp_tools import tools  # noqa: F401  (registers every tool)
+        from mcp_tools import metrics, tools  # noqa: F401  (registers every tool and the MCP metrics)

@@ -32,6 +32,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from deals.auth import PREAUTHENTICATED_ENVIRON_KEY
 from mcp_tools import resilience
 from mcp_tools.errors import ToolFailure, from_api_response, retry_after_ms_from, upstream_unavailable
+from mcp_tools.metrics import BACKEND_RETRIES
 
 logger = logging.getLogger(__name__)
 
@@ -234,15 +235,20 @@ class LevClient:
             return retrying(attempt)
 
         started = time.monotonic()
+        attempts_before = self.attempts
         try:
             # The breaker sees one outcome per request, after local retries.
             response = resilience.guarded(lambda: self._rate_limit_passthrough(with_retries))
         except resilience.BreakerOpen as exc:
             raise upstream_unavailable(exc.remaining_ms) from None
         except resilience.BackendUnavailable as exc:
+            if self.attempts - attempts_before > 1:
+                BACKEND_RETRIES.labels("exhausted").inc()
             logger.warning("Backend unavailable for %s %s after %d attempt(s) in %.0f ms: %s",
                            method, path, self.attempts, (time.monotonic() - started) * 1000, exc)
             raise upstream_unavailable(exc.retry_after_ms) from None
+        if self.attempts - attempts_before > 1:
+            BACKEND_RETRIES.labels("recovered").inc()
         if response.status >= 500:
             logger.error("Backend answered %s to %s %s: a bug in the API, not an outage (see its log for "
                          "request id %s)", response.status, method, path, self.request_id)

@@ -147,6 +147,15 @@ def redis_errors() -> tuple[type[BaseException], ...]:
     return (redis.RedisError,)
 
 
+class _TransitionCounter(pybreaker.CircuitBreakerListener):
+    def state_change(self, cb: pybreaker.CircuitBreaker, old_state, new_state) -> None:
+        from mcp_tools.metrics import BREAKER_TRANSITIONS
+
+        BREAKER_TRANSITIONS.labels(new_state.name.replace("-", "_")).inc()
+        logger.warning("Circuit breaker %s: %s -> %s", cb.name, getattr(old_state, "name", old_state),
+                       new_state.name)
+
+
 def get_breaker() -> pybreaker.CircuitBreaker:
     global _breaker
     with _lock:
@@ -165,6 +174,7 @@ def get_breaker() -> pybreaker.CircuitBreaker:
                 state_storage=storage,
                 name=settings.LEV_BREAKER_NAME,
                 throw_new_error_on_trip=False,
+                listeners=[_TransitionCounter()],
             )
         return _breaker
 
