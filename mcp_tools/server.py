@@ -17,12 +17,12 @@ import pydantic
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpResponse
-from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
-from mcp.types import DEFAULT_NEGOTIATED_VERSION, CallToolResult, ListToolsResult, TextContent, Tool
+from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
 
 from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
+from mcp_tools import jsonrpc
 from mcp_tools.client import LevClient, default_transport
 from mcp_tools.errors import ToolFailure, internal_error, upstream_unavailable, validation_failure
 from mcp_tools.registry import TOOLS, ToolSpec, bind_client, unbind_client
@@ -187,37 +187,43 @@ class LevMCP(DjangoMCP):
         ])
         return listed.model_dump(by_alias=True, mode="json", exclude_none=True)
 
-    def handle_fast(self, request: Any) -> HttpResponse | None:
-        """Answer `tools/call` and `tools/list` without the SDK's per-request machinery.
+    @functools.cached_property
+    def request_models(self) -> dict[str, type[pydantic.BaseModel]]:
+        """method -> the SDK's request model, for every request method this server answers."""
+        return jsonrpc.request_types(self._mcp_server.request_handlers)
 
-        The SDK path builds a transport, an event loop and a task group, and hops threads, for
-        every request: in stateless JSON mode, these two methods need none of it. Anything else
-        (initialize, ping, notifications, batches, unusual headers) returns None and goes the
-        SDK's way, which also produces its protocol errors.
+    def handle_fast(self, request: Any) -> HttpResponse | None:
+        """Check the JSON-RPC message, and answer what needs none of the SDK's machinery.
+
+        `request.data` is the parsed body (the view parsed it). Every protocol error is answered
+        here (see `mcp_tools.jsonrpc`), so the SDK only ever sees valid requests for methods it
+        has. `tools/call`, `tools/list`, `ping`, notifications and responses are answered here
+        too: the SDK path builds a transport, an event loop and a task group, and hops threads,
+        for every request, and in stateless JSON mode these need none of it. Anything else
+        (initialize, resources/list, ...) returns None and goes the SDK's way.
         """
         message = request.data
-        if not (
-            isinstance(message, dict)
-            and message.get("jsonrpc") == "2.0"
-            and isinstance(message.get("id"), str | int)
-            and message.get("method") in ("tools/call", "tools/list")
-            and "application/json" in request.headers.get("Accept", "")
-            and request.headers.get("MCP-Protocol-Version", DEFAULT_NEGOTIATED_VERSION)
-            in SUPPORTED_PROTOCOL_VERSIONS
-        ):
-            return None
-        params = message.get("params") or {}
-        if not isinstance(params, dict):
-            return None
-        if message["method"] == "tools/list":
-            result = self.tools_list_result
-        else:
-            name, arguments = params.get("name"), params.get("arguments")
-            if not isinstance(name, str) or not isinstance(arguments, dict | None):
-                return None
-            result = self.call_tool_sync(name, arguments, request).model_dump(
+        try:
+            kind = jsonrpc.kind(message)
+            jsonrpc.check_protocol_version(request.headers.get("MCP-Protocol-Version"), message)
+            if kind != "request":
+                # Stateless: no session to initialise, no request of ours a response could answer,
+                # and nothing running on another HTTP request that a cancellation could stop.
+                return HttpResponse(status=202, content_type="application/json")
+            jsonrpc.check_request(message, self.request_models)
+        except jsonrpc.JsonRpcError as error:
+            return error.response()
+        method, params = message["method"], message.get("params") or {}
+        if method == "tools/list":
+            result: dict[str, Any] = self.tools_list_result
+        elif method == "tools/call":
+            result = self.call_tool_sync(params["name"], params.get("arguments"), request).model_dump(
                 by_alias=True, mode="json", exclude_none=True
             )
+        elif method == "ping":
+            result = {}
+        else:
+            return None
         body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}, separators=(",", ":"))
         return HttpResponse(body, content_type="application/json")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 
 from lev.errors import UPSTREAM_MESSAGE, UpstreamUnavailable
 from mcp_tools.errors import upstream_unavailable
@@ -21,18 +21,19 @@ from mcp_tools.errors import upstream_unavailable
 SERVER_UNAVAILABLE_CODE = -32000
 
 
-def _message(request: HttpRequest) -> Any:
+def _message(body: bytes) -> Any:
     try:
-        return json.loads(request.body)
+        return json.loads(body)
     except (ValueError, RecursionError):
         return None
 
 
-def unavailable_response(request: HttpRequest, retry_after_ms: int | None) -> HttpResponse:
+def unavailable_response(body: bytes, retry_after_ms: int | None) -> HttpResponse:
+    """`body` is the request's raw body (the view has already read it from the stream)."""
     from mcp_tools.server import _result as tool_result  # imports the transport library: import late
 
     failure = upstream_unavailable(retry_after_ms)
-    message = _message(request)
+    message = _message(body)
     request_id = message.get("id") if isinstance(message, dict) else None
     if isinstance(request_id, str | int) and not isinstance(request_id, bool):
         if message.get("method") == "tools/call":

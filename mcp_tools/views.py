@@ -1,31 +1,126 @@
 """The /mcp endpoint: Streamable HTTP, stateless, JSON responses, API-key protected.
 
-Transport security rules of the MCP specification (2025-11-25, Streamable HTTP): an `Origin` that
-is present and not allowed gets 403; `Host` is checked by ALLOWED_HOSTS; no or bad credential gets
-401 with `WWW-Authenticate: Bearer`; tokens never come from the query string; bodies over the
-size limit get 413. GET (the optional SSE stream) and DELETE (sessions) answer 405.
+A request is checked in this order, so each failure gets the answer the MCP transport
+(specification 2025-11-25, Streamable HTTP) gives it, before DRF's content negotiation can
+answer anything else:
+
+1. method: only POST; GET (the optional SSE stream), DELETE (sessions) and the rest get 405 with
+   `Allow: POST`, whatever the Accept header says.
+2. Origin: absent, the server's own origin, or listed in LEV_MCP_ALLOWED_ORIGINS; else 403.
+3. body size: over LEV_MCP_MAX_BODY_BYTES is 413; a chunked body is read within that bound when
+   the server hands it over de-chunked (gunicorn), else 411 (Django's runserver cannot).
+4. credential: none or bad is 401 with `WWW-Authenticate: Bearer` (tokens never come from the
+   query string). `Host` is checked by ALLOWED_HOSTS before any of this.
+5. Content-Type must be application/json (415) and Accept must list it (406).
+6. the JSON-RPC message itself (`mcp_tools.jsonrpc`): parse errors, invalid requests, unknown
+   methods, bad params and unsupported protocol versions get JSON-RPC error bodies.
+
+Steps 1-5 answer in the API's one error body `{"code", "message", "details"}`; step 6 and every
+later answer is JSON-RPC.
 """
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import urlsplit
+
 from django.conf import settings
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse
 from mcp_server.views import MCPServerStreamableHttpView
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
 from deals.auth import ApiKeyAuthentication
-from lev.errors import ApplicationError, Forbidden
+from lev.errors import ApplicationError, Forbidden, ValidationFailed
 from lev.outages import is_dependency_outage, report_outage
-from mcp_tools import resilience
+from mcp_tools import jsonrpc, resilience
 from mcp_tools.server import get_server
 from mcp_tools.unavailable import unavailable_response
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class PayloadTooLarge(ApplicationError):
     code = "VALIDATION_ERROR"
     http_status = 413
+
+
+class LengthRequired(ApplicationError):
+    code = "VALIDATION_ERROR"
+    http_status = 411
+    default_message = (
+        "Validation failed: send the request body with a Content-Length header; "
+        "this server cannot read a chunked body"
+    )
+
+
+class MethodNotAllowed(ApplicationError):
+    code = "METHOD_NOT_ALLOWED"
+    http_status = 405
+    default_message = "Method not allowed: use POST for MCP requests (this server offers no SSE stream)."
+
+    def headers(self) -> dict[str, str]:
+        return {"Allow": "POST"}
+
+
+def _media_error(status: int, message: str) -> ValidationFailed:
+    error = ValidationFailed({"content_type": [message]}, message=f"Validation failed: {message}")
+    error.http_status = status
+    return error
+
+
+def _origin_key(origin: str) -> tuple[str, str, int | None] | None:
+    """(scheme, host, port) with the default port filled in, or None if it is not an origin."""
+    try:
+        parts = urlsplit(origin.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if not scheme or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower(), port or _DEFAULT_PORTS.get(scheme)
+
+
+def origin_allowed(request: Request, origin: str) -> bool:
+    """The server's own origin (scheme://host[:port] of this request) or a configured one.
+
+    A browser sends Origin on every POST, also for a page served by this site: that request is
+    not cross-origin and must be served. DNS rebinding cannot pass this: the Host it sends is the
+    attacker's name, which ALLOWED_HOSTS refuses before the view runs.
+    """
+    key = _origin_key(origin)
+    if key is None:
+        return False
+    if key == _origin_key(f"{request.scheme}://{request.get_host()}"):
+        return True
+    return key in {_origin_key(allowed) for allowed in settings.LEV_MCP_ALLOWED_ORIGINS}
+
+
+def read_body(request: Request) -> bytes:
+    """The raw body, at most LEV_MCP_MAX_BODY_BYTES (413 past it), chunked bodies included."""
+    limit = settings.LEV_MCP_MAX_BODY_BYTES
+    too_large = PayloadTooLarge(f"Validation failed: the request body is over {limit} bytes")
+    meta = request.META
+    length = (meta.get("CONTENT_LENGTH") or "").strip()
+    if length:
+        if length.isdigit() and int(length) > limit:
+            raise too_large
+        stream: Any = request._request  # Django's stream, bounded by Content-Length
+    elif "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower():
+        # Django reads a body without Content-Length as empty. A server that de-chunks the body
+        # and ends the stream at its end says so with `wsgi.input_terminated` (gunicorn does);
+        # Django's runserver does not, and reading its raw socket would block or misparse.
+        if not meta.get("wsgi.input_terminated"):
+            raise LengthRequired()
+        stream = meta["wsgi.input"]
+    else:
+        return b""
+    body = stream.read(limit + 1)
+    if len(body) > limit:
+        raise too_large
+    return body
 
 
 class McpView(MCPServerStreamableHttpView):
@@ -34,24 +129,38 @@ class McpView(MCPServerStreamableHttpView):
     renderer_classes = [JSONRenderer]
     throttle_classes: list = []  # the API behind the tools enforces the rate limits
     schema = None  # JSON-RPC over HTTP, not part of the REST API's OpenAPI description
+    # DRF writes `Allow` from the handler methods a view has; this endpoint serves POST only.
+    http_method_names = ["post"]
 
     def initial(self, request: Request, *args, **kwargs) -> None:
+        # Everything here runs before DRF's content negotiation (in super().initial), which
+        # would otherwise answer 406 to `Accept: text/event-stream` before any of these checks.
+        if request.method != "POST":
+            raise MethodNotAllowed()
         origin = request.headers.get("Origin")
-        if origin and origin not in settings.LEV_MCP_ALLOWED_ORIGINS:
-            raise Forbidden("Forbidden: this Origin may not call the MCP endpoint.")
-        length = request.META.get("CONTENT_LENGTH") or "0"
-        if length.isdigit() and int(length) > settings.LEV_MCP_MAX_BODY_BYTES:
-            raise PayloadTooLarge(
-                f"Validation failed: the request body is over {settings.LEV_MCP_MAX_BODY_BYTES} bytes"
+        if origin is not None and not origin_allowed(request, origin):
+            raise Forbidden(
+                "Forbidden: this Origin may not call the MCP endpoint. To allow a browser-based "
+                "client, add its origin to the LEV_MCP_ALLOWED_ORIGINS setting.",
+                details={"origin": origin[:200], "setting": "LEV_MCP_ALLOWED_ORIGINS"},
             )
+        self.raw_body = read_body(request)
         super().initial(request, *args, **kwargs)
+        # Same media types as the SDK transport requires, checked here so the answer is ours.
+        content_type = request.headers.get("Content-Type", "")
+        if content_type.split(";")[0].strip().lower() != "application/json":
+            raise _media_error(415, "the Content-Type of an MCP request must be application/json")
+        accept = [part.split(";")[0].strip().lower() for part in request.headers.get("Accept", "").split(",")]
+        if "application/json" not in accept:
+            raise _media_error(406, "the Accept header of an MCP request must list application/json "
+                                    "(clients send 'application/json, text/event-stream')")
 
     def handle_exception(self, exc: Exception) -> HttpResponse:
         # The database (or Redis) went down while this request was authenticated or served: answer
         # in JSON-RPC, counted by the breaker like any outage, instead of a REST 500/503 page.
         if is_dependency_outage(exc):
             report_outage(exc, "MCP endpoint")
-            return unavailable_response(self.request._request, resilience.record_outage())
+            return unavailable_response(getattr(self, "raw_body", b""), resilience.record_outage())
         return super().handle_exception(exc)
 
     @property
@@ -59,14 +168,11 @@ class McpView(MCPServerStreamableHttpView):
         return get_server()
 
     def post(self, request: Request, *args, **kwargs) -> HttpResponse:
+        try:
+            message = jsonrpc.parse(self.raw_body)
+        except jsonrpc.JsonRpcError as error:
+            return error.response()
+        # DRF never parses this body (the parse above is the only one): the SDK path reads the
+        # message from request.data.
+        request._full_data = message
         return self.mcp_server.handle_fast(request) or super().post(request, *args, **kwargs)
-
-    def get(self, request: Request, *args, **kwargs) -> HttpResponse:
-        # Stateless server: no SSE stream to offer (the spec allows 405 here).
-        return JsonResponse(
-            {"code": "METHOD_NOT_ALLOWED", "message": "Method not allowed: use POST for MCP requests.",
-             "details": {}},
-            status=405, headers={"Allow": "POST"},
-        )
-
-    delete = get
