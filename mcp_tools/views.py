@@ -17,6 +17,7 @@ from rest_framework.request import Request
 
 from deals.auth import ApiKeyAuthentication
 from lev.errors import ApplicationError, Forbidden
+from lev.parsers import JSONParser
 from mcp_tools.server import get_server
 
 
@@ -29,6 +30,7 @@ class McpView(MCPServerStreamableHttpView):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [IsAuthenticated]
     renderer_classes = [JSONRenderer]
+    parser_classes = [JSONParser]  # lev.parsers: a bad body (3,000 `[`) is a 400, never a crash
     throttle_classes: list = []  # the API behind the tools enforces the rate limits
     schema = None  # JSON-RPC over HTTP, not part of the REST API's OpenAPI description
 
