@@ -142,7 +142,8 @@ def test_a_schema_error_is_json_not_yaml(debug):
 
 @pytest.mark.parametrize("content_type", ["application/x-www-form-urlencoded", "multipart/form-data; boundary=b"])
 def test_form_bodies_on_mcp_get_json(web, debug, content_type):
-    body = "a=1" if "urlencoded" in content_type else '--b\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--b--\r\n'
+    multipart = '--b\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--b--\r\n'
+    body = "a=1" if "urlencoded" in content_type else multipart
     response = web.post("/mcp", body, content_type=content_type, HTTP_ACCEPT=MCP_ACCEPT)
     assert_json_error(response, 415, "Validation failed: Unsupported media type")
 
