@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.test import Client
+from django.core.exceptions import SuspiciousOperation
+from django.test import Client, RequestFactory
 
 from lev import limits
+from lev.middleware import RequestIdMiddleware
 
 pytestmark = pytest.mark.django_db
 
@@ -151,3 +153,34 @@ def test_form_bodies_on_mcp_get_json(web, debug, content_type):
 def test_an_unknown_api_route_is_json_with_debug_on(web, debug):
     assert_json_error(web.get("/api/v1/no-such-thing/", HTTP_ACCEPT="text/html"), 404, "Resource not found",
                       code="NOT_FOUND")
+
+
+# --- the outermost middleware's net: pages Django made for failures outside any view --------------
+def failing_middleware_stack(exc: Exception):
+    """What RequestIdMiddleware wraps: Django's exception-to-response conversion around a
+    middleware that raises (as CommonMiddleware does for a bad Host)."""
+    from django.core.handlers.exception import convert_exception_to_response
+
+    def inner(request):
+        raise exc
+
+    return convert_exception_to_response(inner)
+
+
+@pytest.mark.parametrize(("exc", "status", "code", "prefix"), [
+    (RuntimeError("secret detail /srv/app.py"), 500, "INTERNAL_ERROR", "Internal error: "),
+    (SuspiciousOperation("secret"), 400, "VALIDATION_ERROR", "Validation failed: request is malformed"),
+])
+@pytest.mark.parametrize("path", ["/api/v1/deals/", "/mcp"])
+def test_an_error_page_made_by_django_outside_a_view_becomes_the_json_body(settings, debug, exc, status, code,
+                                                                            prefix, path):
+    settings.DEBUG_PROPAGATE_EXCEPTIONS = False
+    response = RequestIdMiddleware(failing_middleware_stack(exc))(RequestFactory().get(path))
+    body = assert_json_error(response, status, prefix, code=code)
+    assert "secret" not in json.dumps(body)
+    assert response["X-Request-Id"]
+
+
+def test_pages_outside_the_api_are_left_alone(settings, debug):
+    response = RequestIdMiddleware(failing_middleware_stack(RuntimeError("x")))(RequestFactory().get("/admin/"))
+    assert response.status_code == 500 and not response["Content-Type"].startswith("application/json")
