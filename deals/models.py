@@ -160,8 +160,12 @@ class DealFinancials(models.Model):
 
 
 class IdempotencyRecord(models.Model):
-    """The first response to a create carrying an Idempotency-Key, replayed for repeats (24 h)."""
+    """The first response to a create carrying an Idempotency-Key, replayed for repeats (24 h).
 
+    Scoped by account and user: one user's key sent for two accounts names two requests.
+    """
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=255)
     method = models.CharField(max_length=8)
@@ -172,7 +176,9 @@ class IdempotencyRecord(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["user", "key"], name="uniq_idempotency_key")]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "user", "key"], name="uniq_idempotency_account_user_key"),
+        ]
         indexes = [models.Index(fields=["created_at"])]
 
     def __str__(self) -> str:

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from deals.models import Deal, DealFinancials, DealProperty
 from deals.selectors import DEAL_ORDERINGS, DealFilters
+from lev import limits
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
 from lev.serializers import (
     EnumField,
@@ -113,9 +114,18 @@ class DealPropertySerializer(serializers.ModelSerializer):
 
 
 class DealFinancialsSerializer(serializers.ModelSerializer):
-    ltv = serializers.DecimalField(max_digits=8, decimal_places=2, read_only=True, coerce_to_string=False,
-                                   help_text="Loan-to-value in percent.")
-    dscr = serializers.DecimalField(max_digits=8, decimal_places=2, read_only=True, coerce_to_string=False)
+    # Wide enough for any ratio the stored inputs allow (lev.limits): a $1 loan on a $12M value,
+    # or a $12M loan on a $1 value, must read back, not fail every read of the deal.
+    ltv = serializers.DecimalField(
+        max_digits=limits.LTV_MAX_DIGITS, decimal_places=limits.RATIO_DECIMAL_PLACES, read_only=True,
+        allow_null=True, coerce_to_string=False,
+        help_text="Loan-to-value in percent (loan / estimated value, else purchase price); null when not computable.",
+    )
+    dscr = serializers.DecimalField(
+        max_digits=limits.DSCR_MAX_DIGITS, decimal_places=limits.RATIO_DECIMAL_PLACES, read_only=True,
+        allow_null=True, coerce_to_string=False,
+        help_text="Debt service coverage ratio (NOI / annual debt service); null when not computable.",
+    )
 
     class Meta:
         model = DealFinancials

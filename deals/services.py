@@ -12,7 +12,7 @@ from django.utils.text import slugify
 
 from deals.auth import generate_key, hash_key
 from deals.models import Account, ApiKey, Deal, DealFinancials, DealProperty, Membership
-from lev.errors import BusinessRuleViolation
+from lev.errors import BusinessRuleViolation, DealNotFound
 
 DEAL_FIELDS = (
     "title", "loan_amount", "loan_type", "transaction_type", "business_plan", "description",
@@ -36,8 +36,23 @@ def _check_not_archived(deal: Deal, action: str) -> None:
         )
 
 
-def _bump_version(deal: Deal) -> None:
-    Deal.objects.filter(pk=deal.pk).update(version=F("version") + 1, updated_at=timezone.now())
+def _lock_deal(deal: Deal) -> Deal:
+    """Lock the deal's row until the transaction ends and reload `deal` from it.
+
+    Every write that bumps the version takes this lock first, so a check (archived?) and the bump
+    act on the row as it is, and two writers take turns instead of one losing the other's bump.
+    A lender search start locks the same row, so it always ranks the version it records.
+    """
+    try:
+        deal.refresh_from_db(from_queryset=Deal.objects.select_for_update())
+    except Deal.DoesNotExist:
+        raise DealNotFound(deal.pk) from None
+    return deal
+
+
+def _bump_version(deal: Deal, **changes: Any) -> None:
+    """Write `changes` and version + 1 in the database (never a version computed in Python)."""
+    Deal.objects.filter(pk=deal.pk).update(**changes, version=F("version") + 1, updated_at=timezone.now())
     deal.refresh_from_db(fields=["version", "updated_at"])
 
 
@@ -92,34 +107,41 @@ def deal_create(*, account: Account, user, data: dict[str, Any]) -> Deal:
 
 @transaction.atomic
 def deal_update(*, deal: Deal, data: dict[str, Any]) -> Deal:
+    """Change the given fields; bumps the version when anything changed. `deal` is reloaded."""
+    _lock_deal(deal)
     _check_not_archived(deal, "updated")
-    changed = [name for name in DEAL_FIELDS if name in data and getattr(deal, name) != data[name]]
-    for name in changed:
+    changes = {}
+    for name in DEAL_FIELDS:
+        if name not in data:
+            continue
         value = data[name]
         if value is None and name in ("loan_type", "transaction_type"):
             value = "tbd"
         elif value is None and name in ("business_plan", "description"):
             value = ""
-        setattr(deal, name, value)
-    if changed:
-        deal.version += 1
-        deal.save(update_fields=[*changed, "version", "updated_at"])
+        if getattr(deal, name) != value:
+            changes[name] = value
+    if changes:
+        _bump_version(deal, **changes)
+        for name, value in changes.items():
+            setattr(deal, name, value)
     return deal
 
 
 @transaction.atomic
 def deal_archive(*, deal: Deal) -> Deal:
-    """Soft-delete. Archiving an archived deal changes nothing (safe to repeat)."""
+    """Soft-delete. Archiving an archived deal changes nothing (safe to repeat). `deal` is reloaded."""
+    _lock_deal(deal)
     if not deal.archived:
-        deal.archived = True
-        deal.archived_at = timezone.now()
-        deal.version += 1
-        deal.save(update_fields=["archived", "archived_at", "version", "updated_at"])
+        now = timezone.now()
+        _bump_version(deal, archived=True, archived_at=now)
+        deal.archived, deal.archived_at = True, now
     return deal
 
 
 @transaction.atomic
 def deal_property_create(*, deal: Deal, data: dict[str, Any]) -> DealProperty:
+    _lock_deal(deal)
     _check_not_archived(deal, "changed")
     prop = DealProperty.objects.create(
         deal=deal, **{k: data[k] for k in PROPERTY_FIELDS if data.get(k) is not None}
@@ -130,7 +152,8 @@ def deal_property_create(*, deal: Deal, data: dict[str, Any]) -> DealProperty:
 
 @transaction.atomic
 def deal_property_update(*, prop: DealProperty, data: dict[str, Any]) -> DealProperty:
-    _check_not_archived(prop.deal, "changed")
+    deal = _lock_deal(prop.deal)
+    _check_not_archived(deal, "changed")
     changed = [k for k in PROPERTY_FIELDS if k in data]
     for name in changed:
         value = data[name]
@@ -139,12 +162,13 @@ def deal_property_update(*, prop: DealProperty, data: dict[str, Any]) -> DealPro
         setattr(prop, name, value)
     if changed:
         prop.save(update_fields=[*changed, "updated_at"])
-        _bump_version(prop.deal)
+        _bump_version(deal)
     return prop
 
 
 @transaction.atomic
 def deal_financials_update(*, deal: Deal, data: dict[str, Any]) -> DealFinancials:
+    _lock_deal(deal)
     _check_not_archived(deal, "changed")
     financials, _ = DealFinancials.objects.select_for_update().get_or_create(deal=deal)
     changed = [k for k in FINANCIAL_FIELDS if k in data]

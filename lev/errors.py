@@ -11,7 +11,16 @@ import logging
 import math
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import (
+    BadRequest,
+    DisallowedHost,
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
@@ -180,6 +189,19 @@ def to_application_error(exc: Exception) -> ApplicationError | None:
         return exc
     if isinstance(getattr(exc, "app_error", None), ApplicationError):
         return exc.app_error
+    # Django's refusals of a request's shape (raised when a view first reads the query string or
+    # body): the caller's input, so a 400/413 naming what to change, never a 500.
+    if isinstance(exc, RequestDataTooBig):
+        err = ValidationFailed({"body": [f"must be at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"]})
+        err.http_status = 413
+        return err
+    if isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return ValidationFailed({"request": [f"may have at most {limit} query parameters or form fields"]})
+    if isinstance(exc, DisallowedHost):
+        return ValidationFailed({"Host": ["is not a host name this server answers to"]})
+    if isinstance(exc, SuspiciousOperation | BadRequest):
+        return ValidationFailed({"request": ["is malformed"]})
     if isinstance(exc, drf_exceptions.ValidationError):
         return ValidationFailed(_flatten_drf_errors(exc.detail) or {"non_field_errors": ["is invalid"]})
     if isinstance(exc, drf_exceptions.ParseError):

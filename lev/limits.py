@@ -44,3 +44,17 @@ PROPERTIES_PER_CREATE_MAX = 50
 # Idempotency keys: visible ASCII (no spaces or control characters), 1 to 255 characters.
 IDEMPOTENCY_KEY_MAX = 255
 IDEMPOTENCY_KEY_PATTERN = r"^[!-~]{1,255}$"
+
+# Requests: Django's DATA_UPLOAD_* settings read these; past them the API answers 413 / 400.
+REQUEST_BODY_MAX_BYTES = 2_621_440  # 2.5 MiB, Django's default, now named
+REQUEST_FIELDS_MAX = 1000  # query parameters, or fields of a form body
+# JSON bodies nested deeper than this are refused: no schema of the API comes near it, and deep
+# nesting only exhausts the stack of whatever walks the data next.
+JSON_MAX_DEPTH = 64
+
+# Derived ratios, sized so that any inputs the money fields accept read back: LTV (percent) is at
+# most MONEY_MAX / MONEY_MIN_POSITIVE * 100 (12 + 2 + 2 whole digits), DSCR at most MONEY_MAX / 0.01
+# (a debt service is rounded to cents; 12 + 2 whole digits).
+RATIO_DECIMAL_PLACES = 2
+LTV_MAX_DIGITS = MONEY_MAX_DIGITS + 4
+DSCR_MAX_DIGITS = MONEY_MAX_DIGITS + 2

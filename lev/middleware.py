@@ -7,9 +7,21 @@ import re
 import uuid
 from collections.abc import Callable
 
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from lev.errors import ApplicationError, NotFound, to_application_error, unexpected_error
+from lev.errors import (
+    ApplicationError,
+    AuthenticationFailed,
+    Forbidden,
+    InternalError,
+    NotFound,
+    RateLimited,
+    UpstreamUnavailable,
+    ValidationFailed,
+    to_application_error,
+    unexpected_error,
+)
 from lev.request_id import reset_request_id, set_request_id
 
 logger = logging.getLogger(__name__)
@@ -18,14 +30,82 @@ access_logger = logging.getLogger("lev.access")
 REQUEST_ID_HEADER = "X-Request-Id"
 # A caller's id is accepted only when it looks like an id: it ends up in logs.
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+# Headers of an error page that still mean something on its JSON replacement.
+_KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate")
 
 
 def _is_api_path(path: str) -> bool:
     return path.startswith("/api/") or path.startswith("/mcp")
 
 
+def _is_json(response: HttpResponse) -> bool:
+    return response.get("Content-Type", "").split(";")[0].strip().lower() == "application/json"
+
+
+def _json(error: ApplicationError) -> JsonResponse:
+    response = JsonResponse(error.as_body(), status=error.http_status)
+    for key, value in error.headers().items():
+        response[key] = value
+    return response
+
+
+def _method_not_allowed() -> ApplicationError:
+    error = ApplicationError("Method not allowed: this path does not accept this method.")
+    error.code = "METHOD_NOT_ALLOWED"
+    return error
+
+
+def _error_for_status(status: int) -> ApplicationError:
+    """The error body for a page whose exception we never saw (Django answered it: a failure in
+    some middleware, DEBUG's technical pages). The status is kept; the message says no more than
+    the status does, so no internals travel."""
+    known: dict[int, Callable[[], ApplicationError]] = {
+        401: AuthenticationFailed,
+        403: Forbidden,
+        404: NotFound,
+        405: _method_not_allowed,
+        406: lambda: ValidationFailed({"Accept": ["must allow application/json"]}),
+        413: lambda: ValidationFailed({"body": ["is too large"]}),
+        415: lambda: ValidationFailed({"Content-Type": ["must be application/json"]}),
+        429: RateLimited,
+        502: UpstreamUnavailable,
+        503: UpstreamUnavailable,
+        504: UpstreamUnavailable,
+    }
+    if status in known:
+        error = known[status]()
+    elif status < 500:
+        error = ValidationFailed({"request": ["is malformed"]})
+    else:
+        error = InternalError()
+    error.http_status = status
+    return error
+
+
+def _as_json_error(response: HttpResponse) -> HttpResponse:
+    """An error page under /api/ or /mcp as the one JSON error body; JSON and successes pass."""
+    if response.status_code < 400 or response.streaming or _is_json(response):
+        return response
+    data = getattr(response, "data", None)  # a DRF Response rendered by a non-JSON renderer
+    if isinstance(data, dict) and {"code", "message", "details"} <= set(data):
+        replacement = JsonResponse(data, status=response.status_code,
+                                   json_dumps_params={"separators": (",", ":")})
+    else:
+        replacement = _json(_error_for_status(response.status_code))
+    for header in _KEPT_HEADERS:
+        if header in response:
+            replacement[header] = response[header]
+    return replacement
+
+
 class RequestIdMiddleware:
-    """Accepts the caller's X-Request-Id (or mints one), logs with it and echoes it back."""
+    """Accepts the caller's X-Request-Id (or mints one), logs with it and echoes it back.
+
+    Being the outermost middleware, it is also where /api/ and /mcp keep their JSON promise for
+    failures outside any view: a `Host` not in ALLOWED_HOSTS is answered here before another
+    middleware turns it into Django's HTML 400 page, and any other error page Django made (for an
+    exception in a middleware, or a DEBUG technical page) is replaced by the JSON error body.
+    """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
@@ -35,14 +115,30 @@ class RequestIdMiddleware:
         request_id = incoming if _VALID_REQUEST_ID.match(incoming) else str(uuid.uuid4())
         request.request_id = request_id
         token = set_request_id(request_id)
+        api = _is_api_path(request.path)
         try:
-            response = self.get_response(request)
-            if _is_api_path(request.path):
+            response = self._host_refused(request) if api else None
+            if response is None:
+                response = self.get_response(request)
+            if api:
+                response = _as_json_error(response)
                 access_logger.info("%s %s %s", request.method, request.path, response.status_code)
         finally:
             reset_request_id(token)
         response[REQUEST_ID_HEADER] = request_id
         return response
+
+    @staticmethod
+    def _host_refused(request: HttpRequest) -> HttpResponse | None:
+        try:
+            request.get_host()
+        except DisallowedHost as exc:
+            # Logged like Django logs it; the client is not told which host it sent or which we serve.
+            logging.getLogger("django.security.DisallowedHost").warning(
+                "Refused a request for a Host not in ALLOWED_HOSTS: %r", request.META.get("HTTP_HOST", "")
+            )
+            return _json(to_application_error(exc) or ValidationFailed({"Host": ["is invalid"]}))
+        return None
 
 
 class ApiErrorMiddleware:
@@ -56,22 +152,15 @@ class ApiErrorMiddleware:
         if (
             _is_api_path(request.path)
             and response.status_code == 404
-            and not response.get("Content-Type", "").startswith("application/json")
+            and not _is_json(response)
         ):
-            return self._json(NotFound())
+            return _json(NotFound())
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not _is_api_path(request.path):
             return None
         error = to_application_error(exception) or unexpected_error(exception, where="request")
-        return self._json(error)
-
-    @staticmethod
-    def _json(error: ApplicationError) -> JsonResponse:
-        response = JsonResponse(error.as_body(), status=error.http_status)
-        for key, value in error.headers().items():
-            response[key] = value
-        return response
+        return _json(error)
 
 

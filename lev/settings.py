@@ -12,6 +12,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from lev import limits
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -167,6 +169,10 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
+# Request bounds (lev.limits); past them the API answers 413 / 400 in its one error body.
+DATA_UPLOAD_MAX_MEMORY_SIZE = limits.REQUEST_BODY_MAX_BYTES
+DATA_UPLOAD_MAX_NUMBER_FIELDS = limits.REQUEST_FIELDS_MAX
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "deals.auth.ApiKeyAuthentication",
@@ -175,10 +181,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "lev.pagination.StandardPagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_RENDERER_CLASSES": [
-        "rest_framework.renderers.JSONRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
-    ],
+    # JSON in, JSON out: no browsable-API HTML, no form bodies. An Accept or ?format= that JSON
+    # cannot serve still gets JSON (lev.parsers), never a 406 or 404 page.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["lev.parsers.JSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "lev.parsers.JsonFirstContentNegotiation",
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "EXCEPTION_HANDLER": "lev.errors.api_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
         "lev.throttling.UserReadThrottle",
