@@ -101,20 +101,19 @@ def _to_the_cent(value: float) -> float:
     return float(Decimal(repr(value)).quantize(_CENT, rounding=ROUND_HALF_UP))
 
 
-_ROUNDING = "rounded to the cent"
+# Each argument's own description says what the amount is; every one says it is rounded to the cent.
 # The Field comes first so its bounds land on the number itself (and read as minimum/maximum in the
 # schema); before-validators run last-listed first.
 Money = Annotated[
     float,
-    Field(ge=float(MONEY_MIN_POSITIVE), le=float(MONEY_MAX), allow_inf_nan=False,
-          description=f"US dollars, greater than 0 (at most {MONEY_MAX}), {_ROUNDING}."),
+    Field(ge=float(MONEY_MIN_POSITIVE), le=float(MONEY_MAX), allow_inf_nan=False),
     BeforeValidator(_positive),
     BeforeValidator(_money_number),
     AfterValidator(_to_the_cent),
 ]
 MoneyFilter = Annotated[
     float,
-    Field(ge=0, le=float(MONEY_MAX), allow_inf_nan=False, description=f"US dollars, {_ROUNDING}."),
+    Field(ge=0, le=float(MONEY_MAX), allow_inf_nan=False),
     BeforeValidator(_money_number),
     AfterValidator(_to_the_cent),
 ]
@@ -134,7 +133,7 @@ def _iso_date(value: Any) -> dt.date:
         raise PydanticCustomError("date_parsing", "must be a real calendar date in YYYY-MM-DD format") from None
 
 
-Date = Annotated[dt.date, BeforeValidator(_iso_date), Field(description="A date, YYYY-MM-DD.")]
+Date = Annotated[dt.date, BeforeValidator(_iso_date)]
 
 
 # --- pages ---------------------------------------------------------------------------------------

@@ -75,9 +75,10 @@ def list_deals(
     loan_type: LoanType | None = None,
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,
-    min_loan_amount: Annotated[MoneyFilter | None, Field(description="Smallest loan amount, US dollars.")] = None,
-    max_loan_amount: Annotated[MoneyFilter | None, Field(description="Largest loan amount, US dollars; not "
-                                                                     "below min_loan_amount.")] = None,
+    min_loan_amount: Annotated[MoneyFilter | None, Field(description="Smallest loan amount, US dollars, rounded "
+                                                                     "to the cent.")] = None,
+    max_loan_amount: Annotated[MoneyFilter | None, Field(description="Largest loan amount, US dollars, rounded "
+                                                                     "to the cent; not below min_loan_amount.")] = None,
     archived: Annotated[bool, Field(description="true lists archived deals instead of active ones.")] = False,
     search: Annotated[Text(limits.SEARCH_TEXT_MAX) | None, Field(description="Words in the deal title.")] = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,

@@ -25,6 +25,7 @@ from lev import limits
 from mcp_tools.server import get_server
 from tests.factories import DealFactory, LenderFactory
 from tests.lenders.fixtures import eager_jobs
+from tests.mcp_helpers import McpCaller
 
 __all__ = ["eager_jobs"]
 
@@ -93,6 +94,25 @@ def test_true_is_not_deal_1(tools, account):
     assert deal.archived is False
 
 
+@pytest.mark.django_db(transaction=True)
+def test_over_the_real_endpoint_both_paths_are_strict(live_server, api_key, account, monkeypatch):
+    """The official client over /mcp: the fast path and the SDK's path end in the same checks."""
+    from mcp_tools.server import LevMCP
+
+    deal = DealFactory(account=account, id=1)
+    mcp = McpCaller(live_server.url, api_key)
+    for fast in (True, False):
+        with monkeypatch.context() as patch:
+            if not fast:
+                patch.setattr(LevMCP, "handle_fast", lambda self, request: None)
+            payload = mcp.error("archive_deal", {"deal_id": True})
+            assert payload["details"]["fields"] == {"deal_id": ["must be a whole number, not true or false"]}
+            assert mcp.ok("list_deals", {"search": "[1]"})["deals"] == []
+            assert mcp.error("create_deal", {"title": "T", "loan_amount": "18500000"})["code"] == "VALIDATION_ERROR"
+    deal.refresh_from_db()
+    assert deal.archived is False and Deal.objects.count() == 1
+
+
 def test_an_integral_json_number_is_an_integer_as_json_schema_says(tools, account):
     deal = DealFactory(account=account)
     assert tools.ok("get_deal", {"deal_id": float(deal.id)})["deal"]["id"] == deal.id
@@ -139,6 +159,7 @@ def test_every_number_argument_refuses_non_finite_values(tools):
         for argument, prop in schema["properties"].items():
             if branch(prop, schema.get("$defs", {})).get("type") == "number":
                 seen += 1
+                assert "rounded to the cent" in prop["description"], (name, argument)  # what the tool does
                 tools.invalid(name, {**required(schema), argument: float("nan")}, argument, "must be a finite number")
     assert seen >= 5
 
@@ -216,7 +237,7 @@ def check_against_field(where: str, prop: dict[str, Any], field: serializers.Fie
         expected = limits.TEXT_PATTERN if field.allow_blank else limits.NON_BLANK_TEXT_PATTERN
         assert schema["pattern"] == expected, where
     elif isinstance(field, serializers.DateField):
-        assert schema == {"type": "string", "format": "date", "description": schema.get("description")}, where
+        assert (schema["type"], schema["format"]) == ("string", "date"), where
     elif isinstance(field, serializers.BooleanField):
         assert schema["type"] == "boolean", where
     else:
