@@ -139,6 +139,9 @@ def test_json_looking_strings_stay_strings(tools, account):
     tools.invalid("create_deal", {"title": "T", "properties": '[{"name": "P"}]'}, "properties",
                   "must be a list, not a string")
     tools.invalid("get_deal", {"deal_id": 1, "include": '["properties"]'}, "include", "must be a list")
+    # Once parsed as JSON (and a RecursionError); now just text.
+    deal = tools.ok("create_deal", {"title": "T", "description": "[" * 3000})["deal"]
+    assert Deal.objects.get(id=deal["id"]).description == "[" * 3000
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
