@@ -13,7 +13,9 @@ from lev.serializers import (
     date_field,
     int_field,
     money_field,
+    page_field,
     page_size_field,
+    regex_field,
     text_field,
 )
 
@@ -22,35 +24,33 @@ INCLUDES = ("properties", "financials")
 
 # --- input --------------------------------------------------------------------------------------
 class PropertyInputSerializer(StrictSerializer):
-    name = text_field(max_length=200, required=True, allow_blank=False, help_text="Property name.")
-    address = text_field(max_length=255)
-    city = text_field(max_length=100)
+    name = text_field(max_length=limits.PROPERTY_NAME_MAX, required=True, allow_blank=False,
+                      help_text="Property name.")
+    address = text_field(max_length=limits.PROPERTY_ADDRESS_MAX)
+    city = text_field(max_length=limits.PROPERTY_CITY_MAX)
     state = EnumField(US_STATES, required=False, allow_blank=True, help_text="2-letter US state code.")
-    zip = serializers.RegexField(
-        r"^\d{5}(-\d{4})?$", required=False, allow_blank=True,
-        error_messages={"invalid": "must be a 5-digit ZIP code (or ZIP+4)"},
-    )
+    zip = regex_field(limits.ZIP_PATTERN, message="must be a 5-digit ZIP code (or ZIP+4)")
     asset_type = EnumField(ASSET_TYPES, required=False, allow_blank=True)
-    units = int_field(min_value=0, max_value=1_000_000)
-    square_footage = int_field(min_value=0, max_value=100_000_000)
-    year_built = int_field(min_value=1700, max_value=2100)
+    units = int_field(min_value=0, max_value=limits.UNITS_MAX)
+    square_footage = int_field(min_value=0, max_value=limits.SQUARE_FOOTAGE_MAX)
+    year_built = int_field(min_value=limits.YEAR_BUILT_MIN, max_value=limits.YEAR_BUILT_MAX)
 
 
 class DealInputSerializer(StrictSerializer):
-    title = text_field(max_length=200, required=True, allow_blank=False, help_text="Deal name.")
+    title = text_field(max_length=limits.DEAL_TITLE_MAX, required=True, allow_blank=False, help_text="Deal name.")
     loan_amount = money_field(help_text="Requested loan in US dollars; must be greater than 0.")
     loan_type = EnumField(LOAN_TYPES, required=False)
     transaction_type = EnumField(TRANSACTION_TYPES, required=False)
     business_plan = EnumField(BUSINESS_PLANS, required=False, allow_blank=True)
-    description = text_field(max_length=5000)
+    description = text_field(max_length=limits.DEAL_DESCRIPTION_MAX)
     estimated_close_date = date_field(help_text="YYYY-MM-DD")
     properties = PropertyInputSerializer(many=True, required=False)
 
     def validate_properties(self, value):
         if self.instance is not None or self.partial:
             raise serializers.ValidationError("cannot be changed here; add properties one by one")
-        if len(value) > 50:
-            raise serializers.ValidationError("may list at most 50 properties")
+        if len(value) > limits.PROPERTIES_PER_CREATE_MAX:
+            raise serializers.ValidationError(f"may list at most {limits.PROPERTIES_PER_CREATE_MAX} properties")
         return value
 
 
@@ -62,13 +62,14 @@ class FinancialsInputSerializer(StrictSerializer):
     existing_debt = money_field(positive=False)
     cash_out = money_field(positive=False)
     interest_rate = serializers.DecimalField(
-        max_digits=5, decimal_places=3, min_value=0, max_value=30, required=False, allow_null=True,
-        coerce_to_string=False, error_messages={
-            "invalid": "must be a number", "min_value": "must be 0 or more", "max_value": "must be at most 30",
+        max_digits=5, decimal_places=3, min_value=0, max_value=limits.INTEREST_RATE_MAX, required=False,
+        allow_null=True, coerce_to_string=False, error_messages={
+            "invalid": "must be a number", "min_value": "must be 0 or more",
+            "max_value": f"must be at most {limits.INTEREST_RATE_MAX}",
             "max_decimal_places": "may have at most 3 decimal places", "max_digits": "is too large",
         },
     )
-    amortization_years = int_field(min_value=1, max_value=50)
+    amortization_years = int_field(min_value=limits.AMORTIZATION_YEARS_MIN, max_value=limits.AMORTIZATION_YEARS_MAX)
 
 
 class DealListQuerySerializer(StrictSerializer):
@@ -78,9 +79,9 @@ class DealListQuerySerializer(StrictSerializer):
     min_loan_amount = money_field(positive=False, allow_null=False)
     max_loan_amount = money_field(positive=False, allow_null=False)
     archived = bool_field()
-    search = text_field(max_length=200)
+    search = text_field(max_length=limits.SEARCH_TEXT_MAX)
     ordering = EnumField(DEAL_ORDERINGS, required=False)
-    page = int_field(min_value=1, allow_null=False)
+    page = page_field()
     page_size = page_size_field()
 
     def validate(self, attrs):

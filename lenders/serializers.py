@@ -7,11 +7,12 @@ from rest_framework import serializers
 from lenders.models import AssetType, Lender, LenderMatch, LenderProgram, LenderSearch
 from lenders.selectors import DirectoryFilters
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
-from lev.serializers import EnumField, StrictSerializer, int_field, money_field, page_size_field, text_field
+from lev.limits import SEARCH_TEXT_MAX
+from lev.serializers import EnumField, StrictSerializer, money_field, page_field, page_size_field, text_field
 
 
 class DirectoryQuerySerializer(StrictSerializer):
-    query = text_field(max_length=200, help_text="Words in the lender's name or city.")
+    query = text_field(max_length=SEARCH_TEXT_MAX, help_text="Words in the lender's name or city.")
     lender_type = EnumField(LENDER_TYPES, required=False)
     state = EnumField(US_STATES, required=False,
                       help_text="Headquarters state, 2-letter code.")
@@ -20,7 +21,7 @@ class DirectoryQuerySerializer(StrictSerializer):
     loan_amount = money_field(allow_null=False, help_text="A loan size one active program must cover.")
     min_loan_amount = money_field(positive=False, allow_null=False)
     max_loan_amount = money_field(positive=False, allow_null=False)
-    page = int_field(min_value=1, allow_null=False)
+    page = page_field()
     page_size = page_size_field()
 
     def to_filters(self) -> DirectoryFilters:
@@ -65,7 +66,7 @@ class SearchStartInputSerializer(StrictSerializer):
 
 
 class SearchResultsQuerySerializer(StrictSerializer):
-    page = int_field(min_value=1, allow_null=False)
+    page = page_field()
     page_size = page_size_field()
 
 

@@ -24,7 +24,19 @@ PROPERTY_NAME_MAX = 200
 PROPERTY_ADDRESS_MAX = 255
 PROPERTY_CITY_MAX = 100
 SEARCH_TEXT_MAX = 200
-ZIP_PATTERN = r"^\d{5}(-\d{4})?$"
+# ASCII digits only: `\d` also matches other scripts' digits in Python and in pydantic's regex engine.
+ZIP_PATTERN = r"^[0-9]{5}(-[0-9]{4})?$"
+
+# Control characters: PostgreSQL refuses NUL in text, and the other C0 controls (tab, newline and
+# carriage return aside) are never meant in a title or an address. Both the API's text fields and the
+# tools' text arguments refuse them. The patterns are written for JSON Schema (ECMA-262), Python `re`
+# and pydantic's regex engine alike: only `\xHH` / `\uHHHH` escapes and character classes.
+CONTROL_CHARACTERS = r"\x00-\x08\x0b\x0c\x0e-\x1f"
+TEXT_PATTERN = rf"^[^{CONTROL_CHARACTERS}]*$"
+# A required text must hold something besides whitespace, because the API strips it and then refuses a
+# blank value. The class lists what Python's str.strip() removes (so the schema and the API agree).
+WHITESPACE = r"\x09-\x0d\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NON_BLANK_TEXT_PATTERN = rf"^[^{CONTROL_CHARACTERS}]*[^{WHITESPACE}{CONTROL_CHARACTERS}][^{CONTROL_CHARACTERS}]*$"
 
 # Property figures.
 UNITS_MAX = 1_000_000
@@ -38,7 +50,10 @@ AMORTIZATION_YEARS_MIN = 1
 AMORTIZATION_YEARS_MAX = 50
 
 # Lists and pages.
+PAGE_SIZE_DEFAULT = 20
 PAGE_SIZE_MAX = 100
+# No list has ten million pages; the bound keeps `(page - 1) * page_size` within a 32-bit rank column.
+PAGE_NUMBER_MAX = 10_000_000
 PROPERTIES_PER_CREATE_MAX = 50
 
 # Idempotency keys: visible ASCII (no spaces or control characters), 1 to 255 characters.

@@ -6,12 +6,24 @@ than 0`, so messages here are phrased to follow a field name.
 
 from __future__ import annotations
 
-from decimal import Decimal
+import re
 from typing import Any
 
+from django.core.validators import ProhibitNullCharactersValidator
 from rest_framework import serializers
+from rest_framework.fields import ProhibitSurrogateCharactersValidator
 
 from lev.enums import choices
+from lev.limits import (
+    CONTROL_CHARACTERS,
+    MONEY_DECIMAL_PLACES,
+    MONEY_MAX,
+    MONEY_MAX_DIGITS,
+    MONEY_MIN_POSITIVE,
+    PAGE_NUMBER_MAX,
+    PAGE_SIZE_DEFAULT,
+    PAGE_SIZE_MAX,
+)
 
 COMMON_MESSAGES = {
     "required": "is required",
@@ -64,11 +76,12 @@ class EnumListField(serializers.ListField):
 
 def money_field(*, required: bool = False, positive: bool = True, allow_null: bool = True,
                 help_text: str = "US dollars") -> serializers.DecimalField:
-    minimum = Decimal("0.01") if positive else Decimal("0")
+    minimum = MONEY_MIN_POSITIVE if positive else 0
     return serializers.DecimalField(
-        max_digits=14,
-        decimal_places=2,
+        max_digits=MONEY_MAX_DIGITS,
+        decimal_places=MONEY_DECIMAL_PLACES,
         min_value=minimum,
+        max_value=MONEY_MAX,
         required=required,
         allow_null=allow_null,
         coerce_to_string=False,
@@ -76,23 +89,71 @@ def money_field(*, required: bool = False, positive: bool = True, allow_null: bo
         error_messages=_messages(
             invalid="must be a number",
             min_value="must be greater than 0" if positive else "must be 0 or more",
-            max_digits="must be less than 1,000,000,000,000",
-            max_whole_digits="must be less than 1,000,000,000,000",
-            max_decimal_places="may have at most 2 decimal places",
+            max_value=f"must be at most {MONEY_MAX}",
+            max_digits=f"must be at most {MONEY_MAX}",
+            max_whole_digits=f"must be at most {MONEY_MAX}",
+            max_decimal_places=f"may have at most {MONEY_DECIMAL_PLACES} decimal places",
             max_string_length="is too long",
         ),
     )
 
 
+_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
+
+
+def no_control_characters(value: str) -> None:
+    """Text may not hold C0 control characters (tab, newline and carriage return aside) nor lone
+    surrogates: PostgreSQL refuses NUL, UTF-8 cannot encode a surrogate, and neither is ever meant."""
+    if _CONTROL.search(value):
+        raise serializers.ValidationError("may not contain control characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise serializers.ValidationError("must be valid Unicode text (it holds a lone surrogate)") from None
+
+
+class _NoControlCharacters:
+    """Our control-character check first, in place of DRF's NUL and surrogate validators, so the
+    message reads `<field> may not contain control characters`. (A mixin, not a change made after
+    construction: serializers deep-copy their fields by calling the constructor again.)"""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.validators = [no_control_characters] + [
+            v for v in self.validators
+            if not isinstance(v, ProhibitNullCharactersValidator | ProhibitSurrogateCharactersValidator)
+        ]
+
+
+class TextField(_NoControlCharacters, serializers.CharField):
+    pass
+
+
+class TextRegexField(_NoControlCharacters, serializers.RegexField):
+    def __init__(self, regex: str, **kwargs: Any):
+        super().__init__(regex=regex, **kwargs)
+
+
 def text_field(*, max_length: int, required: bool = False, allow_blank: bool = True,
                help_text: str = "") -> serializers.CharField:
-    return serializers.CharField(
+    return TextField(
         max_length=max_length,
         required=required,
         allow_blank=allow_blank,
         trim_whitespace=True,
         help_text=help_text,
         error_messages=_messages(max_length=f"must be at most {max_length} characters", invalid="must be text"),
+    )
+
+
+def regex_field(pattern: str, *, message: str, required: bool = False, allow_blank: bool = True,
+                help_text: str = "") -> serializers.RegexField:
+    """Text matching `pattern`. Whitespace is trimmed first, so Python's `$` matching before a final
+    newline never lets one through; the pattern stays ECMA-262 for the OpenAPI schema."""
+    return TextRegexField(
+        pattern,
+        required=required, allow_blank=allow_blank, help_text=help_text,
+        error_messages=_messages(invalid=message),
     )
 
 
@@ -129,5 +190,10 @@ def bool_field(*, required: bool = False, help_text: str = "") -> serializers.Bo
     )
 
 
-def page_size_field(default: int = 20) -> serializers.IntegerField:
-    return int_field(min_value=1, max_value=100, allow_null=False, help_text=f"Default {default}, max 100.")
+def page_size_field(default: int = PAGE_SIZE_DEFAULT) -> serializers.IntegerField:
+    return int_field(min_value=1, max_value=PAGE_SIZE_MAX, allow_null=False,
+                     help_text=f"Default {default}, max {PAGE_SIZE_MAX}.")
+
+
+def page_field() -> serializers.IntegerField:
+    return int_field(min_value=1, max_value=PAGE_NUMBER_MAX, allow_null=False, help_text="Default 1.")

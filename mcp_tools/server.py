@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import time
 from typing import Any
 
 import pydantic
@@ -20,11 +21,13 @@ from django.http import HttpResponse
 from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
 
+from lev import limits
 from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
 from mcp_tools import jsonrpc
 from mcp_tools.client import LevClient, default_transport
 from mcp_tools.errors import ToolFailure, internal_error, upstream_unavailable, validation_failure
+from mcp_tools.metrics import record_tool_call
 from mcp_tools.registry import TOOLS, ToolSpec, bind_client, unbind_client
 
 logger = logging.getLogger(__name__)
@@ -50,9 +53,11 @@ _MESSAGES = {
     "int_from_float": "must be a whole number",
     "float_parsing": "must be a number",
     "float_type": "must be a number",
+    "finite_number": "must be a finite number",
     "bool_parsing": "must be true or false",
     "bool_type": "must be true or false",
     "string_type": "must be a string",
+    "string_unicode": "must be valid Unicode text",
     "string_too_short": "may not be empty",
     "string_too_long": "must be at most {max_length} characters",
     "string_pattern_mismatch": "has the wrong format",
@@ -63,7 +68,36 @@ _MESSAGES = {
     "too_long": "may list at most {max_length} items",
     "model_type": "must be an object",
     "dict_type": "must be an object",
+    "json_invalid": "is not valid JSON",
 }
+# A wrong JSON type is named, so "must be a whole number, not true or false" says what went wrong.
+_TYPE_ERRORS = {"int_type", "float_type", "bool_type", "string_type", "date_type", "list_type", "model_type",
+                "dict_type"}
+# Patterns of lev.limits -> what a value that misses them lacks.
+_PATTERN_MESSAGES = {
+    limits.TEXT_PATTERN: "may not contain control characters",
+    limits.NON_BLANK_TEXT_PATTERN: "may not be blank or contain control characters",
+    limits.ZIP_PATTERN: "must be a 5-digit ZIP code (or ZIP+4)",
+    limits.IDEMPOTENCY_KEY_PATTERN: f"must be 1 to {limits.IDEMPOTENCY_KEY_MAX} visible ASCII characters "
+                                    "(no spaces or control characters)",
+}
+# Tool arguments are at most a list of objects deep; anything much deeper is garbage, refused before
+# it is serialized (so no RecursionError).
+MAX_ARGUMENT_DEPTH = 8
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    if value is None:
+        return "null"
+    return {str: "a string", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
+        type(value), "another type")
+
+
+def _printable(name: str) -> str:
+    """An argument name as it may appear in an answer: control and surrogate characters escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
 
 
 def _arg_errors(exc: pydantic.ValidationError) -> dict[str, list[str]]:
@@ -80,17 +114,82 @@ def _arg_errors(exc: pydantic.ValidationError) -> dict[str, list[str]]:
                for k, v in (error.get("ctx") or {}).items()}
         if kind == "literal_error":
             message = "must be one of: " + str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
+        elif kind == "string_pattern_mismatch" and ctx.get("pattern") in _PATTERN_MESSAGES:
+            message = _PATTERN_MESSAGES[ctx["pattern"]]
         elif kind in _MESSAGES:
             try:
                 message = _MESSAGES[kind].format(**ctx)
             except (KeyError, IndexError):
                 message = _MESSAGES[kind].split(" {")[0]
+            if kind in _TYPE_ERRORS and "input" in error:
+                message += f", not {_json_kind(error['input'])}"
         else:
             text = error.get("msg") or "is invalid"
             message = text[0].lower() + text[1:]
         if message not in fields.get(name, []):
             fields.setdefault(name, []).append(message)
     return fields
+
+
+def _unreadable(name: str, value: Any) -> dict[str, list[str]]:
+    """Errors for what no schema check can name: lone surrogates (not encodable, so not JSON pydantic
+    can read) and nesting deeper than any argument has. Walks iteratively: depth is what is checked."""
+    fields: dict[str, list[str]] = {}
+    stack: list[tuple[str, Any, int]] = [(name, value, 0)]
+    while stack:
+        path, item, depth = stack.pop()
+        if depth > MAX_ARGUMENT_DEPTH:
+            fields.setdefault(name, ["is nested too deeply"])
+            continue
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not _is_utf8(key):
+                    fields.setdefault(_printable(path), ["holds a key that is not valid Unicode text "
+                                                         "(a lone surrogate)"])
+                else:
+                    stack.append((f"{path}.{key}", child, depth + 1))
+        elif isinstance(item, list):
+            stack.extend((f"{path}.{index}", child, depth + 1) for index, child in enumerate(item))
+        elif isinstance(item, str) and not _is_utf8(item):
+            fields.setdefault(_printable(path), ["must be valid Unicode text (it holds a lone surrogate)"])
+    return fields
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _integral_numbers(value: Any) -> Any:
+    """5.0 as 5: JSON Schema calls any number without a fraction an integer, and a JSON parser may
+    hand it over as a float. (A float argument takes an integer in strict mode too.)"""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_integral_numbers(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _integral_numbers(item) for key, item in value.items()}
+    return value
+
+
+def _arguments_json(arguments: dict[str, Any]) -> tuple[str | None, dict[str, list[str]]]:
+    """The arguments as one JSON object, for pydantic's strict JSON validation, or the errors of
+    the arguments that cannot be written as JSON (each named)."""
+    parts: list[str] = []
+    fields: dict[str, list[str]] = {}
+    for name, value in arguments.items():
+        problems = _unreadable(name, value)
+        if problems:
+            fields.update(problems)
+            continue
+        try:
+            parts.append(f"{json.dumps(name)}:{json.dumps(_integral_numbers(value))}")
+        except ValueError:  # an integer past Python's int/str digit limit
+            fields[name] = ["is too large a number"]
+    return ("{" + ",".join(parts) + "}", fields) if not fields else (None, fields)
 
 
 def _result(payload: dict[str, Any], *, is_error: bool) -> CallToolResult:
@@ -155,7 +254,15 @@ class LevMCP(DjangoMCP):
         return await sync_to_async(self.call_tool_sync, thread_sensitive=True)(name, arguments, request)
 
     def call_tool_sync(self, name: str, arguments: dict[str, Any] | None, request: Any) -> CallToolResult:
-        """Validate the arguments against the tool's schema, then run it. Never raises."""
+        """Validate the arguments against the tool's schema, then run it; counted in the metrics by
+        tool, code and category (both transports' paths come here). Never raises."""
+        started = time.perf_counter()
+        result = self._call_tool(name, arguments, request)
+        record_tool_call(name, result.structuredContent or {}, is_error=bool(result.isError),
+                         seconds=time.perf_counter() - started)
+        return result
+
+    def _call_tool(self, name: str, arguments: dict[str, Any] | None, request: Any) -> CallToolResult:
         spec = TOOLS.get(name)
         tool = self._tool_manager.get_tool(name)
         if spec is None or tool is None:
@@ -164,13 +271,19 @@ class LevMCP(DjangoMCP):
                 message=f"Validation failed: unknown tool {name!r}; call tools/list for the available tools",
             )
             return _result(failure.as_dict(), is_error=True)
-        unknown = sorted(set(arguments or {}) - set(tool.fn_metadata.arg_model.model_fields))
+        arguments = arguments or {}
+        unknown = sorted(set(arguments) - set(tool.fn_metadata.arg_model.model_fields))
         if unknown:
-            failure = validation_failure({arg: ["is not a known argument"] for arg in unknown})
+            failure = validation_failure({_printable(arg): ["is not a known argument"] for arg in unknown})
             return _result(failure.as_dict(), is_error=True)
+        # Arguments mean what the schema says: validated as the JSON they are, in strict mode (no
+        # true for 1, no 0 for a date, no "18500000" for a number), and never pre-parsed (FastMCP's
+        # pre_parse_json would turn the string "[1]" into a list).
+        text, unreadable = _arguments_json(arguments)
+        if text is None:
+            return _result(validation_failure(unreadable).as_dict(), is_error=True)
         try:
-            metadata = tool.fn_metadata
-            parsed = metadata.arg_model.model_validate(metadata.pre_parse_json(arguments or {}))
+            parsed = tool.fn_metadata.arg_model.model_validate_json(text, strict=True)
             kwargs = parsed.model_dump_one_level()
         except pydantic.ValidationError as exc:
             return _result(validation_failure(_arg_errors(exc)).as_dict(), is_error=True)

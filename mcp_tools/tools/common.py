@@ -1,15 +1,37 @@
-"""Argument types and pagination shared by the tools."""
+"""Argument types and pagination shared by the tools.
+
+Arguments mean exactly what the input schema says. The server validates them as JSON in pydantic's
+strict mode (`LevMCP.call_tool_sync`): no true/false for a number, no number for a date or a string,
+no string for a number. Every bound the API enforces comes from `lev.limits` and appears in the
+schema, so an argument the schema allows is never refused by the API.
+"""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import datetime as dt
 import json
+import math
+import re
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic_core import PydanticCustomError
 
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LENDER_TYPES, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
+from lev.limits import (
+    MAX_ID,
+    MONEY_DECIMAL_PLACES,
+    MONEY_MAX,
+    MONEY_MIN_POSITIVE,
+    NON_BLANK_TEXT_PATTERN,
+    PAGE_NUMBER_MAX,
+    PAGE_SIZE_DEFAULT,
+    PAGE_SIZE_MAX,
+    TEXT_PATTERN,
+)
 from mcp_tools.errors import validation_failure
 
 
@@ -29,12 +51,108 @@ AssetType = Annotated[Literal[ASSET_TYPES], BeforeValidator(_lower)]  # type: ig
 LenderType = Annotated[Literal[LENDER_TYPES], BeforeValidator(_lower)]  # type: ignore[valid-type]
 StateCode = Annotated[Literal[US_STATES], BeforeValidator(_upper)]  # type: ignore[valid-type]
 
-Money = Annotated[float, Field(gt=0, description="US dollars, greater than 0.")]
-Limit = Annotated[int, Field(ge=1, le=100, description="Items per page (default 20, max 100).")]
+
+# Id and Text are capitalised: they stand where a type does in tool signatures.
+def Id(description: str) -> Any:
+    """A row id: a whole number from 1 to the largest id the database can hold."""
+    return Annotated[int, Field(ge=1, le=MAX_ID, description=description)]
+
+
+def Text(max_length: int, description: str | None = None, *, required: bool = False) -> Any:
+    """Text the API stores: at most `max_length` characters, no control characters (tab, newline
+    and carriage return are fine); a required text also needs something besides whitespace,
+    because the API trims it and refuses a blank value."""
+    if required:
+        return Annotated[str, Field(min_length=1, max_length=max_length, pattern=NON_BLANK_TEXT_PATTERN,
+                                    description=description)]
+    return Annotated[str, Field(max_length=max_length, pattern=TEXT_PATTERN, description=description)]
+
+
+# --- money ---------------------------------------------------------------------------------------
+_CENT = Decimal(1).scaleb(-MONEY_DECIMAL_PLACES)
+
+
+def _money_number(value: Any) -> Any:
+    """Money is a JSON number: a string or true/false is refused with a message saying what to send."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("money_type", "must be a number of US dollars, not true or false")
+    if isinstance(value, str):
+        raise PydanticCustomError(
+            "money_type", 'must be a number of US dollars, not a string (send 18500000, not "18500000")'
+        )
+    return value
+
+
+def _positive(value: Any) -> Any:
+    # The reference's wording for 0 and below; (0, 0.01) is caught by the schema's minimum, and
+    # -Infinity by the finite check.
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value <= 0:
+        raise PydanticCustomError("greater_than", "must be greater than {gt}", {"gt": 0})
+    return value
+
+
+def _to_the_cent(value: float) -> float:
+    """Round to the cent, as the API stores money.
+
+    The schema cannot say "at most 2 decimal places" in a way clients check correctly: JSON Schema's
+    `multipleOf: 0.01` is evaluated in binary floating point by common validators (python-jsonschema
+    calls 0.07 or 1234567.89 invalid), so clients would refuse good amounts. So the tool rounds half
+    up, and every field description says so."""
+    return float(Decimal(repr(value)).quantize(_CENT, rounding=ROUND_HALF_UP))
+
+
+# Each argument's own description says what the amount is; every one says it is rounded to the cent.
+# The Field comes first so its bounds land on the number itself (and read as minimum/maximum in the
+# schema); before-validators run last-listed first.
+Money = Annotated[
+    float,
+    Field(ge=float(MONEY_MIN_POSITIVE), le=float(MONEY_MAX), allow_inf_nan=False),
+    BeforeValidator(_positive),
+    BeforeValidator(_money_number),
+    AfterValidator(_to_the_cent),
+]
+MoneyFilter = Annotated[
+    float,
+    Field(ge=0, le=float(MONEY_MAX), allow_inf_nan=False),
+    BeforeValidator(_money_number),
+    AfterValidator(_to_the_cent),
+]
+
+
+# --- dates ---------------------------------------------------------------------------------------
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _iso_date(value: Any) -> dt.date:
+    # pydantic alone also reads 0, "0" or "1700000000" as a Unix time; the schema promises YYYY-MM-DD.
+    if not (isinstance(value, str) and _ISO_DATE.fullmatch(value)):
+        raise PydanticCustomError("date_type", "must be a date string in YYYY-MM-DD format")
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise PydanticCustomError("date_parsing", "must be a real calendar date in YYYY-MM-DD format") from None
+
+
+Date = Annotated[dt.date, BeforeValidator(_iso_date)]
+
+
+# --- pages ---------------------------------------------------------------------------------------
+# Our cursors are under 40 characters; the bound keeps a forged one from costing anything to read.
+CURSOR_MAX = 100
+
+Limit = Annotated[
+    int,
+    Field(ge=1, le=PAGE_SIZE_MAX, description=f"Items per page (default {PAGE_SIZE_DEFAULT}, max {PAGE_SIZE_MAX})."),
+]
 Cursor = Annotated[
     str | None,
-    Field(description="Opaque next_cursor from the previous page; omit for the first page."),
+    Field(max_length=CURSOR_MAX,
+          description="Opaque next_cursor from the previous page; omit for the first page."),
 ]
+
+
+def cursor_failure(reason: str = "is not a cursor this server issued; pass next_cursor back unchanged"):
+    return validation_failure({"cursor": [reason]})
 
 
 def encode_cursor(page: int, limit: int) -> str:
@@ -43,19 +161,25 @@ def encode_cursor(page: int, limit: int) -> str:
 
 
 def decode_cursor(cursor: str | None, limit: int) -> tuple[int, int]:
-    """(page, page size) for a cursor; the first page for None. The cursor fixes the page size."""
+    """(page, page size) for a cursor; the first page for None. The cursor fixes the page size.
+
+    Anything but a cursor this module made (forged numbers such as 1e999, other JSON, bad base64 or
+    UTF-8) is a VALIDATION_ERROR naming `cursor`."""
     if not cursor:
         return 1, limit
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        data = json.loads(raw)
-        page, size = int(data["p"]), int(data["l"])
-        if page < 1 or not 1 <= size <= 100:
-            raise ValueError
-    except (ValueError, KeyError, TypeError, binascii.Error):
-        raise validation_failure(
-            {"cursor": ["is not a cursor this server issued; pass next_cursor back unchanged"]}
-        ) from None
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, binascii.Error, RecursionError):  # UnicodeDecodeError is a ValueError
+        raise cursor_failure() from None
+    if not isinstance(data, dict) or set(data) != {"p", "l"}:
+        raise cursor_failure()
+    page, size = data["p"], data["l"]
+    # type() and not isinstance(): true is an int to Python, and 1e999 parses as a float infinity.
+    if type(page) is not int or type(size) is not int:
+        raise cursor_failure()
+    if not (1 <= page <= PAGE_NUMBER_MAX and 1 <= size <= PAGE_SIZE_MAX):
+        raise cursor_failure()
     return page, size
 
 

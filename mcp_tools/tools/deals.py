@@ -8,23 +8,38 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp_tools.errors import validation_failure
+from lev import limits
+from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
     AssetType,
     BusinessPlan,
     Cursor,
+    Date,
+    Id,
     Limit,
     LoanType,
     Money,
+    MoneyFilter,
     StateCode,
+    Text,
     TransactionType,
+    cursor_failure,
     decode_cursor,
     drop_none,
     page_result,
 )
 
-DealId = Annotated[int, Field(ge=1, description="Deal id (from list_deals or create_deal).")]
+DealId = Id("Deal id (from list_deals or create_deal).")
+Title = Text(limits.DEAL_TITLE_MAX, "Deal name.", required=True)
+Description = Text(limits.DEAL_DESCRIPTION_MAX, "Free-text notes about the deal.")
+PropertyName = Text(limits.PROPERTY_NAME_MAX, "Property name.", required=True)
+Address = Text(limits.PROPERTY_ADDRESS_MAX, "Street address.")
+City = Text(limits.PROPERTY_CITY_MAX, "City.")
+Zip = Annotated[str, Field(pattern=limits.ZIP_PATTERN, description="5-digit ZIP code, or ZIP+4 (12345-6789).")]
+Units = Annotated[int, Field(ge=0, le=limits.UNITS_MAX, description="Residential units / keys.")]
+SquareFootage = Annotated[int, Field(ge=0, le=limits.SQUARE_FOOTAGE_MAX, description="Rentable square feet.")]
+YearBuilt = Annotated[int, Field(ge=limits.YEAR_BUILT_MIN, le=limits.YEAR_BUILT_MAX, description="Year built.")]
 
 
 class PropertyInput(BaseModel):
@@ -32,15 +47,15 @@ class PropertyInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: Annotated[str, Field(min_length=1, max_length=200, description="Property name.")]
-    address: Annotated[str | None, Field(max_length=255, description="Street address.")] = None
-    city: Annotated[str | None, Field(max_length=100)] = None
+    name: PropertyName
+    address: Address | None = None
+    city: City | None = None
     state: Annotated[StateCode | None, Field(description="2-letter US state code, e.g. TX.")] = None
-    zip: Annotated[str | None, Field(pattern=r"^\d{5}(-\d{4})?$", description="5-digit ZIP.")] = None
+    zip: Zip | None = None
     asset_type: AssetType | None = None
-    units: Annotated[int | None, Field(ge=0, description="Residential units / keys.")] = None
-    square_footage: Annotated[int | None, Field(ge=0, description="Rentable square feet.")] = None
-    year_built: Annotated[int | None, Field(ge=1700, le=2100)] = None
+    units: Units | None = None
+    square_footage: SquareFootage | None = None
+    year_built: YearBuilt | None = None
 
 
 def _deal_summary(deal: dict[str, Any]) -> dict[str, Any]:
@@ -60,25 +75,35 @@ def list_deals(
     loan_type: LoanType | None = None,
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,
-    min_loan_amount: Annotated[float | None, Field(ge=0, description="US dollars.")] = None,
-    max_loan_amount: Annotated[float | None, Field(ge=0, description="US dollars.")] = None,
+    min_loan_amount: Annotated[MoneyFilter | None, Field(description="Smallest loan amount, US dollars, rounded "
+                                                                     "to the cent.")] = None,
+    max_loan_amount: Annotated[MoneyFilter | None, Field(description="Largest loan amount, US dollars, rounded "
+                                                                     "to the cent; not below min_loan_amount.")] = None,
     archived: Annotated[bool, Field(description="true lists archived deals instead of active ones.")] = False,
-    search: Annotated[str | None, Field(max_length=200, description="Words in the deal title.")] = None,
-    limit: Limit = 20,
+    search: Annotated[Text(limits.SEARCH_TEXT_MAX) | None, Field(description="Words in the deal title.")] = None,
+    limit: Limit = limits.PAGE_SIZE_DEFAULT,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
     """List the user's deals, newest first, one page at a time.
 
     Use it to find a deal id or to see the pipeline. All filters are optional and combine with
-    AND; loan amounts are US dollars. Returns {"deals": [compact deal], "total", "has_more",
+    AND; loan amounts are US dollars (a JSON number, rounded to the cent) and min_loan_amount may
+    not exceed max_loan_amount. Returns {"deals": [compact deal], "total", "has_more",
     "next_cursor"}; pass next_cursor back to get the next page. No match is an empty list.
     """
     page, size = decode_cursor(cursor, limit)
-    body = lev().get("/deals/", drop_none(
-        loan_type=loan_type, transaction_type=transaction_type, business_plan=business_plan,
-        min_loan_amount=min_loan_amount, max_loan_amount=max_loan_amount,
-        archived="true" if archived else None, search=search, page=page, page_size=size,
-    ))
+    try:
+        body = lev().get("/deals/", drop_none(
+            loan_type=loan_type, transaction_type=transaction_type, business_plan=business_plan,
+            min_loan_amount=min_loan_amount, max_loan_amount=max_loan_amount,
+            archived="true" if archived else None, search=search, page=page, page_size=size,
+        ))
+    except ToolFailure as failure:
+        # The only thing a list can miss is the page: the list got shorter since the cursor was made.
+        if failure.code == "NOT_FOUND" and page > 1:
+            raise cursor_failure("points past the last page (the list changed); omit cursor to start "
+                                 "again from the first page") from None
+        raise
     return page_result("deals", body, page, size, [_deal_summary(d) for d in body["results"]])
 
 
@@ -102,26 +127,32 @@ def get_deal(
 # Not idempotent by itself: only a repeated idempotency_key makes a repeat harmless.
 @tool(title="Create a deal", destructive=False, idempotent=False)
 def create_deal(
-    title: Annotated[str, Field(min_length=1, max_length=200, description="Deal name.")],
-    loan_amount: Money | None = None,
+    title: Title,
+    loan_amount: Annotated[Money | None, Field(description=f"Requested loan, US dollars: greater than 0, "
+                                                           f"at most {limits.MONEY_MAX}, rounded to the cent.")] = None,
     loan_type: LoanType | None = None,
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,
-    description: Annotated[str | None, Field(max_length=5000)] = None,
-    estimated_close_date: Annotated[dt.date | None, Field(description="YYYY-MM-DD.")] = None,
+    description: Description | None = None,
+    estimated_close_date: Annotated[Date | None, Field(description="Expected closing date, YYYY-MM-DD.")] = None,
     properties: Annotated[
-        list[PropertyInput] | None, Field(max_length=50, description="Properties to add (max 50).")
+        list[PropertyInput] | None,
+        Field(max_length=limits.PROPERTIES_PER_CREATE_MAX,
+              description=f"Properties to add (max {limits.PROPERTIES_PER_CREATE_MAX})."),
     ] = None,
     idempotency_key: Annotated[
         str | None,
-        Field(max_length=255, description="Optional. Reuse the same key when repeating a create whose "
-                                          "result you did not get: no second deal is made."),
+        Field(pattern=limits.IDEMPOTENCY_KEY_PATTERN,
+              description=f"Optional: 1 to {limits.IDEMPOTENCY_KEY_MAX} visible ASCII characters, no spaces. "
+                          "Reuse the same key when repeating a create whose result you did not get: no "
+                          "second deal is made."),
     ] = None,
 ) -> dict[str, Any]:
     """Create a deal (a financing request) in the user's account, with optional properties.
 
-    loan_amount is the requested loan in US dollars. Safe to repeat with the same
-    idempotency_key. Returns {"deal": {...}} with the new id and its properties.
+    loan_amount is the requested loan in US dollars, a JSON number (not a string), rounded to the
+    cent. Dates are "YYYY-MM-DD" strings. Safe to repeat with the same idempotency_key. Returns
+    {"deal": {...}} with the new id and its properties.
     """
     body = _deal_body(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
@@ -135,17 +166,20 @@ def create_deal(
 @tool(title="Update a deal", idempotent=True)
 def update_deal(
     deal_id: DealId,
-    title: Annotated[str | None, Field(min_length=1, max_length=200)] = None,
-    loan_amount: Money | None = None,
+    title: Title | None = None,
+    loan_amount: Annotated[Money | None, Field(description=f"Requested loan, US dollars: greater than 0, "
+                                                           f"at most {limits.MONEY_MAX}, rounded to the cent.")] = None,
     loan_type: LoanType | None = None,
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,
-    description: Annotated[str | None, Field(max_length=5000)] = None,
-    estimated_close_date: Annotated[dt.date | None, Field(description="YYYY-MM-DD.")] = None,
+    description: Description | None = None,
+    estimated_close_date: Annotated[Date | None, Field(description="Expected closing date, YYYY-MM-DD.")] = None,
 ) -> dict[str, Any]:
-    """Change some fields of a deal; fields you leave out stay as they are.
+    """Change some fields of a deal; fields you leave out (or pass as null) stay as they are.
 
-    Archived deals cannot be changed (BUSINESS_RULE). Returns {"deal": {...}}.
+    Pass at least one field. loan_amount is US dollars, a JSON number rounded to the cent; dates
+    are "YYYY-MM-DD" strings. Archived deals cannot be changed (BUSINESS_RULE). Returns
+    {"deal": {...}}.
     """
     body = _deal_body(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
@@ -169,15 +203,15 @@ def archive_deal(deal_id: DealId) -> dict[str, Any]:
 @tool(title="Add a property to a deal", destructive=False, idempotent=False)
 def add_deal_property(
     deal_id: DealId,
-    name: Annotated[str, Field(min_length=1, max_length=200, description="Property name.")],
-    address: Annotated[str | None, Field(max_length=255)] = None,
-    city: Annotated[str | None, Field(max_length=100)] = None,
+    name: PropertyName,
+    address: Address | None = None,
+    city: City | None = None,
     state: Annotated[StateCode | None, Field(description="2-letter US state code, e.g. TX.")] = None,
-    zip: Annotated[str | None, Field(pattern=r"^\d{5}(-\d{4})?$", description="5-digit ZIP.")] = None,
+    zip: Zip | None = None,
     asset_type: AssetType | None = None,
-    units: Annotated[int | None, Field(ge=0)] = None,
-    square_footage: Annotated[int | None, Field(ge=0)] = None,
-    year_built: Annotated[int | None, Field(ge=1700, le=2100)] = None,
+    units: Units | None = None,
+    square_footage: SquareFootage | None = None,
+    year_built: YearBuilt | None = None,
 ) -> dict[str, Any]:
     """Add a property (the real estate behind the loan) to a deal.
 

@@ -10,25 +10,29 @@ from typing import Annotated, Any
 from django.conf import settings
 from pydantic import Field
 
+from lev import limits
 from mcp_tools.errors import ToolFailure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
     AssetType,
     Cursor,
+    Id,
     LenderType,
     Limit,
     LoanType,
     Money,
     StateCode,
+    Text,
+    cursor_failure,
     decode_cursor,
     drop_none,
     encode_cursor,
     page_result,
 )
 
-LenderId = Annotated[int, Field(ge=1, description="Lender id (from search results or the directory).")]
-DealId = Annotated[int, Field(ge=1, description="Deal id (from list_deals or create_deal).")]
-SearchId = Annotated[int, Field(ge=1, description="Lender search id (from search_lenders_for_deal).")]
+LenderId = Id("Lender id (from search results or the directory).")
+DealId = Id("Deal id (from list_deals or create_deal).")
+SearchId = Id("Lender search id (from search_lenders_for_deal).")
 
 NAME_MAX = 120
 # Room left for the keys around the list when checking a response against the byte budget.
@@ -79,14 +83,16 @@ DIRECTORY_STEPS = [
 
 @tool(title="Search the lender directory", read_only=True)
 def search_lender_directory(
-    query: Annotated[str | None, Field(max_length=200, description="Words in the lender's name or city.")] = None,
+    query: Annotated[Text(limits.SEARCH_TEXT_MAX) | None,
+                     Field(description="Words in the lender's name or city.")] = None,
     lender_type: LenderType | None = None,
     state: Annotated[StateCode | None, Field(description="Headquarters state, 2-letter code, e.g. TX.")] = None,
     asset_type: Annotated[AssetType | None, Field(description="Keep lenders with an active program for it.")] = None,
-    loan_amount: Annotated[Money | None, Field(description="US dollars: keep lenders with an active program "
-                                                           "whose loan size range includes it.")] = None,
+    loan_amount: Annotated[Money | None, Field(description="US dollars (greater than 0, rounded to the cent): keep "
+                                                           "lenders with an active program whose loan size range "
+                                                           "includes it.")] = None,
     loan_type: Annotated[LoanType | None, Field(description="Keep lenders with an active program of it.")] = None,
-    limit: Limit = 20,
+    limit: Limit = limits.PAGE_SIZE_DEFAULT,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
     """Browse or filter the global lender directory, alphabetically, one page at a time.
@@ -102,10 +108,17 @@ def search_lender_directory(
     get_lender(lender_id) for a lender's programs. No match is an empty list.
     """
     page, size = decode_cursor(cursor, limit)
-    body = lev().get("/lenders/", drop_none(
-        query=query, lender_type=lender_type, state=state, asset_type=asset_type,
-        loan_amount=loan_amount, loan_type=loan_type, page=page, page_size=size,
-    ))
+    try:
+        body = lev().get("/lenders/", drop_none(
+            query=query, lender_type=lender_type, state=state, asset_type=asset_type,
+            loan_amount=loan_amount, loan_type=loan_type, page=page, page_size=size,
+        ))
+    except ToolFailure as failure:
+        # The only thing a list can miss is the page: the list got shorter since the cursor was made.
+        if failure.code == "NOT_FOUND" and page > 1:
+            raise cursor_failure("points past the last page (the list changed); omit cursor to start "
+                                 "again from the first page") from None
+        raise
     payload = page_result("lenders", body, page, size, [_directory_item(x) for x in body["results"]])
     return fit_budget(payload, "lenders", DIRECTORY_STEPS)
 
@@ -196,7 +209,8 @@ def _failure(body: dict[str, Any]) -> ToolFailure:
 
 
 @tool(title="Get lender search results", read_only=True)
-def get_lender_search_results(search_id: SearchId, limit: Limit = 20, cursor: Cursor = None) -> dict[str, Any]:
+def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SIZE_DEFAULT,
+                              cursor: Cursor = None) -> dict[str, Any]:
     """Get the status of a lender search and one page of its ranked lenders, best first.
 
     status: pending or running — no results yet, call again after poll_after_ms; partial — the
