@@ -6,6 +6,7 @@ settings (no SECRET_KEY, DEBUG on, empty ALLOWED_HOSTS).
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 
@@ -69,6 +70,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "axes",
     "deals",
     "lenders",
     "mcp_tools",
@@ -85,6 +87,15 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "lev.middleware.ApiErrorMiddleware",
+    # Turns an admin login refused for too many failures into the lockout page (429).
+    "axes.middleware.AxesMiddleware",
+]
+
+# The axes backend only counts and refuses login attempts (admin login form); ModelBackend checks
+# the password. API keys (deals.auth) never go through authenticate(), so axes never sees them.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "lev.urls"
@@ -119,6 +130,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Admin login lockout (django-axes) -------------------------------------------------------
+# After this many failed logins of one username from one IP address, that pair is refused
+# (even with the right password) for the cool-off; a success resets the count.
+AXES_FAILURE_LIMIT = env_int("LEV_ADMIN_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("LEV_ADMIN_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# The client address is REMOTE_ADDR (no X-Forwarded-For parsing, which a client could forge).
+AXES_CLIENT_IP_CALLABLE = None
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
