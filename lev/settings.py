@@ -311,3 +311,15 @@ LEV_SEARCH_WRITE_CHUNK = env_int("LEV_SEARCH_WRITE_CHUNK", 2000)
 LEV_SEARCH_PROGRAMS_PER_MATCH = env_int("LEV_SEARCH_PROGRAMS_PER_MATCH", 3)
 # How long agents are told to wait before polling a search that is still running.
 LEV_SEARCH_POLL_AFTER_MS = env_int("LEV_SEARCH_POLL_AFTER_MS", 1000)
+# A search still `pending` this long after it was queued has not been picked up by any worker:
+# the agent is told so (results `queue_status: not_picked_up`) and /health counts it.
+LEV_SEARCH_PENDING_WARN_SECONDS = env_int("LEV_SEARCH_PENDING_WARN_SECONDS", 30)
+
+# --- /health -----------------------------------------------------------------------------------
+# Every probe of /health (database, Redis) answers within this bound, even when one hangs.
+LEV_HEALTH_TIMEOUT_SECONDS = env_float("LEV_HEALTH_TIMEOUT_SECONDS", 2.0)
+# Workers write a heartbeat to Redis this often; /health says `worker: not_seen` once the last
+# one is older than LEV_WORKER_STALE_SECONDS.
+LEV_WORKER_HEARTBEAT_SECONDS = env_float("LEV_WORKER_HEARTBEAT_SECONDS", 10.0)
+LEV_WORKER_STALE_SECONDS = env_float("LEV_WORKER_STALE_SECONDS", 30.0)
+LEV_WORKER_HEARTBEAT_KEY_PREFIX = os.environ.get("LEV_WORKER_HEARTBEAT_KEY_PREFIX", "lev:worker-heartbeat")
