@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from lenders.models import LenderSearch
 from lev.celery_app import app as celery_app
+from mcp_tools import resilience
 from tests.lenders.factories import make_deal
 from tests.lenders.fixtures import eager_jobs
 from tests.lenders.worker_process import celery_worker, free_port, wait_for
@@ -103,6 +104,9 @@ def test_searches_no_worker_picked_up_are_counted(client, eager_jobs, account, s
 
 
 def test_an_unreachable_redis_makes_the_worker_unreachable(client, settings):
+    # mcp_tools.resilience keeps the first Redis client it makes for the whole process: let it be
+    # made from the real REDIS_URL, so the dead one below stays this test's alone.
+    resilience.redis_client()
     conf = celery_app.conf
     saved = conf.task_always_eager
     conf.task_always_eager = False  # a broker is configured
