@@ -126,6 +126,56 @@ def lender_search_reusable(*, deal: Deal) -> LenderSearch | None:
     )
 
 
+class QueueStatus:
+    """Where a pending search's job is: handed to the broker and waiting its turn; waiting longer
+    than LEV_SEARCH_PENDING_WARN_SECONDS (no worker has picked it up); or never handed over
+    (the broker could not be reached — the sweep queues it when the broker is back)."""
+
+    QUEUED = "queued"
+    NOT_PICKED_UP = "not_picked_up"
+    NOT_QUEUED = "not_queued"
+
+
+def _pending_since(search: LenderSearch) -> dt.datetime:
+    # A search that never ran waits since it was created (a re-queue by the sweep does not make
+    # its wait shorter); one put back after a lost run waits since it was queued again.
+    if search.attempts == 0 or search.queued_at is None:
+        return search.created_at
+    return search.queued_at
+
+
+def lender_search_queue_status(*, search: LenderSearch) -> str | None:
+    """QueueStatus of a pending search; None for any other status."""
+    if search.status != LenderSearch.Status.PENDING:
+        return None
+    if search.queued_at is None:
+        return QueueStatus.NOT_QUEUED
+    waited = (timezone.now() - _pending_since(search)).total_seconds()
+    return QueueStatus.NOT_PICKED_UP if waited >= settings.LEV_SEARCH_PENDING_WARN_SECONDS else QueueStatus.QUEUED
+
+
+def lender_search_pending_seconds(*, search: LenderSearch) -> int:
+    """Whole seconds a pending search has waited for a worker (0 for other statuses)."""
+    if search.status != LenderSearch.Status.PENDING:
+        return 0
+    return max(0, int((timezone.now() - _pending_since(search)).total_seconds()))
+
+
+def lender_searches_pending_stale() -> dict[str, int]:
+    """For operators (/health): searches of every account that no worker has picked up for
+    LEV_SEARCH_PENDING_WARN_SECONDS (`pending_stale`, which includes `not_queued`: those the
+    broker refused)."""
+    warn = timezone.now() - dt.timedelta(seconds=settings.LEV_SEARCH_PENDING_WARN_SECONDS)
+    pending = LenderSearch.objects.filter(status=LenderSearch.Status.PENDING)
+    counts = pending.aggregate(
+        pending_stale=Count("id", filter=Q(queued_at__isnull=True)
+                            | Q(attempts=0, created_at__lt=warn)
+                            | Q(attempts__gt=0, queued_at__lt=warn)),
+        not_queued=Count("id", filter=Q(queued_at__isnull=True)),
+    )
+    return {"pending_stale": counts["pending_stale"], "not_queued": counts["not_queued"]}
+
+
 @dataclass(frozen=True)
 class MatchPage:
     matches: list[LenderMatch]

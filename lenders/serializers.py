@@ -5,7 +5,12 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from lenders.models import AssetType, Lender, LenderMatch, LenderProgram, LenderSearch
-from lenders.selectors import DirectoryFilters
+from lenders.selectors import (
+    DirectoryFilters,
+    QueueStatus,
+    lender_search_pending_seconds,
+    lender_search_queue_status,
+)
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
 from lev.limits import SEARCH_TEXT_MAX
 from lev.serializers import EnumField, StrictSerializer, money_field, page_field, page_size_field, text_field
@@ -75,6 +80,12 @@ class SearchErrorSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
+QUEUE_STATUSES = (QueueStatus.QUEUED, QueueStatus.NOT_PICKED_UP, QueueStatus.NOT_QUEUED)
+QUEUE_STATUS_HELP = ("Only while pending (else null): queued — waiting for a worker; not_picked_up — no worker "
+                     "has started it for a while; not_queued — the job queue was unreachable, it is queued "
+                     "automatically when the queue is back.")
+
+
 class LenderSearchStartSerializer(serializers.Serializer):
     search_id = serializers.IntegerField(source="pk")
     deal_id = serializers.IntegerField()
@@ -83,6 +94,7 @@ class LenderSearchStartSerializer(serializers.Serializer):
     progress = serializers.IntegerField()
     total_matches = serializers.IntegerField()
     reused = serializers.SerializerMethodField()
+    queue_status = serializers.SerializerMethodField(help_text=QUEUE_STATUS_HELP)
     message = serializers.SerializerMethodField()
     poll_after_ms = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
@@ -90,11 +102,22 @@ class LenderSearchStartSerializer(serializers.Serializer):
     def get_reused(self, search: LenderSearch) -> bool:
         return not self.context.get("created", True)
 
+    @extend_schema_field(serializers.ChoiceField(choices=QUEUE_STATUSES, allow_null=True))
+    def get_queue_status(self, search: LenderSearch) -> str | None:
+        return lender_search_queue_status(search=search)
+
     def get_message(self, search: LenderSearch) -> str:
+        queue_status = lender_search_queue_status(search=search)
         if search.status == LenderSearch.Status.COMPLETED:
             text = f"Search {search.pk} is completed: {search.total_matches} lenders matched."
         elif search.status == LenderSearch.Status.FAILED:
             text = f"Search {search.pk} failed: {search.error_message}"
+        elif queue_status == QueueStatus.NOT_QUEUED:
+            text = (f"Search {search.pk} is pending: it was saved but its ranking job could not be queued "
+                    "(the job queue is unreachable). It is queued automatically when the queue is back.")
+        elif queue_status == QueueStatus.NOT_PICKED_UP:
+            text = (f"Search {search.pk} is pending: no ranking worker has picked it up after "
+                    f"{lender_search_pending_seconds(search=search)} s.")
         else:
             text = f"Search {search.pk} is {search.status}: ranking lenders for deal {search.deal_id}."
         if self.get_reused(search):
@@ -131,6 +154,9 @@ class LenderSearchResultsSerializer(serializers.Serializer):
     total_candidates = serializers.IntegerField(source="search.total_candidates",
                                                 help_text="Programs that passed every hard filter.")
     error = serializers.SerializerMethodField()
+    queue_status = serializers.SerializerMethodField(help_text=QUEUE_STATUS_HELP)
+    pending_seconds = serializers.SerializerMethodField(
+        help_text="Seconds the search has waited for a worker while pending (0 otherwise).")
     poll_after_ms = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField(source="search.created_at")
     finished_at = serializers.DateTimeField(source="search.finished_at")
@@ -153,6 +179,13 @@ class LenderSearchResultsSerializer(serializers.Serializer):
             return None
         return {"code": search.error_code or "INTERNAL_ERROR",
                 "message": search.error_message or "Internal error: the lender search failed."}
+
+    @extend_schema_field(serializers.ChoiceField(choices=QUEUE_STATUSES, allow_null=True))
+    def get_queue_status(self, data) -> str | None:
+        return lender_search_queue_status(search=data["search"])
+
+    def get_pending_seconds(self, data) -> int:
+        return lender_search_pending_seconds(search=data["search"])
 
     def get_poll_after_ms(self, data) -> int:
         return poll_after_ms(data["search"])

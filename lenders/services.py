@@ -4,12 +4,13 @@ activity signals the ranking reads. Keyword-only; callers pass validated data.""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
 import uuid
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Case, F, FloatField, Q, Value, When
 from django.db.models.functions import Cast, Greatest, Least
 from django.utils import timezone
@@ -26,6 +27,8 @@ logger = logging.getLogger(__name__)
 Status = LenderSearch.Status
 ACTIVE_STATUSES = (Status.RUNNING, Status.PARTIAL)
 TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
+# Length of the owner (task id) part of a run token; the rest of its 32 characters is random.
+OWNER_TAG_LEN = 16
 
 
 def _join(items: list[str]) -> str:
@@ -55,15 +58,24 @@ def check_deal_searchable(*, deal: Deal, properties: list[DealProperty]) -> None
 
 
 def enqueue_search(search_id: int) -> None:
-    """Queue the ranking job once the current transaction commits (at once outside one)."""
+    """Queue the ranking job once the current transaction commits (at once outside one).
+
+    A broker that cannot be reached is not an error of the caller: the search stays `pending`
+    with `queued_at` cleared ("not queued"), which the API reports to the agent, and the
+    stale-search sweep queues it as soon as the broker answers again."""
     from lenders.tasks import run_lender_search
 
     def send() -> None:
         try:
             run_lender_search.delay(search_id)
         except Exception:
-            # The search stays pending with its queued_at; the stale-job sweep queues it again.
-            logger.exception("Could not queue lender search %s", search_id)
+            logger.exception("Could not queue lender search %s; the sweep queues it when the broker is back",
+                             search_id)
+            try:
+                LenderSearch.objects.filter(pk=search_id, status=Status.PENDING).update(queued_at=None)
+            except TRANSIENT_DB_ERRORS:
+                # Still `pending` with its queued_at: the sweep finds it after the stale cutoff.
+                logger.exception("Could not mark lender search %s as not queued", search_id)
 
     transaction.on_commit(send)
 
@@ -95,19 +107,45 @@ def lender_search_start(*, deal: Deal, user=None) -> tuple[LenderSearch, bool]:
     return search, True
 
 
-def _claim(search_id: int) -> str | None:
-    """Take the search for a run: pending, or active with a stale heartbeat (its worker died).
+def _owner_tag(owner: str) -> str:
+    return hashlib.sha256(owner.encode()).hexdigest()[:OWNER_TAG_LEN]
+
+
+def _claim(search_id: int, owner: str | None = None) -> str | None:
+    """Take the search for a run: pending; active with a stale heartbeat (its worker died); or
+    active under a token of the same `owner` (the Celery task id, which a retry or a redelivery
+    keeps) — that run is known dead, as one task runs one attempt at a time, e.g. a run whose
+    database connection was lost before it could put the search back to pending.
+
     Returns the run token, or None when there is nothing to do (finished, failed, or another
-    live run has it) — which makes a repeated or redelivered job a no-op."""
+    live run has it) — which makes a repeated or redelivered job of another task a no-op. The
+    token is the owner's tag plus a random part, so a run that lost the search still stops at
+    its next write even when a newer run of the same task took it over."""
     now = timezone.now()
-    token = uuid.uuid4().hex
+    if owner:
+        tag = _owner_tag(owner)
+        token = tag + uuid.uuid4().hex[OWNER_TAG_LEN:]
+    else:
+        tag, token = None, uuid.uuid4().hex
+    claimable = Q(status=Status.PENDING) | Q(status__in=ACTIVE_STATUSES, heartbeat_at__lt=_stale_cutoff(now))
+    if tag:
+        claimable |= Q(status__in=ACTIVE_STATUSES, run_token__startswith=tag)
     claimed = (
         LenderSearch.objects.filter(pk=search_id)
-        .filter(Q(status=Status.PENDING) | Q(status__in=ACTIVE_STATUSES, heartbeat_at__lt=_stale_cutoff(now)))
+        .filter(claimable)
         .update(status=Status.RUNNING, run_token=token, attempts=F("attempts") + 1, started_at=now,
                 heartbeat_at=now, finished_at=None, progress=0, error_code="", error_message="")
     )
     return token if claimed else None
+
+
+def _drop_broken_connection() -> None:
+    """Close this thread's connection after a database error, so the next query connects
+    afresh: a connection the server terminated (or a network cut) stays broken otherwise, and
+    every later query on it fails too. Inside an outer transaction (a test's) it is left alone:
+    that transaction is lost anyway and closing it is its owner's call."""
+    if not connection.in_atomic_block:
+        connection.close()
 
 
 def _finish_failed(search_id: int, token: str | None, code: str, message: str) -> bool:
@@ -121,14 +159,15 @@ def _finish_failed(search_id: int, token: str | None, code: str, message: str) -
     )
 
 
-def lender_search_run(*, search_id: int) -> RunStats | None:
+def lender_search_run(*, search_id: int, owner: str | None = None) -> RunStats | None:
     """Run the ranking of one search, if it is there to run. Idempotent: a finished search is
-    left alone and a re-run replaces the matches of an interrupted one.
+    left alone and a re-run replaces the matches of an interrupted one. `owner` is the Celery
+    task id: a retry of the same task takes over a search its previous attempt left `running`.
 
     Failures are recorded on the search (status failed, error code and message), except
-    transient database errors, which put the search back to pending and propagate so the task
-    can retry."""
-    token = _claim(search_id)
+    transient database errors, which reconnect, put the search back to pending (when the
+    database answers again) and propagate so the task can retry."""
+    token = _claim(search_id, owner)
     if token is None:
         logger.info("Lender search %s: nothing to run (finished, failed or owned by a live run)", search_id)
         return None
@@ -144,8 +183,15 @@ def lender_search_run(*, search_id: int) -> RunStats | None:
                        f"{UPSTREAM_MESSAGE} Lender search {search_id} took too long and was stopped.")
         return None
     except TRANSIENT_DB_ERRORS:
-        LenderSearch.objects.filter(pk=search_id, run_token=token).update(
-            status=Status.PENDING, run_token="", progress=0, queued_at=timezone.now())
+        _drop_broken_connection()
+        try:
+            LenderSearch.objects.filter(pk=search_id, run_token=token).update(
+                status=Status.PENDING, run_token="", progress=0, queued_at=timezone.now())
+        except TRANSIENT_DB_ERRORS:
+            # The database is still away: the search stays `running` under this task's token,
+            # which the task's retry (same owner) takes over without waiting for the sweep.
+            _drop_broken_connection()
+            logger.warning("Lender search %s: database unavailable; the task's retry takes it over", search_id)
         raise
     except Exception:
         logger.exception("Lender search %s failed", search_id)
@@ -157,32 +203,40 @@ def lender_search_run(*, search_id: int) -> RunStats | None:
     return stats
 
 
-def lender_search_give_up(*, search_id: int) -> bool:
-    """After the task's retries ran out on transient errors: fail a search nobody is running."""
+def lender_search_give_up(*, search_id: int, owner: str | None = None) -> bool:
+    """After the task's retries ran out on transient errors: fail the search if nobody is
+    running it (pending, or still `running` under this task's own token)."""
+    mine = Q(status=Status.PENDING)
+    if owner:
+        mine |= Q(status__in=ACTIVE_STATUSES, run_token__startswith=_owner_tag(owner))
     return bool(
-        LenderSearch.objects.filter(pk=search_id, status=Status.PENDING).update(
+        LenderSearch.objects.filter(mine, pk=search_id).update(
             status=Status.FAILED, error_code="UPSTREAM_UNAVAILABLE",
             error_message=f"{UPSTREAM_MESSAGE} Lender search {search_id} could not reach the database.",
-            finished_at=timezone.now(),
+            finished_at=timezone.now(), run_token="",
         )
     )
 
 
-def _is_stale(search: LenderSearch, now: dt.datetime) -> bool:
+def _is_stale(search: LenderSearch, now: dt.datetime, *, unqueued_now: bool = False) -> bool:
+    """Whether the sweep should act on the search. `unqueued_now`: a pending search whose job
+    could not be handed to the broker (queued_at cleared) is due at once, not after the cutoff."""
     cutoff = _stale_cutoff(now)
     if search.status in ACTIVE_STATUSES:
         return search.heartbeat_at is None or search.heartbeat_at < cutoff
     if search.status == Status.PENDING:
+        if search.queued_at is None and unqueued_now:
+            return True
         return (search.queued_at or search.created_at) < cutoff
     return False
 
 
-def _recover(search: LenderSearch, now: dt.datetime) -> str | None:
+def _recover(search: LenderSearch, now: dt.datetime, *, unqueued_now: bool = False) -> str | None:
     """Re-queue a stale search, or fail it once it has used its attempts. Returns what was done.
 
     The update is conditional on the state that was judged stale, so a run that heartbeats in
     the meantime keeps its search."""
-    if not _is_stale(search, now):
+    if not _is_stale(search, now, unqueued_now=unqueued_now):
         return None
     same = LenderSearch.objects.filter(pk=search.pk, status=search.status, heartbeat_at=search.heartbeat_at,
                                        queued_at=search.queued_at)
@@ -204,7 +258,8 @@ def _recover(search: LenderSearch, now: dt.datetime) -> str | None:
 
 
 def lender_search_sweep() -> dict[str, int]:
-    """Find searches whose worker died (no heartbeat) or whose job never started, and re-queue
+    """Find searches whose worker died (no heartbeat), whose job never started, or whose job
+    could not be queued (broker down when they were started: queued at once now), and re-queue
     them — or fail them after LEV_SEARCH_MAX_ATTEMPTS — so none stays pending/running forever."""
     now = timezone.now()
     cutoff = _stale_cutoff(now)
@@ -212,11 +267,11 @@ def lender_search_sweep() -> dict[str, int]:
         Q(status__in=ACTIVE_STATUSES, heartbeat_at__lt=cutoff)
         | Q(status__in=ACTIVE_STATUSES, heartbeat_at__isnull=True)
         | Q(status=Status.PENDING, queued_at__lt=cutoff)
-        | Q(status=Status.PENDING, queued_at__isnull=True, created_at__lt=cutoff)
+        | Q(status=Status.PENDING, queued_at__isnull=True)
     ).order_by("id")
     counts = {"requeued": 0, "failed": 0}
     for search in stale.iterator():
-        outcome = _recover(search, now)
+        outcome = _recover(search, now, unqueued_now=True)
         if outcome:
             counts[outcome] += 1
     if any(counts.values()):

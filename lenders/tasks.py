@@ -24,12 +24,14 @@ COMMON = {"acks_late": True, "reject_on_worker_lost": True}
     soft_time_limit=settings.LEV_SEARCH_SOFT_TIME_LIMIT, time_limit=settings.LEV_SEARCH_TIME_LIMIT, **COMMON,
 )
 def run_lender_search(self, search_id: int) -> dict[str, Any] | None:
-    """Rank lenders for one LenderSearch. Transient database errors retry with backoff."""
+    """Rank lenders for one LenderSearch. Transient database errors retry with backoff; the
+    retry keeps the task id, which lets it take over the search its own attempt left behind."""
+    owner = self.request.id
     try:
-        stats = services.lender_search_run(search_id=search_id)
+        stats = services.lender_search_run(search_id=search_id, owner=owner)
     except services.TRANSIENT_DB_ERRORS as exc:
         if self.request.retries >= self.max_retries:
-            services.lender_search_give_up(search_id=search_id)
+            services.lender_search_give_up(search_id=search_id, owner=owner)
             return None
         raise self.retry(exc=exc, countdown=2 ** self.request.retries) from exc
     if stats is None:

@@ -1,12 +1,124 @@
-"""GET /health: cheap, unauthenticated, safe to poll; never trips or resets the breaker."""
+"""GET /health: cheap, unauthenticated, safe to poll; never trips or resets the breaker.
+
+    {"status": "ok" | "degraded", "version", "lev_api", "circuit_breaker",
+     "database": "reachable" | "unreachable",
+     "worker": "seen" | "not_seen" | "unreachable" | "not_configured" | "unknown",
+     "lender_searches": {"pending_stale": N, "not_queued": M} | null}
+
+`status` is `degraded` when the database is unreachable, no ranking worker has been seen (or
+Redis, where workers announce themselves, does not answer), or lender searches wait for a worker
+longer than LEV_SEARCH_PENDING_WARN_SECONDS. The answer is always HTTP 200: /health reports, it
+does not take a web process out of a load balancer for a worker outage.
+
+Every probe runs in a thread of its own and the view waits at most LEV_HEALTH_TIMEOUT_SECONDS for
+all of them, so /health answers in bounded time even when a dependency hangs (a probe that did not
+answer counts as down; while it is still stuck, the next poll does not start another one). The
+probes bound themselves too (PostgreSQL statement and connect timeouts, Redis socket timeouts), so
+a stuck thread does not live long. The database probe uses a connection of its own, opened and
+closed per probe, so a broken pooled connection can't make it lie either way.
+
+The feature apps are asked through small functions they export (CONVENTIONS rule 12: `lev/` does
+not reach into them at import time).
+"""
 
 from __future__ import annotations
 
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 import lev
+
+logger = logging.getLogger(__name__)
+
+REACHABLE, UNREACHABLE = "reachable", "unreachable"
+
+_inflight: dict[str, threading.Thread] = {}
+_inflight_lock = threading.Lock()
+
+
+def _probe_database() -> dict[str, Any]:
+    """SELECT 1 on a fresh connection with bounded connect and statement time; then the lender
+    searches' counts on the same connection (they need the database anyway)."""
+    from lenders.health import stale_pending_searches
+
+    conn = connections[DEFAULT_DB_ALIAS]  # this thread's own wrapper, closed below
+    timeout = settings.LEV_HEALTH_TIMEOUT_SECONDS
+    if conn.vendor == "postgresql":
+        options = {**conn.settings_dict.get("OPTIONS", {}), "connect_timeout": max(1, math.ceil(timeout))}
+        conn.settings_dict = {**conn.settings_dict, "OPTIONS": options}
+    try:
+        with conn.cursor() as cursor:
+            if conn.vendor == "postgresql":
+                cursor.execute(f"SET statement_timeout = {max(1, int(timeout * 1000))}")
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+        try:
+            searches: dict[str, int] | None = stale_pending_searches()
+        except Exception:
+            logger.warning("Health: could not count pending lender searches", exc_info=True)
+            searches = None
+        return {"database": REACHABLE, "lender_searches": searches}
+    finally:
+        conn.close()
+
+
+def _probe_worker() -> dict[str, Any]:
+    from lenders.health import worker_status
+
+    return {"worker": worker_status()}
+
+
+PROBES: dict[str, tuple[Callable[[], dict[str, Any]], dict[str, Any]]] = {
+    # name: (probe, what it reports when it fails or does not answer in time)
+    "database": (_probe_database, {"database": UNREACHABLE, "lender_searches": None}),
+    "worker": (_probe_worker, {"worker": "unreachable"}),
+}
+
+
+def run_probes() -> dict[str, Any]:
+    """Run every probe in parallel, each in its own thread; wait for all at most
+    LEV_HEALTH_TIMEOUT_SECONDS in total."""
+    results: dict[str, dict[str, Any]] = {}
+    started: dict[str, threading.Thread] = {}
+    for name, (probe, _down) in PROBES.items():
+        with _inflight_lock:
+            stuck = _inflight.get(name)
+            if stuck is not None and stuck.is_alive():
+                continue  # the previous probe still hangs: the dependency is down, don't pile up
+
+            def target(name: str = name, probe: Callable[[], dict[str, Any]] = probe) -> None:
+                try:
+                    results[name] = probe()
+                except Exception:
+                    logger.warning("Health probe %s failed", name, exc_info=True)
+
+            thread = threading.Thread(target=target, name=f"health-{name}", daemon=True)
+            _inflight[name] = started[name] = thread
+        thread.start()
+    deadline = time.monotonic() + settings.LEV_HEALTH_TIMEOUT_SECONDS
+    for thread in started.values():
+        thread.join(max(0.0, deadline - time.monotonic()))
+    report: dict[str, Any] = {}
+    for name, (_probe, down) in PROBES.items():
+        report.update(results.get(name, down))
+    return report
+
+
+def is_degraded(report: dict[str, Any]) -> bool:
+    from lenders.health import DOWN
+
+    searches = report.get("lender_searches") or {}
+    return report["database"] != REACHABLE or report["worker"] in DOWN or searches.get("pending_stale", 0) > 0
 
 
 @require_GET
@@ -14,11 +126,13 @@ import lev
 def health(request: HttpRequest) -> JsonResponse:
     from mcp_tools.resilience import breaker_state, last_probe
 
+    report = run_probes()
     return JsonResponse(
         {
-            "status": "ok",
+            "status": "degraded" if is_degraded(report) else "ok",
             "version": lev.__version__,
             "lev_api": last_probe(),
             "circuit_breaker": breaker_state(),
+            **report,
         }
     )

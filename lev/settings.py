@@ -6,6 +6,7 @@ settings (no SECRET_KEY, DEBUG on, empty ALLOWED_HOSTS).
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 
@@ -71,6 +72,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "axes",
     "deals",
     "lenders",
     "mcp_tools",
@@ -87,6 +89,15 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "lev.middleware.ApiErrorMiddleware",
+    # Turns an admin login refused for too many failures into the lockout page (429).
+    "axes.middleware.AxesMiddleware",
+]
+
+# The axes backend only counts and refuses login attempts (admin login form); ModelBackend checks
+# the password. API keys (deals.auth) never go through authenticate(), so axes never sees them.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "lev.urls"
@@ -138,6 +149,16 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         ).strip()
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Admin login lockout (django-axes) -------------------------------------------------------
+# After this many failed logins of one username from one IP address, that pair is refused
+# (even with the right password) for the cool-off; a success resets the count.
+AXES_FAILURE_LIMIT = env_int("LEV_ADMIN_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("LEV_ADMIN_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# The client address is REMOTE_ADDR (no X-Forwarded-For parsing, which a client could forge).
+AXES_CLIENT_IP_CALLABLE = None
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -322,3 +343,15 @@ LEV_SEARCH_WRITE_CHUNK = env_int("LEV_SEARCH_WRITE_CHUNK", 2000)
 LEV_SEARCH_PROGRAMS_PER_MATCH = env_int("LEV_SEARCH_PROGRAMS_PER_MATCH", 3)
 # How long agents are told to wait before polling a search that is still running.
 LEV_SEARCH_POLL_AFTER_MS = env_int("LEV_SEARCH_POLL_AFTER_MS", 1000)
+# A search still `pending` this long after it was queued has not been picked up by any worker:
+# the agent is told so (results `queue_status: not_picked_up`) and /health counts it.
+LEV_SEARCH_PENDING_WARN_SECONDS = env_int("LEV_SEARCH_PENDING_WARN_SECONDS", 30)
+
+# --- /health -----------------------------------------------------------------------------------
+# Every probe of /health (database, Redis) answers within this bound, even when one hangs.
+LEV_HEALTH_TIMEOUT_SECONDS = env_float("LEV_HEALTH_TIMEOUT_SECONDS", 2.0)
+# Workers write a heartbeat to Redis this often; /health says `worker: not_seen` once the last
+# one is older than LEV_WORKER_STALE_SECONDS.
+LEV_WORKER_HEARTBEAT_SECONDS = env_float("LEV_WORKER_HEARTBEAT_SECONDS", 10.0)
+LEV_WORKER_STALE_SECONDS = env_float("LEV_WORKER_STALE_SECONDS", 30.0)
+LEV_WORKER_HEARTBEAT_KEY_PREFIX = os.environ.get("LEV_WORKER_HEARTBEAT_KEY_PREFIX", "lev:worker-heartbeat")

@@ -142,6 +142,10 @@ def _start_message(body: dict[str, Any]) -> str:
                 f"Call get_lender_search_results(search_id={search_id}) to read the ranked list.")
     if status == "failed":
         return f"{reused}Search {search_id} failed. Call get_lender_search_results(search_id={search_id})."
+    if body.get("queue_status") == "not_queued":
+        return (f"Search {search_id} was saved but could not be queued: the job queue is unreachable. It is "
+                f"queued automatically when the queue is back; call get_lender_search_results(search_id="
+                f"{search_id}) in about a minute (do not start another search, it would wait the same way).")
     seconds = max(1, round(body.get("poll_after_ms", 1000) / 1000))
     return (f"{reused}Ranking lenders for deal {body['deal_id']} (search {search_id}, {status}). "
             f"Call get_lender_search_results(search_id={search_id}) in about {seconds} s; "
@@ -160,8 +164,10 @@ def search_lenders_for_deal(deal_id: DealId) -> dict[str, Any]:
     returned instead of starting a new one; after any change to the deal a new search starts.
 
     Returns {"search_id", "status" (pending, running, partial, completed, failed), "deal_id",
-    "message", "poll_after_ms"}. Then call get_lender_search_results(search_id), waiting
-    poll_after_ms between calls while the status is pending, running or partial.
+    "message", "poll_after_ms"}, plus "queue_status": "not_queued" when the job queue was
+    unreachable: the search is kept and queued automatically later. Then call
+    get_lender_search_results(search_id), waiting poll_after_ms between calls while the status
+    is pending, running or partial.
     """
     # The key makes the create retryable inside the client on transient failures; the API
     # itself dedupes by reusing the deal's recent search.
@@ -172,7 +178,33 @@ def search_lenders_for_deal(deal_id: DealId) -> dict[str, Any]:
         "deal_id": body["deal_id"],
         "message": _start_message(body),
         "poll_after_ms": body["poll_after_ms"],
+        # Only when the job could not be queued, so the usual answer keeps its shape.
+        **({"queue_status": "not_queued"} if body.get("queue_status") == "not_queued" else {}),
     }
+
+
+def _waiting(body: dict[str, Any]) -> dict[str, str]:
+    """queue_status, message and hint for a pending search no worker has started (or that was
+    never queued); nothing while the search is moving."""
+    search_id, queue_status = body["search_id"], body.get("queue_status")
+    if queue_status == "not_queued":
+        return {
+            "queue_status": queue_status,
+            "message": f"Search {search_id} is pending: its ranking job could not be queued yet (the job queue "
+                       "is unreachable).",
+            "hint": "It is queued automatically when the queue is back. Poll again in about a minute; if it "
+                    "stays pending for several minutes, tell the user lender ranking is delayed.",
+        }
+    if queue_status == "not_picked_up":
+        return {
+            "queue_status": queue_status,
+            "message": f"Search {search_id} is pending: no ranking worker has picked it up after "
+                       f"{body.get('pending_seconds', 0)} s.",
+            "hint": "The job has not been picked up yet (workers busy or down); it is re-queued automatically. "
+                    "Poll less often (every 15-30 s); if it stays pending for several minutes, tell the user "
+                    "lender ranking is delayed. Starting another search would not help.",
+        }
+    return {}
 
 
 def _match_item(match: dict[str, Any]) -> dict[str, Any]:
@@ -213,7 +245,9 @@ def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SI
                               cursor: Cursor = None) -> dict[str, Any]:
     """Get the status of a lender search and one page of its ranked lenders, best first.
 
-    status: pending or running — no results yet, call again after poll_after_ms; partial — the
+    status: pending or running — no results yet, call again after poll_after_ms (a pending
+    search no worker has picked up yet says so in message and hint, queue_status
+    not_picked_up or not_queued); partial — the
     top ranks are final and readable, more are being written; completed — all results ready;
     failed — returned as an error (isError) with code and message; start a new search.
     A completed search with no matching lender is a success with an empty list.
@@ -249,5 +283,6 @@ def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SI
         **paged,
         "poll_after_ms": body["poll_after_ms"],
         "deal_changed": bool(body.get("deal_changed")),
+        **_waiting(body),
     }
     return fit_budget(payload, "results", MATCH_STEPS)

@@ -7,6 +7,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.http import HttpRequest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -44,7 +45,8 @@ def test_seed_demo_is_idempotent_and_deterministic(seeded):
 def test_seed_demo_prints_a_working_login_and_api_key(seeded, client):
     password = seeded.split("password '")[1].split("'")[0]
     key = seeded.split("API key:")[1].split()[0]
-    assert client.login(username="admin", password=password)
+    # django-axes needs the request to count the attempt (its documented way to log in in tests).
+    assert client.login(request=HttpRequest(), username="admin", password=password)
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
     body = api.get("/api/v1/deals/").json()

@@ -1,0 +1,90 @@
+"""The admin login form is rate limited (django-axes): after AXES_FAILURE_LIMIT failures of one
+username from one IP address, that pair is refused — even with the right password — for the
+cool-off, while API-key requests never count as login attempts."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from axes.models import AccessAttempt
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from tests.conftest import client_with_key
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "correct horse battery staple"
+LOGIN_URL = "/admin/login/?next=/admin/"
+
+
+@pytest.fixture
+def admin_user():
+    return get_user_model().objects.create_superuser("boss", "boss@example.com", PASSWORD)
+
+
+def post_login(client: Client, username: str, password: str, ip: str = "203.0.113.7"):
+    # The real admin form: GET for the CSRF cookie, then POST it with the token.
+    client.get(LOGIN_URL, REMOTE_ADDR=ip)
+    token = client.cookies["csrftoken"].value
+    return client.post(LOGIN_URL, {"username": username, "password": password, "csrfmiddlewaretoken": token,
+                                   "next": "/admin/"}, REMOTE_ADDR=ip)
+
+
+def logged_in(response) -> bool:
+    return response.status_code == 302 and response["Location"] == "/admin/"
+
+
+def test_right_password_logs_in(admin_user):
+    assert logged_in(post_login(Client(enforce_csrf_checks=True), "boss", PASSWORD))
+
+
+def test_after_the_failure_limit_even_the_right_password_is_refused(admin_user):
+    client = Client(enforce_csrf_checks=True)
+    limit = settings.AXES_FAILURE_LIMIT
+    for _ in range(limit - 1):
+        response = post_login(client, "boss", "wrong")
+        assert response.status_code == 200  # the form again, with its error
+    assert post_login(client, "boss", "wrong").status_code == 429  # the limit-th failure locks
+    refused = post_login(client, "boss", PASSWORD)
+    assert refused.status_code == 429 and not logged_in(refused)
+    assert "_auth_user_id" not in client.session
+
+
+def test_a_hundred_wrong_passwords_are_not_all_tried(admin_user):
+    client = Client(enforce_csrf_checks=True)
+    statuses = [post_login(client, "boss", f"guess-{n}").status_code for n in range(100)]
+    limit = settings.AXES_FAILURE_LIMIT
+    assert statuses[: limit - 1] == [200] * (limit - 1)
+    assert set(statuses[limit - 1:]) == {429}
+    assert not logged_in(post_login(client, "boss", PASSWORD))
+
+
+def test_the_lockout_is_per_username_and_ip_and_ends_after_the_cool_off(admin_user):
+    client = Client(enforce_csrf_checks=True)
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        post_login(client, "boss", "wrong")
+    assert post_login(client, "boss", PASSWORD).status_code == 429
+    # Another address is not locked out by this one's failures.
+    assert logged_in(post_login(Client(enforce_csrf_checks=True), "boss", PASSWORD, ip="198.51.100.9"))
+    # The cool-off has passed (moved the recorded attempts back instead of waiting for it).
+    AccessAttempt.objects.update(attempt_time=dt.datetime.now(dt.UTC) - settings.AXES_COOLOFF_TIME
+                                 - dt.timedelta(seconds=1))
+    assert logged_in(post_login(client, "boss", PASSWORD))
+
+
+def test_api_keys_are_not_counted_or_locked_out(admin_user, api_key, user):
+    # Lock the key's user out of the admin form, then use the API key from the same address.
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        post_login(Client(enforce_csrf_checks=True), user.username, "wrong", ip="127.0.0.1")
+    assert AccessAttempt.objects.filter(username=user.username).exists()
+    api = client_with_key(api_key)
+    for _ in range(settings.AXES_FAILURE_LIMIT + 2):
+        assert api.get("/api/v1/deals/", REMOTE_ADDR="127.0.0.1").status_code == 200
+    bad = client_with_key("lev_sk_not-a-real-key")
+    for _ in range(settings.AXES_FAILURE_LIMIT + 2):
+        assert bad.get("/api/v1/deals/", REMOTE_ADDR="127.0.0.1").status_code == 401
+    assert api.get("/api/v1/deals/", REMOTE_ADDR="127.0.0.1").status_code == 200
+    assert not AccessAttempt.objects.exclude(username=user.username).exists()

@@ -1,0 +1,213 @@
+"""Lender searches under real faults: a ranking run whose database connection is lost (killed by
+the server, or cut on the network) is finished by the task's own retry; a broker that cannot be
+reached when a search starts leaves a pending search the sweep queues later; and a search no
+worker picks up tells the agent so."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from lenders import services, tasks
+from lenders.demo import seed_directory
+from lenders.models import LenderMatch, LenderSearch
+from lev.celery_app import app as celery_app
+from tests.lenders.factories import make_deal, refresh
+from tests.lenders.worker_process import (
+    TcpProxy,
+    celery_worker,
+    database_url,
+    free_port,
+    require_worker_setup,
+    wait_for,
+)
+from tests.mcp_helpers import McpCaller
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# Well inside LEV_SEARCH_STALE_SECONDS (120 s): a search finished within it was not rescued by
+# the stale-heartbeat rules (and no sweep runs in these tests).
+RECOVERY_DEADLINE_S = 60
+
+
+def ranks(search: LenderSearch) -> list[int]:
+    return list(LenderMatch.objects.filter(search=search).order_by("rank").values_list("rank", flat=True))
+
+
+@contextlib.contextmanager
+def programs_locked() -> Iterator[psycopg.Connection]:
+    """Hold an exclusive lock on the programs table from a connection of our own, so a ranking
+    run blocks at its candidate query (outside any transaction of the run) until released."""
+    holder = psycopg.connect(**connection.get_connection_params())
+    try:
+        holder.execute("LOCK TABLE lenders_lenderprogram IN ACCESS EXCLUSIVE MODE")
+        yield holder
+    finally:
+        holder.close()
+
+
+def backend_blocked_on_programs() -> int | None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND wait_event_type = 'Lock' AND query ILIKE %s",
+            ["%lenders_lenderprogram%"],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def finished_search(search: LenderSearch):
+    def check():
+        current = refresh(search)
+        return current if current.status in ("completed", "failed") else None
+    return check
+
+
+def assert_ranked_once(search: LenderSearch) -> None:
+    assert search.status == "completed" and search.error_code == ""
+    assert search.total_matches > 0
+    assert ranks(search) == list(range(1, search.total_matches + 1))  # no duplicates, no gaps
+    lenders = LenderMatch.objects.filter(search=search).values_list("lender_id", flat=True)
+    assert len(set(lenders)) == search.total_matches
+
+
+# --- §3: a real connection loss inside a ranking run ----------------------------------------------------
+@pytest.mark.slow
+def test_a_run_whose_backend_is_terminated_is_finished_by_the_task_retry(account):
+    require_worker_setup()
+    seed_directory(120, seed=5)
+    deal = make_deal(account)
+    with programs_locked() as holder, celery_worker(env={"LEV_SEARCH_STALE_SECONDS": "120"}) as worker:
+        search, created = services.lender_search_start(deal=deal)
+        assert created
+        pid = wait_for(backend_blocked_on_programs, "the run to block on its candidate query", worker)
+        assert refresh(search).status == "running"
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])  # the server kills the connection
+        holder.rollback()
+        done = wait_for(finished_search(search), "the retry to finish the search", worker, RECOVERY_DEADLINE_S)
+    assert_ranked_once(done)
+    assert done.attempts == 2  # the lost run, then its retry
+
+
+@pytest.mark.slow
+def test_a_run_cut_off_from_the_database_is_taken_over_by_its_own_retry(account):
+    """The network to the database is cut: the run cannot even put the search back to pending,
+    so it stays `running` with a fresh heartbeat under the task's token — which the retry of the
+    same task takes over instead of waiting for the stale-heartbeat sweep."""
+    require_worker_setup()
+    seed_directory(120, seed=5)
+    deal = make_deal(account)
+    db = connection.settings_dict
+    proxy = TcpProxy((db.get("HOST") or "127.0.0.1", int(db.get("PORT") or 5432)))
+    try:
+        with programs_locked() as holder, celery_worker(db_url=database_url(port=proxy.port),
+                                                        env={"LEV_SEARCH_STALE_SECONDS": "120"}) as worker:
+            search, _ = services.lender_search_start(deal=deal)
+            orphan = wait_for(backend_blocked_on_programs, "the run to block on its candidate query", worker)
+            proxy.cut()
+            wait_for(lambda: "retry: Retry in" in worker.log.read_text(errors="replace"),
+                     "the task to schedule its retry after the cut", worker)
+            cut_off = refresh(search)
+            assert cut_off.status == "running"  # nothing could reset it: the database was unreachable
+            assert cut_off.heartbeat_at > timezone.now() - dt.timedelta(seconds=settings.LEV_SEARCH_STALE_SECONDS)
+            proxy.restore()
+            holder.rollback()
+            with connection.cursor() as cursor:  # the server side of the cut connection, still waiting
+                cursor.execute("SELECT pg_terminate_backend(%s)", [orphan])
+            done = wait_for(finished_search(search), "the retry to take the search over", worker,
+                            RECOVERY_DEADLINE_S)
+    finally:
+        proxy.close()
+    assert_ranked_once(done)
+    assert done.attempts == 2
+
+
+# --- §7: the broker is down when a search starts ---------------------------------------------------------
+@contextlib.contextmanager
+def broker(url: str) -> Iterator[None]:
+    """Send this process's jobs to `url` (not run in-process) until the block ends. The Celery
+    app caches its broker connection pools, so they are dropped on the way in and out."""
+    conf = celery_app.conf
+    saved = conf.broker_url, conf.task_always_eager
+
+    def drop_pools() -> None:
+        celery_app._pool = None
+        celery_app.amqp._producer_pool = None
+
+    conf.broker_url, conf.task_always_eager = url, False
+    drop_pools()
+    try:
+        yield
+    finally:
+        conf.broker_url, conf.task_always_eager = saved
+        drop_pools()
+
+
+def test_a_search_started_while_the_broker_is_down_is_kept_and_queued_by_the_sweep(live_server, api_key, account):
+    seed_directory(40, seed=3)
+    deal = make_deal(account)
+    mcp = McpCaller(live_server.url, api_key)
+    with broker(f"redis://127.0.0.1:{free_port()}/0"):  # nothing listens there
+        started = mcp.ok("search_lenders_for_deal", {"deal_id": deal.pk})
+        assert started["status"] == "pending" and started["queue_status"] == "not_queued"
+        assert "could not be queued" in started["message"] and "queued automatically" in started["message"]
+        search = LenderSearch.objects.get(pk=started["search_id"])
+        assert search.queued_at is None and search.attempts == 0
+
+        page = mcp.ok("get_lender_search_results", {"search_id": search.pk})
+        assert page["status"] == "pending" and page["queue_status"] == "not_queued"
+        assert "could not be queued" in page["message"] and page["hint"]
+
+        # Still down: the sweep tries, and the search stays pending and not queued.
+        assert tasks.sweep_stale_searches() == {"requeued": 1, "failed": 0}
+        assert refresh(search).status == "pending" and refresh(search).queued_at is None
+
+    if settings.REDIS_URL:
+        # The broker is back: the next sweep hands the job over (no worker here, so it waits).
+        queue = f"lev-test-back-{search.pk}-{free_port()}"
+        with broker(settings.REDIS_URL):
+            celery_app.conf.task_default_queue, saved_queue = queue, celery_app.conf.task_default_queue
+            try:
+                assert tasks.sweep_stale_searches() == {"requeued": 1, "failed": 0}
+                with celery_app.connection_for_write() as conn:
+                    _name, messages, _consumers = conn.default_channel.queue_declare(queue, passive=True)
+                    conn.default_channel.queue_delete(queue)
+            finally:
+                celery_app.conf.task_default_queue = saved_queue
+        assert messages == 1
+        back = refresh(search)
+        assert back.status == "pending" and back.queued_at is not None
+        assert "queue_status" not in mcp.ok("get_lender_search_results", {"search_id": search.pk})
+    else:
+        # No Redis for this run: jobs run in-process, so the sweep's job runs the search at once.
+        assert tasks.sweep_stale_searches() == {"requeued": 1, "failed": 0}
+        assert refresh(search).status == "completed"
+
+
+# --- §6: a search no worker picks up tells the agent so ------------------------------------------------
+def test_a_search_no_worker_picked_up_says_so_and_stays_pending(live_server, api_key, account, settings):
+    settings.LEV_SEARCH_PENDING_WARN_SECONDS = 30
+    deal = make_deal(account)
+    mcp = McpCaller(live_server.url, api_key)
+    fresh = LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version,
+                                        queued_at=timezone.now())
+    page = mcp.ok("get_lender_search_results", {"search_id": fresh.pk})
+    assert page["status"] == "pending" and "hint" not in page and "queue_status" not in page
+
+    waiting = LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version)
+    queued = timezone.now() - dt.timedelta(seconds=45)
+    LenderSearch.objects.filter(pk=waiting.pk).update(created_at=queued, queued_at=queued)
+    page = mcp.ok("get_lender_search_results", {"search_id": waiting.pk})
+    assert page["status"] == "pending" and page["queue_status"] == "not_picked_up"
+    assert "no ranking worker has picked it up after 45 s" in page["message"]
+    assert "not been picked up" in page["hint"] and "Poll less often" in page["hint"]
+    assert refresh(waiting).status == "pending"  # only told, not changed
