@@ -241,8 +241,7 @@ def _recover(search: LenderSearch, now: dt.datetime, *, unqueued_now: bool = Fal
     same = LenderSearch.objects.filter(pk=search.pk, status=search.status, heartbeat_at=search.heartbeat_at,
                                        queued_at=search.queued_at)
     max_attempts = settings.LEV_SEARCH_MAX_ATTEMPTS
-    waited_too_long = search.created_at < now - dt.timedelta(
-        seconds=settings.LEV_SEARCH_STALE_SECONDS * (max_attempts + 1))
+    waited_too_long = search.created_at < now - dt.timedelta(seconds=settings.LEV_SEARCH_PENDING_GIVE_UP_SECONDS)
     if search.attempts >= max_attempts or (search.status == Status.PENDING and waited_too_long):
         done = same.update(
             status=Status.FAILED, run_token="", finished_at=now, error_code="UPSTREAM_UNAVAILABLE",

@@ -39,13 +39,13 @@ def run_lender_search(self, search_id: int) -> dict[str, Any] | None:
     return {"candidates": stats.candidates, "matches": stats.matches, "timings_ms": stats.timings_ms}
 
 
-@shared_task(name="lenders.tasks.sweep_stale_searches", soft_time_limit=50, time_limit=60, **COMMON)
+@shared_task(name="lenders.tasks.sweep_stale_searches", soft_time_limit=30, time_limit=40, **COMMON)
 def sweep_stale_searches() -> dict[str, int]:
     """Re-queue (or fail) searches whose worker died or whose job never started."""
     return services.lender_search_sweep()
 
 
-@shared_task(name="lenders.tasks.refresh_lender_activity", soft_time_limit=240, time_limit=300, **COMMON)
+@shared_task(name="lenders.tasks.refresh_lender_activity", soft_time_limit=100, time_limit=110, **COMMON)
 def refresh_lender_activity() -> int:
     """Recompute the activity score of every lender market from its recent counts."""
     return services.lender_activity_refresh()

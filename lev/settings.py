@@ -273,18 +273,33 @@ CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300)
-CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
+# No task may run longer than the broker's visibility timeout, or Redis would hand a running job
+# to a second worker (tests/lenders/test_worker_death.py checks every task against it).
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 110)
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 100)
 CELERY_TASK_IGNORE_RESULT = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600)}
+# A job whose worker was SIGKILLed stays unacknowledged in Redis until this timeout, then comes
+# back. The stale-search sweep has re-run the search long before (LEV_SEARCH_STALE_SECONDS), so the
+# returning message finds it finished and does nothing; two minutes, not the ten it used to be, so
+# it does not surface as a surprise much later.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 120)}
+# How often beat runs the stale-search sweep: with LEV_SEARCH_STALE_SECONDS, a search whose worker
+# died is running again within stale + sweep seconds (20 + 5 by default).
+LEV_SEARCH_SWEEP_SECONDS = env_float("LEV_SEARCH_SWEEP_SECONDS", 5.0)
 CELERY_BEAT_SCHEDULE = {
-    "sweep-stale-lender-searches": {"task": "lenders.tasks.sweep_stale_searches", "schedule": 60.0},
+    "sweep-stale-lender-searches": {"task": "lenders.tasks.sweep_stale_searches",
+                                    "schedule": LEV_SEARCH_SWEEP_SECONDS},
     "refresh-lender-activity": {"task": "lenders.tasks.refresh_lender_activity", "schedule": 3600.0},
     "purge-idempotency-records": {"task": "deals.tasks.purge_idempotency_records", "schedule": 3600.0},
 }
 LEV_SEARCH_REUSE_SECONDS = env_int("LEV_SEARCH_REUSE_SECONDS", 900)
-# A running search heartbeats every few hundred ms; two minutes of silence means its worker died.
-LEV_SEARCH_STALE_SECONDS = env_int("LEV_SEARCH_STALE_SECONDS", 120)
+# A running search heartbeats at every phase and chunk; its longest silent phase is one candidate
+# query, bounded by LEV_DB_STATEMENT_TIMEOUT_MS (10 s). Twice that without a heartbeat means its
+# worker died.
+LEV_SEARCH_STALE_SECONDS = env_int("LEV_SEARCH_STALE_SECONDS", 20)
+# A search that no worker has started after this long (no worker, or the broker down all along) is
+# failed with UPSTREAM_UNAVAILABLE, so an agent polling it is not left waiting forever.
+LEV_SEARCH_PENDING_GIVE_UP_SECONDS = env_int("LEV_SEARCH_PENDING_GIVE_UP_SECONDS", 600)
 
 # --- Logging: every line carries the request id of the request (or tool call) it belongs to --
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")

@@ -213,7 +213,10 @@ def test_a_job_the_broker_lost_is_queued_again(account, directory, start, settin
 def test_a_search_pending_for_too_long_is_failed(account, directory, start, settings):
     search, _ = start(make_deal(account), execute=False)
     stale = settings.LEV_SEARCH_STALE_SECONDS
-    age(search, queued_at=stale + 1, created_at=stale * (settings.LEV_SEARCH_MAX_ATTEMPTS + 1) + 1)
+    # Pending well past the stale cutoff but not past the give-up time: queued again, not failed.
+    age(search, queued_at=stale + 1, created_at=settings.LEV_SEARCH_PENDING_GIVE_UP_SECONDS - 60)
+    assert services.lender_search_sweep() == {"requeued": 1, "failed": 0}
+    age(search, queued_at=stale + 1, created_at=settings.LEV_SEARCH_PENDING_GIVE_UP_SECONDS + 1)
     assert services.lender_search_sweep() == {"requeued": 0, "failed": 1}
     assert refresh(search).status == "failed"
 

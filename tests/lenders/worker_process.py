@@ -63,9 +63,11 @@ class Worker:
 
 
 @contextlib.contextmanager
-def celery_worker(*, db_url: str | None = None, env: dict[str, str] | None = None) -> Iterator[Worker]:
+def celery_worker(*, db_url: str | None = None, env: dict[str, str] | None = None,
+                  beat: bool = False) -> Iterator[Worker]:
     """A prefork worker (one child) on a queue of its own; jobs of this process go to that queue
-    while it runs. Always stopped afterwards."""
+    while it runs. With `beat`, it also runs the beat schedule (the stale-search sweep) in-process.
+    Always stopped afterwards."""
     require_worker_setup()
     queue = f"lev-test-{uuid.uuid4().hex[:10]}"
     full_env = {
@@ -83,7 +85,8 @@ def celery_worker(*, db_url: str | None = None, env: dict[str, str] | None = Non
         process = subprocess.Popen(
             [str(celery), "-A", "lev", "worker", "--pool=prefork", "--concurrency=1", "-Q", queue,
              "-n", f"{queue}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
-             "--loglevel=INFO"],
+             "--loglevel=INFO",
+             *(["-B", "--schedule", str(log.with_suffix(".beat"))] if beat else [])],
             cwd=ROOT, env=full_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
     conf = celery_app.conf
@@ -104,6 +107,8 @@ def celery_worker(*, db_url: str | None = None, env: dict[str, str] | None = Non
         with celery_app.connection_for_write() as conn:
             conn.default_channel.queue_delete(queue)
         log.unlink(missing_ok=True)
+        for leftover in log.parent.glob(log.with_suffix("").name + ".beat*"):
+            leftover.unlink(missing_ok=True)
 
 
 def wait_for(check: Callable[[], object], what: str, worker: Worker | None = None,
