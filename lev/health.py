@@ -2,10 +2,11 @@
 
     {"status": "ok" | "degraded", "version", "lev_api", "circuit_breaker",
      "database": "reachable" | "unreachable",
+     "redis": "reachable" | "unreachable" | "not_configured",
      "worker": "seen" | "not_seen" | "unreachable" | "not_configured" | "unknown",
      "lender_searches": {"pending_stale": N, "not_queued": M} | null}
 
-`status` is `degraded` when the database is unreachable, no ranking worker has been seen (or
+`status` is `degraded` when the database or Redis is unreachable, no ranking worker has been seen (or
 Redis, where workers announce themselves, does not answer), or lender searches wait for a worker
 longer than LEV_SEARCH_PENDING_WARN_SECONDS. The answer is always HTTP 200: /health reports, it
 does not take a web process out of a load balancer for a worker outage.
@@ -23,6 +24,7 @@ not reach into them at import time).
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -72,6 +74,22 @@ def _probe_database() -> dict[str, Any]:
         conn.close()
 
 
+@functools.lru_cache(maxsize=4)
+def _redis(url: str, timeout: float):
+    import redis
+
+    return redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+
+
+def _probe_redis() -> dict[str, Any]:
+    """PING the Redis behind the cache, rate limits, breaker state and broker (when configured).
+    While it is down those fall back to per-process state, so this reports, it does not fail."""
+    if not settings.REDIS_URL:
+        return {"redis": "not_configured"}
+    _redis(settings.REDIS_URL, settings.LEV_HEALTH_TIMEOUT_SECONDS).ping()
+    return {"redis": REACHABLE}
+
+
 def _probe_worker() -> dict[str, Any]:
     from lenders.health import worker_status
 
@@ -82,6 +100,7 @@ PROBES: dict[str, tuple[Callable[[], dict[str, Any]], dict[str, Any]]] = {
     # name: (probe, what it reports when it fails or does not answer in time)
     "database": (_probe_database, {"database": UNREACHABLE, "lender_searches": None}),
     "worker": (_probe_worker, {"worker": "unreachable"}),
+    "redis": (_probe_redis, {"redis": UNREACHABLE}),
 }
 
 
@@ -118,7 +137,8 @@ def is_degraded(report: dict[str, Any]) -> bool:
     from lenders.health import DOWN
 
     searches = report.get("lender_searches") or {}
-    return report["database"] != REACHABLE or report["worker"] in DOWN or searches.get("pending_stale", 0) > 0
+    return (report["database"] != REACHABLE or report["redis"] == UNREACHABLE or report["worker"] in DOWN
+            or searches.get("pending_stale", 0) > 0)
 
 
 @require_GET

@@ -364,7 +364,7 @@ LEV_SEARCH_PENDING_WARN_SECONDS = env_int("LEV_SEARCH_PENDING_WARN_SECONDS", 30)
 
 # --- /health -----------------------------------------------------------------------------------
 # Every probe of /health (database, Redis) answers within this bound, even when one hangs.
-LEV_HEALTH_TIMEOUT_SECONDS = env_float("LEV_HEALTH_TIMEOUT_SECONDS", 2.0)
+LEV_HEALTH_TIMEOUT_SECONDS = env_float("LEV_HEALTH_TIMEOUT_SECONDS", 1.0)
 # Workers write a heartbeat to Redis this often; /health says `worker: not_seen` once the last
 # one is older than LEV_WORKER_STALE_SECONDS.
 LEV_WORKER_HEARTBEAT_SECONDS = env_float("LEV_WORKER_HEARTBEAT_SECONDS", 10.0)

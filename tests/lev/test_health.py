@@ -56,11 +56,12 @@ def silent_server() -> Iterator[int]:
         yield listener.getsockname()[1]
 
 
-def test_embedded_setup_is_ok_and_keeps_the_original_keys(client, eager_jobs):
+def test_embedded_setup_is_ok_and_keeps_the_original_keys(client, eager_jobs, settings):
     body = health(client)
     assert body == {
         "status": "ok", "version": "0.1.0", "lev_api": "reachable", "circuit_breaker": "closed",
         "database": "reachable", "worker": "not_configured",
+        "redis": "reachable" if settings.REDIS_URL else "not_configured",
         "lender_searches": {"pending_stale": 0, "not_queued": 0},
     }
 
@@ -116,6 +117,7 @@ def test_an_unreachable_redis_makes_the_worker_unreachable(client, settings):
     finally:
         conf.task_always_eager = saved
     assert body["worker"] == "unreachable" and body["status"] == "degraded"
+    assert body["redis"] == "unreachable"
 
 
 @pytest.mark.slow

@@ -94,3 +94,18 @@ def test_a_frozen_redis_costs_a_bounded_wait_then_is_skipped(own_redis, api):
     finally:
         own_redis.thaw()
     assert statuses == [200] * 5
+
+
+def test_health_reports_redis_down_and_back_and_answers_while_it_is_frozen(own_redis, client):
+    assert client.get("/health").json()["redis"] == "reachable"
+    own_redis.kill()
+    body = client.get("/health").json()
+    assert body["redis"] == "unreachable" and body["status"] == "degraded"
+    own_redis.start()
+    assert wait_until(lambda: client.get("/health").json()["redis"] == "reachable", timeout=10)
+    own_redis.freeze()  # SIGSTOP: connections are accepted, nothing answers
+    try:
+        body = client.get("/health").json()
+    finally:
+        own_redis.thaw()
+    assert body["redis"] == "unreachable" and body["status"] == "degraded"
