@@ -19,15 +19,9 @@ from lenders import services, tasks
 from lenders.demo import seed_directory
 from lenders.models import LenderMatch, LenderSearch
 from lev.celery_app import app as celery_app
+from tests.faults import TcpProxy, free_port
 from tests.lenders.factories import make_deal, refresh
-from tests.lenders.worker_process import (
-    TcpProxy,
-    celery_worker,
-    database_url,
-    free_port,
-    require_worker_setup,
-    wait_for,
-)
+from tests.lenders.worker_process import celery_worker, database_url, require_worker_setup, wait_for
 from tests.mcp_helpers import McpCaller
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -107,7 +101,7 @@ def test_a_run_cut_off_from_the_database_is_taken_over_by_its_own_retry(account)
     seed_directory(120, seed=5)
     deal = make_deal(account)
     db = connection.settings_dict
-    proxy = TcpProxy((db.get("HOST") or "127.0.0.1", int(db.get("PORT") or 5432)))
+    proxy = TcpProxy(db.get("HOST") or "127.0.0.1", int(db.get("PORT") or 5432)).start()
     try:
         with programs_locked() as holder, celery_worker(db_url=database_url(port=proxy.port),
                                                         env={"LEV_SEARCH_STALE_SECONDS": "120"}) as worker:
@@ -196,6 +190,9 @@ def test_a_search_started_while_the_broker_is_down_is_kept_and_queued_by_the_swe
 # --- §6: a search no worker picks up tells the agent so ------------------------------------------------
 def test_a_search_no_worker_picked_up_says_so_and_stays_pending(live_server, api_key, account, settings):
     settings.LEV_SEARCH_PENDING_WARN_SECONDS = 30
+    # Jobs run in-process in this test: a stale cutoff past the wait keeps reading the search from
+    # re-queuing (and so running) it, as a broker with no worker would leave it.
+    settings.LEV_SEARCH_STALE_SECONDS = 120
     deal = make_deal(account)
     mcp = McpCaller(live_server.url, api_key)
     fresh = LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version,

@@ -1,16 +1,14 @@
 """A real Celery worker subprocess for tests (the same setup as test_celery_worker.py's fixture,
-with the database URL and environment as parameters), and a TCP proxy a test can cut."""
+with the database URL and environment as parameters). Faults to put beside it are in tests/faults.py."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -122,74 +120,3 @@ def wait_for(check: Callable[[], object], what: str, worker: Worker | None = Non
         time.sleep(0.1)
     tail = f"; worker log tail:\n{worker.tail()}" if worker else ""
     raise AssertionError(f"timed out waiting for {what}{tail}")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class TcpProxy:
-    """Forwards 127.0.0.1:<port> to an upstream address. `cut()` closes every connection and
-    refuses new ones (a network partition); `restore()` accepts again on the same port."""
-
-    def __init__(self, upstream: tuple[str, int]):
-        self.upstream = upstream
-        self.port = free_port()
-        self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = []
-        self._listener: socket.socket | None = None
-        self.restore()
-
-    def restore(self) -> None:
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(16)
-        self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-
-    def cut(self) -> None:
-        with self._lock:
-            listener, self._listener = self._listener, None
-            sockets, self._sockets = self._sockets, []
-        if listener is not None:
-            listener.close()
-        for sock in sockets:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()
-
-    close = cut
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            try:
-                server = socket.create_connection(self.upstream)
-            except OSError:
-                client.close()
-                continue
-            with self._lock:
-                if self._listener is not listener:  # cut meanwhile
-                    client.close()
-                    server.close()
-                    return
-                self._sockets += [client, server]
-            threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
-            threading.Thread(target=self._pump, args=(server, client), daemon=True).start()
-
-    @staticmethod
-    def _pump(src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while data := src.recv(65536):
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            with contextlib.suppress(OSError):
-                dst.shutdown(socket.SHUT_WR)

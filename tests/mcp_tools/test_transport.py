@@ -7,7 +7,6 @@ import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from tests.faults import free_port
 from tests.mcp_helpers import McpCaller
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -274,18 +274,12 @@ def test_chunked_body_on_a_server_that_cannot_read_it_is_411(live_server, api_ke
     assert body["code"] == "VALIDATION_ERROR" and "Content-Length" in body["message"]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def gunicorn_url(transactional_db, tmp_path):
     """The site under gunicorn (deploy/gunicorn.conf.py) on the test database."""
     if connection.vendor != "postgresql":
         pytest.skip("a second process can share the test database only on PostgreSQL")
-    port = _free_port()
+    port = free_port()
     db = connection.settings_dict
     env = {
         **os.environ,
