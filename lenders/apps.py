@@ -12,3 +12,10 @@ class LendersConfig(AppConfig):
         from lev.celery_app import app
 
         app.steps["worker"].add(WorkerHeartbeat)
+
+        # A worker serves its own /metrics (search queue wait and run time) when asked to.
+        from celery.signals import worker_init
+
+        from lev.metrics import start_worker_metrics_server
+
+        worker_init.connect(start_worker_metrics_server, weak=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import logging
+import time
 import uuid
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -17,6 +18,7 @@ from django.utils import timezone
 
 from deals.models import Deal, DealFinancials, DealProperty
 from lenders import selectors
+from lenders.metrics import SEARCH_QUEUE_WAIT, SEARCH_RUN
 from lenders.models import LenderActivity, LenderSearch
 from lenders.ranking import DealCriteria, criteria_from_deal, missing_for_search, scoring
 from lenders.ranking.runner import LostOwnership, RankingRun, RunStats
@@ -171,18 +173,26 @@ def lender_search_run(*, search_id: int, owner: str | None = None) -> RunStats |
     if token is None:
         logger.info("Lender search %s: nothing to run (finished, failed or owned by a live run)", search_id)
         return None
+    started = time.monotonic()
+    outcome = "failed"
     try:
-        criteria = DealCriteria.from_dict(LenderSearch.objects.values_list("criteria", flat=True).get(pk=search_id))
-        stats = RankingRun(search_id, token, criteria).run()
+        raw, queued_at, created_at, claimed_at = LenderSearch.objects.values_list(
+            "criteria", "queued_at", "created_at", "started_at").get(pk=search_id)
+        SEARCH_QUEUE_WAIT.observe(max(0.0, (claimed_at - (queued_at or created_at)).total_seconds()))
+        stats = RankingRun(search_id, token, DealCriteria.from_dict(raw)).run()
+        outcome = "completed"
     except LostOwnership:
+        outcome = "taken_over"
         logger.warning("Lender search %s was taken over by another run; this run stops", search_id)
         return None
     except SoftTimeLimitExceeded:
+        outcome = "timed_out"
         logger.error("Lender search %s hit its time limit", search_id)
         _finish_failed(search_id, token, "UPSTREAM_UNAVAILABLE",
                        f"{UPSTREAM_MESSAGE} Lender search {search_id} took too long and was stopped.")
         return None
     except TRANSIENT_DB_ERRORS:
+        outcome = "database_unavailable"
         _drop_broken_connection()
         try:
             LenderSearch.objects.filter(pk=search_id, run_token=token).update(
@@ -198,6 +208,8 @@ def lender_search_run(*, search_id: int, owner: str | None = None) -> RunStats |
         _finish_failed(search_id, token, "INTERNAL_ERROR",
                        f"Internal error: lender search {search_id} failed unexpectedly.")
         return None
+    finally:
+        SEARCH_RUN.labels(outcome).observe(time.monotonic() - started)
     logger.info("Lender search %s completed: %d candidates, %d matches, %s", search_id, stats.candidates,
                 stats.matches, stats.timings_ms)
     return stats

@@ -71,3 +71,15 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     elif settings.PRODUCTION:
         return _error(NotFound())
     return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)
+
+
+def start_worker_metrics_server(**_signal_kwargs) -> None:
+    """In a Celery worker's main process (signal `worker_init`): serve its metrics on
+    LEV_WORKER_METRICS_PORT when set. With the prefork pool, the jobs run in child processes: set
+    PROMETHEUS_MULTIPROC_DIR too, so this endpoint adds up what every child recorded."""
+    port = settings.LEV_WORKER_METRICS_PORT
+    if not port:
+        return
+    from prometheus_client import start_http_server
+
+    start_http_server(port, addr=settings.LEV_WORKER_METRICS_ADDR, registry=_registry())

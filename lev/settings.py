@@ -260,6 +260,9 @@ LEV_IDEMPOTENCY_TTL_HOURS = env_int("LEV_IDEMPOTENCY_TTL_HOURS", 24)
 # /metrics (Prometheus): scrapes send `Authorization: Bearer <token>`. Without a token it is open in
 # development and off in production.
 LEV_METRICS_TOKEN = os.environ.get("LEV_METRICS_TOKEN", "")
+# A Celery worker serves its own metrics on this port when set (0 = off), for Prometheus to scrape.
+LEV_WORKER_METRICS_PORT = env_int("LEV_WORKER_METRICS_PORT", 0)
+LEV_WORKER_METRICS_ADDR = os.environ.get("LEV_WORKER_METRICS_ADDR", "0.0.0.0")
 # Retry-After of the API's 503 when its own database or Redis is down.
 LEV_OUTAGE_RETRY_AFTER_SECONDS = env_int("LEV_OUTAGE_RETRY_AFTER_SECONDS", 2)
 
