@@ -6,10 +6,17 @@ rate limits. Counters are process-wide, so every assertion is on the change acro
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import shutil
+import subprocess
 from collections import Counter
+from pathlib import Path
 
 import pytest
 import requests
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from deals import services
@@ -185,3 +192,53 @@ def test_production_without_a_token_hides_metrics(client, settings):
     assert response.status_code == 404 and response.json()["code"] == "NOT_FOUND"
     settings.LEV_METRICS_TOKEN = "scrape-secret-123"
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer scrape-secret-123").status_code == 200
+
+
+# --- the alert rules and the dashboard ask for series the site exports ---------------------------------
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+
+
+def exported_series(client) -> set[str]:
+    """Every sample name /metrics can show, including label sets not seen yet (a rule on a
+    misspelt name would never fire, and nothing else would notice)."""
+    text = client.get("/metrics").content.decode()
+    names = {"up"}
+    for family in text_string_to_metric_families(text):
+        suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_count", "_sum")}.get(family.type, ("",))
+        names |= {family.name + suffix for suffix in suffixes}
+    return names
+
+
+def series_in(expr: str) -> set[str]:
+    return set(re.findall(r"\b(lev_\w+|up)\b(?=\s*[{\[)]|\s*$|\s*==)", expr))
+
+
+def test_alert_rules_are_well_formed_and_use_exported_series(client):
+    exported = exported_series(client)
+    rules = [r for g in yaml.safe_load((DEPLOY / "prometheus" / "alerts.yml").read_text())["groups"]
+             for r in g["rules"]]
+    names = {r["alert"] for r in rules}
+    assert {"LevCircuitBreakerOpen", "LevTransientErrorRatioHigh", "LevValidationErrorRatioHigh",
+            "LevInternalErrors", "LevToolLatencyHigh", "LevMetricsTargetDown"} <= names
+    for rule in rules:
+        assert rule["labels"]["severity"] and rule["annotations"]["summary"], rule["alert"]
+        used = series_in(rule["expr"])
+        assert used and used <= exported, (rule["alert"], used - exported)
+    promtool = shutil.which(os.environ.get("PROMTOOL", "promtool"))
+    if promtool:  # CI images without Prometheus rely on the checks above
+        for args in (["check", "rules", "alerts.yml"], ["test", "rules", "alerts_test.yml"]):
+            out = subprocess.run([promtool, *args], cwd=DEPLOY / "prometheus", capture_output=True, text=True,
+                                 timeout=60)
+            assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_dashboard_panels_query_exported_series(client):
+    exported = exported_series(client)
+    dashboard = json.loads((DEPLOY / "grafana" / "lev-dashboard.json").read_text())
+    titles = {p["title"] for p in dashboard["panels"]}
+    assert {"Tool calls by code", "Tool calls by errorCategory", "Tool latency p50 / p95",
+            "Circuit breaker state", "Backend retries by outcome"} <= titles
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            used = series_in(target["expr"])
+            assert used and used <= exported, (panel["title"], used - exported)
