@@ -58,7 +58,7 @@ bench: $(STAMP)
 
 # Dependency faults under load (docs/reliability.md): PostgreSQL through a TCP proxy it cuts, its own
 # redis-server, a Celery worker it kills. Needs redis-server on PATH and a PostgreSQL DATABASE_URL
-# (default postgres://postgres@127.0.0.1:5432/lev_faults, a scratch database). ~4 minutes.
+# (default postgres://postgres@127.0.0.1:5432/lev_faults, a scratch database). About 3.5 minutes.
 faults: $(STAMP)
 	$(BIN)/python bench/faults.py $(FAULTS_ARGS)
 
