@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install lint migrations-check pytest worker beat bench compose-config clean
+.PHONY: run test install lint migrations-check pytest worker beat bench faults compose-config clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,12 @@ compose-config: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# Dependency faults under load (docs/reliability.md): PostgreSQL through a TCP proxy it cuts, its own
+# redis-server, a Celery worker it kills. Needs redis-server on PATH and a PostgreSQL DATABASE_URL
+# (default postgres://postgres@127.0.0.1:5432/lev_faults, a scratch database). About 3.5 minutes.
+faults: $(STAMP)
+	$(BIN)/python bench/faults.py $(FAULTS_ARGS)
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache

@@ -1,0 +1,100 @@
+"""Celery worker logs use the web's log format and carry the id of the request that queued the task,
+so one grep follows an agent's call from the API into the ranking job. A real worker subprocess on
+Redis and PostgreSQL (skipped without them), logging to a file this test reads.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from django.conf import settings
+from django.db import connection
+
+from lenders.demo import seed_directory
+from lev.celery_app import app as celery_app
+from tests.lenders.factories import make_deal
+from tests.lenders.test_celery_worker import _database_url
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+ROOT = Path(__file__).resolve().parents[2]
+DEADLINE_S = 90  # worker start-up included
+LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<level>[A-Z]+) \[(?P<rid>[^\]]+)\] (?P<name>[\w.]+): "
+                  r"(?P<message>.*)$")
+
+
+@pytest.fixture
+def worker_log(db) -> Iterator[Path]:
+    """A prefork worker (one child) on the pytest database and a queue of its own; LOG_LEVEL is set
+    here so the test does not depend on the caller's environment."""
+    if not settings.REDIS_URL:
+        pytest.skip("REDIS_URL is not set: the real-worker test needs Redis as the broker")
+    if connection.vendor != "postgresql":
+        pytest.skip("the real-worker test needs PostgreSQL (DATABASE_URL): the worker shares the test database")
+    queue = f"lev-test-{uuid.uuid4().hex[:10]}"
+    env = {**os.environ, "DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
+           "CELERY_TASK_ALWAYS_EAGER": "false", "CELERY_TASK_DEFAULT_QUEUE": queue, "DB_CONN_MAX_AGE": "0",
+           "LOG_LEVEL": "INFO"}
+    log = Path(tempfile.mkstemp(prefix="lev-worker-", suffix=".log")[1])
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "celery"), "-A", "lev", "worker", "--pool=prefork",
+             "--concurrency=1", "-Q", queue, "-n", f"{queue}@%h", "--without-gossip", "--without-mingle",
+             "--without-heartbeat"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    conf = celery_app.conf
+    saved = conf.task_always_eager, conf.task_default_queue
+    conf.task_always_eager, conf.task_default_queue = False, queue
+    try:
+        yield log
+    finally:
+        conf.task_always_eager, conf.task_default_queue = saved
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+        with celery_app.connection_for_write() as conn:
+            conn.default_channel.queue_delete(queue)
+        log.unlink(missing_ok=True)
+
+
+def test_worker_lines_of_a_search_carry_the_api_request_id_in_the_web_format(worker_log, live_server, account,
+                                                                               api_key):
+    seed_directory(60, seed=3)
+    deal = make_deal(account)
+    request_id = f"agent-call-{uuid.uuid4().hex}"
+    started = requests.post(f"{live_server.url}/api/v1/deals/{deal.pk}/lender-searches/", json={},
+                            headers={"Authorization": f"Bearer {api_key}", "X-Request-Id": request_id},
+                            timeout=30)
+    assert started.status_code == 202, started.text  # queued for the worker, not run here
+    search_id = started.json()["search_id"]
+    done = f"Lender search {search_id} completed"
+
+    deadline = time.monotonic() + DEADLINE_S
+    text = ""
+    while time.monotonic() < deadline and done not in text:
+        time.sleep(0.25)
+        text = worker_log.read_text(errors="replace")
+    assert done in text, f"the worker never completed search {search_id}; log tail:\n{text[-4000:]}"
+
+    parsed = [m for m in map(LINE.match, text.splitlines()) if m]
+    completed = [m for m in parsed if m["message"].startswith(done)]
+    assert completed and completed[0]["rid"] == request_id and completed[0]["name"] == "lenders.services"
+    # Celery's own lines about this task (from the worker child) carry the id too, in the same format.
+    task_lines = [m for m in parsed if m["name"].startswith("celery.app.trace") and "succeeded" in m["message"]]
+    assert task_lines and all(m["rid"] == request_id for m in task_lines)
