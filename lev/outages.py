@@ -95,3 +95,12 @@ def report_outage(exc: BaseException, where: str) -> None:
         _last_logged[name] = now
     logger.warning("%s unavailable (%s): %s: %s", name, where, type(exc).__name__, str(exc).splitlines()[0][:200]
                    if str(exc) else "")
+
+
+class OutageResponseFilter(logging.Filter):
+    """Drops Django's own "Service Unavailable" line for each 503 (django.request logs every 5xx
+    response): an outage is already logged once per interval by `report_outage`, and a line per
+    request would flood the log while a dependency is down. 500s stay (they are bugs)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return getattr(record, "status_code", None) != 503

@@ -309,7 +309,10 @@ LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "lev.request_id.RequestIdLogFilter"}},
+    "filters": {
+        "request_id": {"()": "lev.request_id.RequestIdLogFilter"},
+        "not_outage_responses": {"()": "lev.outages.OutageResponseFilter"},
+    },
     "formatters": {
         "standard": {
             "format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s",
@@ -324,7 +327,7 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
-        "django.request": {"level": "ERROR"},
+        "django.request": {"level": "ERROR", "filters": ["not_outage_responses"]},
         "mcp": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
     },

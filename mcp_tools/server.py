@@ -222,7 +222,8 @@ def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Any) -> CallToo
         payload = spec.fn(**arguments)
         return _result(payload, is_error=False)
     except ToolFailure as failure:
-        logger.info("Tool %s failed: %s %s", spec.name, failure.code, failure.message)
+        if failure.code != "UPSTREAM_UNAVAILABLE":  # an outage is logged once per interval, not per call
+            logger.info("Tool %s failed: %s %s", spec.name, failure.code, failure.message)
         return _result(failure.as_dict(), is_error=True)
     except Exception as exc:
         if is_dependency_outage(exc):

@@ -122,7 +122,6 @@ def test_client_errors_and_bugs_never_count_as_retries_or_transitions(mcp, clien
     assert not deltas(before, after, "lev_mcp_breaker_transitions_total", "state")
 
 
-@pytest.mark.skip(reason="enabled when tool calls are instrumented")
 def test_tool_calls_are_counted_by_tool_code_and_category(mcp, client, settings, account, api_key, live_server):
     deal = DealFactory(account=account)
     archived = make_deal(account, archived=True)

@@ -5,6 +5,7 @@ scripted HTTP backend, a cut TCP proxy in front of PostgreSQL, a statement the d
 
 from __future__ import annotations
 
+import logging
 import socket
 import sqlite3
 
@@ -154,7 +155,8 @@ def db_proxy(transactional_db):
 
 
 def test_database_outage_is_answered_in_json_rpc_opens_the_breaker_and_recovers(live_server, api_key, account,
-                                                                                 db_proxy, settings):
+                                                                                 db_proxy, settings, caplog):
+    caplog.set_level("INFO")
     settings.LEV_BREAKER_RESET_TIMEOUT_S = 1
     DealFactory(account=account, title="Through the proxy")
     is_error, payload = tool_payload(rpc(live_server.url, api_key, "tools/call", {"name": "list_deals"}))
@@ -178,6 +180,11 @@ def test_database_outage_is_answered_in_json_rpc_opens_the_breaker_and_recovers(
     rest = httpx.get(f"{live_server.url}/api/v1/deals/", headers={"Authorization": f"Bearer {api_key}"})
     assert rest.status_code == 503 and int(rest.headers["Retry-After"]) > 0
     assert rest.json() == {"code": "UPSTREAM_UNAVAILABLE", "message": UPSTREAM, "details": {}}
+
+    # The outage is logged once per interval, not a line (or a traceback) per request.
+    assert len([r for r in caplog.records if r.name == "lev.outages"]) <= 3
+    assert not [r for r in caplog.records if r.name == "django.request"]
+    assert not [r for r in caplog.records if r.exc_info and r.levelno >= logging.WARNING]
 
     db_proxy.restore()
     assert wait_until(lambda: resilience.breaker_state() == "half_open", timeout=10)
