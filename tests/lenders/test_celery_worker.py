@@ -10,90 +10,33 @@ Needs REDIS_URL and a PostgreSQL DATABASE_URL (skipped otherwise):
 from __future__ import annotations
 
 import datetime as dt
-import os
-import signal
-import subprocess
-import sys
-import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from lenders import tasks
 from lenders.demo import seed_directory
 from lenders.models import Lender, LenderMatch, LenderSearch
-from lev.celery_app import app as celery_app
 from tests.lenders.factories import make_deal
+from tests.lenders.worker_process import celery_worker
 from tests.mcp_helpers import McpCaller
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 90  # worker start-up included
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    auth = quote(db["USER"] or "", safe="")
-    if db.get("PASSWORD"):
-        auth += ":" + quote(db["PASSWORD"], safe="")
-    host = db.get("HOST") or "127.0.0.1"
-    port = f":{db['PORT']}" if db.get("PORT") else ""
-    return f"postgres://{auth}@{host}{port}/{quote(db['NAME'], safe='')}"
 
 
 @pytest.fixture
 def worker(db) -> Iterator[Path]:
     """A Celery worker (prefork, one child) on the pytest database and a queue of its own; jobs
     of this process go to that queue. Always stopped afterwards. Yields the worker's log file."""
-    if not settings.REDIS_URL:
-        pytest.skip("REDIS_URL is not set: the real-worker test needs Redis as the broker")
-    if connection.vendor != "postgresql":
-        pytest.skip("the real-worker test needs PostgreSQL (DATABASE_URL): the worker shares the test database")
-    queue = f"lev-test-{uuid.uuid4().hex[:10]}"
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url(),  # pytest-django's test database, not the development one
-        "REDIS_URL": settings.REDIS_URL,
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-        "CELERY_TASK_DEFAULT_QUEUE": queue,
-        "LEV_SEARCH_WRITE_CHUNK": "25",  # several chunks: the search goes through `partial`
-        "DB_CONN_MAX_AGE": "0",
-    }
-    log = Path(tempfile.mkstemp(prefix="lev-worker-", suffix=".log")[1])
-    celery = Path(sys.executable).parent / "celery"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [str(celery), "-A", "lev", "worker", "--pool=prefork", "--concurrency=1", "-Q", queue,
-             "-n", f"{queue}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
-             "--loglevel=INFO"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    conf = celery_app.conf
-    saved = conf.task_always_eager, conf.task_default_queue
-    conf.task_always_eager, conf.task_default_queue = False, queue
-    try:
-        yield log
-    finally:
-        conf.task_always_eager, conf.task_default_queue = saved
-        # The worker runs in its own process group (start_new_session): stop it and its child.
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-        with celery_app.connection_for_write() as conn:
-            conn.default_channel.queue_delete(queue)
-        log.unlink(missing_ok=True)
+    # Several chunks: the search goes through `partial`.
+    with celery_worker(env={"LEV_SEARCH_WRITE_CHUNK": "25"}) as running:
+        yield running.log
 
 
 def wait_for(check: Callable[[], object], what: str, log: Path) -> object:

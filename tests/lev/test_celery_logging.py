@@ -5,12 +5,7 @@ Redis and PostgreSQL (skipped without them), logging to a file this test reads.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,17 +13,13 @@ from pathlib import Path
 
 import pytest
 import requests
-from django.conf import settings
-from django.db import connection
 
 from lenders.demo import seed_directory
-from lev.celery_app import app as celery_app
 from tests.lenders.factories import make_deal
-from tests.lenders.test_celery_worker import _database_url
+from tests.lenders.worker_process import celery_worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 90  # worker start-up included
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<level>[A-Z]+) \[(?P<rid>[^\]]+)\] (?P<name>[\w.]+): "
                   r"(?P<message>.*)$")
@@ -38,39 +29,8 @@ LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<level>[A-Z]+) \[(?
 def worker_log(db) -> Iterator[Path]:
     """A prefork worker (one child) on the pytest database and a queue of its own; LOG_LEVEL is set
     here so the test does not depend on the caller's environment."""
-    if not settings.REDIS_URL:
-        pytest.skip("REDIS_URL is not set: the real-worker test needs Redis as the broker")
-    if connection.vendor != "postgresql":
-        pytest.skip("the real-worker test needs PostgreSQL (DATABASE_URL): the worker shares the test database")
-    queue = f"lev-test-{uuid.uuid4().hex[:10]}"
-    env = {**os.environ, "DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
-           "CELERY_TASK_ALWAYS_EAGER": "false", "CELERY_TASK_DEFAULT_QUEUE": queue, "DB_CONN_MAX_AGE": "0",
-           "LOG_LEVEL": "INFO"}
-    log = Path(tempfile.mkstemp(prefix="lev-worker-", suffix=".log")[1])
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "celery"), "-A", "lev", "worker", "--pool=prefork",
-             "--concurrency=1", "-Q", queue, "-n", f"{queue}@%h", "--without-gossip", "--without-mingle",
-             "--without-heartbeat"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    conf = celery_app.conf
-    saved = conf.task_always_eager, conf.task_default_queue
-    conf.task_always_eager, conf.task_default_queue = False, queue
-    try:
-        yield log
-    finally:
-        conf.task_always_eager, conf.task_default_queue = saved
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-        with celery_app.connection_for_write() as conn:
-            conn.default_channel.queue_delete(queue)
-        log.unlink(missing_ok=True)
+    with celery_worker(env={"LOG_LEVEL": "INFO"}) as running:
+        yield running.log
 
 
 def test_worker_lines_of_a_search_carry_the_api_request_id_in_the_web_format(worker_log, live_server, account,
