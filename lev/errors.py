@@ -125,6 +125,19 @@ class SessionExpired(AuthenticationFailed):
     default_message = SESSION_EXPIRED_MESSAGE
 
 
+class MethodNotAllowed(ApplicationError):
+    code = "METHOD_NOT_ALLOWED"
+    http_status = 405
+    default_message = "Method not allowed: this path does not accept this method."
+
+    def __init__(self, message: str | None = None, *, allow: str | None = None):
+        self.allow = allow
+        super().__init__(message)
+
+    def headers(self) -> dict[str, str]:
+        return {"Allow": self.allow} if self.allow else {}
+
+
 class Forbidden(ApplicationError):
     code = "FORBIDDEN"
     http_status = 403
@@ -216,9 +229,7 @@ def to_application_error(exc: Exception) -> ApplicationError | None:
     if isinstance(exc, drf_exceptions.NotFound | Http404):
         return NotFound()
     if isinstance(exc, drf_exceptions.MethodNotAllowed):
-        err = ApplicationError(f"Method not allowed: {exc.detail}")
-        err.code, err.http_status = "METHOD_NOT_ALLOWED", 405
-        return err
+        return MethodNotAllowed(f"Method not allowed: {exc.detail}")
     if isinstance(exc, drf_exceptions.NotAcceptable | drf_exceptions.UnsupportedMediaType):
         err = ValidationFailed({"content_type": [str(exc.detail)]},
                                message=f"Validation failed: {exc.detail}")

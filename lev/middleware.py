@@ -15,6 +15,7 @@ from lev.errors import (
     AuthenticationFailed,
     Forbidden,
     InternalError,
+    MethodNotAllowed,
     NotFound,
     RateLimited,
     UpstreamUnavailable,
@@ -49,12 +50,6 @@ def _json(error: ApplicationError) -> JsonResponse:
     return response
 
 
-def _method_not_allowed() -> ApplicationError:
-    error = ApplicationError("Method not allowed: this path does not accept this method.")
-    error.code = "METHOD_NOT_ALLOWED"
-    return error
-
-
 def _error_for_status(status: int) -> ApplicationError:
     """The error body for a page whose exception we never saw (Django answered it: a failure in
     some middleware, DEBUG's technical pages). The status is kept; the message says no more than
@@ -63,7 +58,7 @@ def _error_for_status(status: int) -> ApplicationError:
         401: AuthenticationFailed,
         403: Forbidden,
         404: NotFound,
-        405: _method_not_allowed,
+        405: MethodNotAllowed,
         406: lambda: ValidationFailed({"Accept": ["must allow application/json"]}),
         413: lambda: ValidationFailed({"body": ["is too large"]}),
         415: lambda: ValidationFailed({"Content-Type": ["must be application/json"]}),

@@ -32,7 +32,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
 from deals.auth import ApiKeyAuthentication
-from lev.errors import ApplicationError, Forbidden, ValidationFailed
+from lev.errors import ApplicationError, Forbidden, MethodNotAllowed, ValidationFailed
 from lev.outages import is_dependency_outage, report_outage
 from mcp_tools import jsonrpc, resilience
 from mcp_tools.server import get_server
@@ -53,15 +53,6 @@ class LengthRequired(ApplicationError):
         "Validation failed: send the request body with a Content-Length header; "
         "this server cannot read a chunked body"
     )
-
-
-class MethodNotAllowed(ApplicationError):
-    code = "METHOD_NOT_ALLOWED"
-    http_status = 405
-    default_message = "Method not allowed: use POST for MCP requests (this server offers no SSE stream)."
-
-    def headers(self) -> dict[str, str]:
-        return {"Allow": "POST"}
 
 
 def _media_error(status: int, message: str) -> ValidationFailed:
@@ -136,7 +127,8 @@ class McpView(MCPServerStreamableHttpView):
         # Everything here runs before DRF's content negotiation (in super().initial), which
         # would otherwise answer 406 to `Accept: text/event-stream` before any of these checks.
         if request.method != "POST":
-            raise MethodNotAllowed()
+            raise MethodNotAllowed("Method not allowed: use POST for MCP requests (this server offers no SSE "
+                                   "stream).", allow="POST")
         origin = request.headers.get("Origin")
         if origin is not None and not origin_allowed(request, origin):
             raise Forbidden(
