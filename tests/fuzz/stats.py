@@ -30,7 +30,7 @@ class FuzzStats:
 
     def record_failure(self, key: str, sent: Any, answer: Any) -> None:
         # Numbers and quoted input vary between examples of one failure: fold them.
-        key = re.sub(r"'[^']*'", "'…'", re.sub(r"(?<!HTTP )\d+", "N", key))
+        key = re.sub(r"'[^']*'", "'…'", re.sub(r"\b(?<!HTTP )\d+", "N", key))
         self.distinct.setdefault(key, (_short(sent), _short(answer)))
 
     def lines(self) -> list[str]:
