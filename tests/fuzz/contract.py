@@ -97,6 +97,8 @@ def judge(status: int, text: str, sent: str, *, well_formed: bool, request_id: A
     (then it must get HTTP 200); otherwise any 4xx with a JSON-RPC error body is acceptable."""
     outcome = Outcome(status=status, text=text)
     problems = outcome.problems
+    if status == 202 and not text.strip() and not well_formed:
+        return outcome  # a notification (no id) is accepted with no body, as the transport says
     try:
         outcome.body = json.loads(text)
     except ValueError:
