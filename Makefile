@@ -1,7 +1,9 @@
 # Two commands do all the set-up on a fresh machine:
 #   make run   - the site on the embedded default (SQLite, jobs in-process, demo data) at 127.0.0.1:8000
-#   make test  - lint, migrations check and the whole test suite (PostgreSQL/Redis when
-#                DATABASE_URL/REDIS_URL point at them, as .ci/run does)
+#   make test  - lint, migrations check and the whole test suite, fuzz suites included (PostgreSQL/Redis
+#                when DATABASE_URL/REDIS_URL point at them, as .ci/run does)
+#   make test-embedded - the suite again on the embedded default `make run` uses (SQLite, no Redis)
+#   make fuzz  - only the fuzz suites (tests/fuzz); LEV_FUZZ_SCALE=3 hunts longer, 0.1 looks quickly
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +11,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install lint migrations-check pytest worker beat bench faults compose-config clean
+.PHONY: run test test-embedded fuzz install lint migrations-check pytest worker beat bench faults compose-config clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,6 +45,15 @@ migrations-check: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The embedded path: no DATABASE_URL (SQLite), no REDIS_URL (per-process rate limits and breaker,
+# in-process jobs). The fuzz suites run at a quarter of their budget here: the full run is the other.
+test-embedded: $(STAMP)
+	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL LEV_FUZZ_SCALE=$${LEV_FUZZ_SCALE:-0.25} \
+		$(BIN)/python -m pytest
+
+fuzz: $(STAMP)
+	$(BIN)/python -m pytest -m fuzz tests/fuzz
 
 worker: $(STAMP)
 	$(BIN)/celery -A lev worker --loglevel=INFO

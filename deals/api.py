@@ -22,7 +22,16 @@ from deals.serializers import (
     PropertyInputSerializer,
 )
 from lev.idempotency import idempotent
-from lev.pagination import StandardPagination
+from lev.openapi import IDEMPOTENCY_KEY, READ_ERRORS, WRITE_ERRORS, nullable_fields
+from lev.pagination import StandardPagination, paginated, results_list
+
+# A deal without financials answers every figure, the derived ones and updated_at as null.
+DealFinancialsDoc = nullable_fields(DealFinancialsSerializer, "ltv", "dscr", "updated_at")
+INCLUDE = OpenApiParameter(
+    "include", {"type": "string", "pattern": "^((properties|financials)(,(properties|financials))*)?$"},
+    OpenApiParameter.QUERY,
+    description="Related data to include: `properties`, `financials`, or both, comma-separated.",
+)
 
 
 def validated(serializer_class, data, **kwargs) -> dict:
@@ -48,7 +57,8 @@ class AccountScopedView(APIView):
 
 
 class DealListCreateApi(AccountScopedView):
-    @extend_schema(parameters=[DealListQuerySerializer], responses=DealListItemSerializer(many=True))
+    @extend_schema(operation_id="deals_list", parameters=[DealListQuerySerializer],
+                   responses={200: paginated(DealListItemSerializer, "PaginatedDealList"), **READ_ERRORS})
     def get(self, request: Request) -> Response:
         query = DealListQuerySerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
@@ -57,8 +67,8 @@ class DealListCreateApi(AccountScopedView):
         page = paginator.paginate_queryset(deals, request, view=self)
         return paginator.get_paginated_response(DealListItemSerializer(page, many=True).data)
 
-    @extend_schema(request=DealInputSerializer, responses={201: DealSerializer},
-                   parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)])
+    @extend_schema(request=DealInputSerializer, responses={201: DealSerializer, **WRITE_ERRORS},
+                   parameters=[IDEMPOTENCY_KEY])
     def post(self, request: Request) -> Response:
         def create() -> Response:
             data = validated(DealInputSerializer, request.data)
@@ -71,13 +81,13 @@ class DealListCreateApi(AccountScopedView):
 
 
 class DealDetailApi(AccountScopedView):
-    @extend_schema(parameters=[IncludeQuerySerializer], responses=DealSerializer)
+    @extend_schema(parameters=[INCLUDE], responses={200: DealSerializer, **READ_ERRORS})
     def get(self, request: Request, deal_id: int) -> Response:
         include = validated(IncludeQuerySerializer, request.query_params.dict()).get("include", frozenset())
         deal = self.deal(request, deal_id, include=include)
         return Response(DealSerializer(deal, include=include).data)
 
-    @extend_schema(request=DealInputSerializer, responses=DealSerializer)
+    @extend_schema(request=DealInputSerializer, responses={200: DealSerializer, **WRITE_ERRORS})
     def patch(self, request: Request, deal_id: int) -> Response:
         deal = self.deal(request, deal_id)
         data = validated(DealInputSerializer, request.data, partial=True)
@@ -86,20 +96,21 @@ class DealDetailApi(AccountScopedView):
 
 
 class DealArchiveApi(AccountScopedView):
-    @extend_schema(request=None, responses=DealSerializer)
+    @extend_schema(request=None, responses={200: DealSerializer, **WRITE_ERRORS})
     def post(self, request: Request, deal_id: int) -> Response:
         deal = services.deal_archive(deal=self.deal(request, deal_id))
         return Response(DealSerializer(deal).data)
 
 
 class DealPropertyListCreateApi(AccountScopedView):
-    @extend_schema(responses=DealPropertySerializer(many=True))
+    @extend_schema(operation_id="deals_properties_list",
+                   responses={200: results_list(DealPropertySerializer, "DealPropertyList"), **READ_ERRORS})
     def get(self, request: Request, deal_id: int) -> Response:
         deal = self.deal(request, deal_id, include=frozenset({"properties"}))
         return Response({"results": DealPropertySerializer(deal.properties.all(), many=True).data})
 
-    @extend_schema(request=PropertyInputSerializer, responses={201: DealPropertySerializer},
-                   parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)])
+    @extend_schema(request=PropertyInputSerializer, responses={201: DealPropertySerializer, **WRITE_ERRORS},
+                   parameters=[IDEMPOTENCY_KEY])
     def post(self, request: Request, deal_id: int) -> Response:
         def create() -> Response:
             deal = self.deal(request, deal_id)
@@ -111,12 +122,12 @@ class DealPropertyListCreateApi(AccountScopedView):
 
 
 class DealPropertyDetailApi(AccountScopedView):
-    @extend_schema(responses=DealPropertySerializer)
+    @extend_schema(responses={200: DealPropertySerializer, **READ_ERRORS})
     def get(self, request: Request, deal_id: int, property_id: int) -> Response:
         prop = selectors.deal_property_get(deal=self.deal(request, deal_id), property_id=property_id)
         return Response(DealPropertySerializer(prop).data)
 
-    @extend_schema(request=PropertyInputSerializer, responses=DealPropertySerializer)
+    @extend_schema(request=PropertyInputSerializer, responses={200: DealPropertySerializer, **WRITE_ERRORS})
     def patch(self, request: Request, deal_id: int, property_id: int) -> Response:
         prop = selectors.deal_property_get(deal=self.deal(request, deal_id), property_id=property_id)
         data = validated(PropertyInputSerializer, request.data, partial=True)
@@ -125,14 +136,14 @@ class DealPropertyDetailApi(AccountScopedView):
 
 
 class DealFinancialsApi(AccountScopedView):
-    @extend_schema(responses=DealFinancialsSerializer)
+    @extend_schema(responses={200: DealFinancialsDoc, **READ_ERRORS})
     def get(self, request: Request, deal_id: int) -> Response:
         deal = self.deal(request, deal_id)
         # A deal without financials yet answers with every figure null: one shape for clients.
         financials = selectors.deal_financials_get(deal=deal) or DealFinancials(deal=deal)
         return Response(DealFinancialsSerializer(financials).data)
 
-    @extend_schema(request=FinancialsInputSerializer, responses=DealFinancialsSerializer)
+    @extend_schema(request=FinancialsInputSerializer, responses={200: DealFinancialsDoc, **WRITE_ERRORS})
     def patch(self, request: Request, deal_id: int) -> Response:
         deal = self.deal(request, deal_id)
         data = validated(FinancialsInputSerializer, request.data, partial=True)

@@ -21,11 +21,16 @@ from lenders.serializers import (
     SearchResultsQuerySerializer,
     SearchStartInputSerializer,
 )
-from lev.pagination import StandardPagination
+from lev.openapi import READ_ERRORS, WRITE_ERRORS, nullable_fields
+from lev.pagination import StandardPagination, paginated, results_list
+
+# `finished_at` is null until the search finishes.
+LenderSearchResultsDoc = nullable_fields(LenderSearchResultsSerializer, "finished_at")
 
 
 class LenderDirectoryApi(APIView):
-    @extend_schema(parameters=[DirectoryQuerySerializer], responses=LenderListItemSerializer(many=True))
+    @extend_schema(operation_id="lenders_list", parameters=[DirectoryQuerySerializer],
+                   responses={200: paginated(LenderListItemSerializer, "PaginatedLenderList"), **READ_ERRORS})
     def get(self, request: Request) -> Response:
         query = DirectoryQuerySerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
@@ -36,20 +41,21 @@ class LenderDirectoryApi(APIView):
 
 
 class LenderDetailApi(APIView):
-    @extend_schema(responses=LenderSerializer)
+    @extend_schema(responses={200: LenderSerializer, **READ_ERRORS})
     def get(self, request: Request, lender_id: int) -> Response:
         return Response(LenderSerializer(selectors.lender_get(lender_id=lender_id)).data)
 
 
 class AssetTypeListApi(APIView):
-    @extend_schema(responses=AssetTypeSerializer(many=True))
+    @extend_schema(operation_id="asset_types_list",
+                   responses={200: results_list(AssetTypeSerializer, "AssetTypeList"), **READ_ERRORS})
     def get(self, request: Request) -> Response:
         return Response({"results": AssetTypeSerializer(selectors.asset_type_list(), many=True).data})
 
 
 class DealLenderSearchApi(AccountScopedView):
     @extend_schema(request=SearchStartInputSerializer,
-                   responses={202: LenderSearchStartSerializer, 200: LenderSearchStartSerializer})
+                   responses={202: LenderSearchStartSerializer, 200: LenderSearchStartSerializer, **WRITE_ERRORS})
     def post(self, request: Request, deal_id: int) -> Response:
         """Start ranking lenders for the deal (202), or reuse a recent search of the unchanged
         deal (200). Poll GET /lender-searches/{id}/ for results."""
@@ -63,7 +69,8 @@ class DealLenderSearchApi(AccountScopedView):
 
 
 class LenderSearchDetailApi(AccountScopedView):
-    @extend_schema(parameters=[SearchResultsQuerySerializer], responses=LenderSearchResultsSerializer)
+    @extend_schema(parameters=[SearchResultsQuerySerializer],
+                   responses={200: LenderSearchResultsDoc, **READ_ERRORS})
     def get(self, request: Request, search_id: int) -> Response:
         """A search's status and one page of its ranked matches (`page`, `page_size` ≤ 100).
 

@@ -3,13 +3,48 @@ Redis-backed behaviour is tested against real Redis when REDIS_URL is set."""
 
 from __future__ import annotations
 
+import os
+import time
+import uuid
+from types import SimpleNamespace
+
 import pytest
+from django.conf import settings as django_settings
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from deals import services
 from mcp_tools import resilience
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
+
+# One namespace per test run in a Redis database that other runs (other worktrees, CI, a developer's
+# `make run`) may share: cache keys and the breaker's keys carry this run's id, and the tests delete
+# only keys under it (never FLUSHDB, which `cache.clear()` is with RedisCache). Set in the environment
+# too, so the processes the tests start (breaker probe, Celery worker) share this run's namespace.
+# pytest-django has already loaded the settings by now, so this process's values are set directly;
+# nothing has built a cache connection yet, and the breaker reads its name when it is first built.
+RUN_PREFIX = os.environ.setdefault("LEV_TEST_RUN_PREFIX", f"levtest-{uuid.uuid4().hex[:12]}")
+os.environ["CACHE_KEY_PREFIX"] = RUN_PREFIX
+os.environ["LEV_BREAKER_NAME"] = f"{RUN_PREFIX}-breaker"
+django_settings.CACHES["default"]["KEY_PREFIX"] = RUN_PREFIX
+django_settings.LEV_BREAKER_NAME = os.environ["LEV_BREAKER_NAME"]
+
+
+def clear_run_cache() -> None:
+    """Empty this run's part of the cache: SCAN for its prefix and delete what matches."""
+    client = getattr(cache, "_cache", None)
+    if client is None or not hasattr(client, "get_client"):  # LocMemCache: private to this process
+        cache.clear()
+        return
+    redis = client.get_client(write=True)
+    batch: list[bytes] = []
+    for key in redis.scan_iter(match=f"{RUN_PREFIX}:*", count=500):
+        batch.append(key)
+        if len(batch) >= 500:
+            redis.delete(*batch)
+            batch.clear()
+    if batch:
+        redis.delete(*batch)
 
 
 @pytest.fixture(autouse=True)
@@ -18,10 +53,22 @@ def _isolated_state(settings):
     settings.LEV_RATE_LIMIT_READS = "100000/min"
     settings.LEV_RATE_LIMIT_WRITES = "100000/min"
     settings.LEV_RETRY_BACKOFF_BASE_MS = 1  # keep retry tests quick; the policy is unit-tested
-    cache.clear()
+    clear_run_cache()
     resilience.reset_breaker()
     yield
     resilience.reset_breaker()
+
+
+DAY = 86400
+
+
+@pytest.fixture
+def frozen_window(monkeypatch) -> float:
+    """The rate limiter's clock stopped in the middle of a day window, so a throttle test can never
+    straddle the start of a new window, whenever it runs and however slowly."""
+    now = (time.time() // DAY) * DAY + DAY / 2
+    monkeypatch.setattr("lev.throttling.time", SimpleNamespace(time=lambda: now))
+    return now
 
 
 @pytest.fixture

@@ -1,0 +1,136 @@
+"""Fixtures of the fuzz suites: a small world of data, a raw JSON-RPC client of /mcp, the counts."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pytest
+import requests
+
+from deals import services
+from mcp_tools import resilience
+from tests.factories import (
+    AccountFactory,
+    DealFactory,
+    DealFinancialsFactory,
+    DealPropertyFactory,
+    LenderProgramFactory,
+    MembershipFactory,
+    UserFactory,
+)
+from tests.fuzz.stats import STATS
+from tests.lenders.fixtures import eager_jobs
+
+__all__ = ["eager_jobs"]
+
+# Scales every fuzz budget (LEV_FUZZ_SCALE=0.1 for a quick look, 3 for a long hunt).
+SCALE = float(os.environ.get("LEV_FUZZ_SCALE", "1"))
+PROTOCOL_VERSION = "2025-06-18"
+
+
+def budget(examples: int) -> int:
+    return max(1, int(examples * SCALE))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if STATS.mcp_calls or STATS.api_calls:
+        terminalreporter.section("fuzz counts")
+        for line in STATS.lines():
+            terminalreporter.write_line(line)
+
+
+class RawMcp:
+    """POSTs raw bodies to /mcp over real HTTP (the live server) and counts every call."""
+
+    def __init__(self, base_url: str, api_key: str):
+        self.url = base_url.rstrip("/") + "/mcp"
+        self.headers = {
+            "Authorization": f"Bearer {api_key}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": PROTOCOL_VERSION,
+            # A fresh connection per call (no Session): on a kept-alive connection Django's test
+            # server answers ~60 ms late (Nagle meets delayed ACK), and its thread would hold a
+            # database connection past the test.
+            "Connection": "close",
+        }
+        self._next_id = 0
+
+    def next_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def post(self, body: bytes | str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+        data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
+        response = requests.post(self.url, data=data, headers={**self.headers, **(headers or {})}, timeout=60)
+        STATS.mcp_calls += 1
+        if response.status_code >= 500:
+            STATS.mcp_5xx += 1
+        return response.status_code, response.text
+
+    def call(self, name: str, arguments: Any) -> tuple[int, str, str, int]:
+        """(status, response text, body sent, request id) of one tools/call."""
+        request_id = self.next_id()
+        body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                           "params": {"name": name, "arguments": arguments}})
+        status, text = self.post(body)
+        return status, text, body, request_id
+
+    def tools(self) -> list[dict[str, Any]]:
+        status, text = self.post(json.dumps({"jsonrpc": "2.0", "id": self.next_id(), "method": "tools/list"}))
+        assert status == 200, text
+        return json.loads(text)["result"]["tools"]
+
+
+@dataclass
+class World:
+    """The data the fuzzers aim at: ids that exist, so valid calls get past NOT_FOUND."""
+
+    api_key: str
+    other_api_key: str
+    deal_ids: list[int]
+    property_ids: list[int]
+    lender_ids: list[int]
+    search_ids: list[int]
+
+
+def make_world(account_slug: str = "fuzz") -> World:
+    account = AccountFactory(slug=account_slug, name="Fuzz Capital")
+    user = MembershipFactory(account=account, user=UserFactory(username=f"{account_slug}-user")).user
+    _key, raw = services.api_key_create(user=user, account=account, name="fuzz")
+    other = AccountFactory(slug=f"{account_slug}-other", name="Other Capital")
+    other_user = MembershipFactory(account=other, user=UserFactory(username=f"{account_slug}-other")).user
+    _key, other_raw = services.api_key_create(user=other_user, account=other, name="fuzz")
+
+    plain = DealFactory(account=account, title="Plain deal")
+    full = DealFactory(account=account, title="Full deal with financials", loan_amount=Decimal("12000000"))
+    prop = DealPropertyFactory(deal=full, state="TX", asset_type="multifamily")
+    DealFinancialsFactory(deal=full)
+    archived = DealFactory(account=account, title="Archived deal", archived=True)
+    programs = [LenderProgramFactory(sponsor_states=states) for states in ([], ["TX"], ["CA", "NY"])]
+    from lenders import services as lender_services
+
+    search, _created = lender_services.lender_search_start(deal=full, user=user)
+    return World(
+        api_key=raw, other_api_key=other_raw,
+        deal_ids=[plain.id, full.id, archived.id],
+        property_ids=[prop.id],
+        lender_ids=[p.lender_id for p in programs],
+        search_ids=[search.id],
+    )
+
+
+@pytest.fixture
+def world(transactional_db, eager_jobs) -> World:
+    # Jobs run in-process: the fuzzers never leave ranking jobs queued in a shared broker.
+    return make_world()
+
+
+@pytest.fixture
+def raw_mcp(live_server, world) -> RawMcp:
+    resilience.reset_breaker()
+    return RawMcp(live_server.url, world.api_key)
