@@ -17,6 +17,7 @@ from deals.serializers import (
     DealListQuerySerializer,
     DealPropertySerializer,
     DealSerializer,
+    DealUpdateSerializer,
     FinancialsInputSerializer,
     IncludeQuerySerializer,
     PropertyInputSerializer,
@@ -87,10 +88,10 @@ class DealDetailApi(AccountScopedView):
         deal = self.deal(request, deal_id, include=include)
         return Response(DealSerializer(deal, include=include).data)
 
-    @extend_schema(request=DealInputSerializer, responses={200: DealSerializer, **WRITE_ERRORS})
+    @extend_schema(request=DealUpdateSerializer, responses={200: DealSerializer, **WRITE_ERRORS})
     def patch(self, request: Request, deal_id: int) -> Response:
         deal = self.deal(request, deal_id)
-        data = validated(DealInputSerializer, request.data, partial=True)
+        data = validated(DealUpdateSerializer, request.data, partial=True)
         deal = services.deal_update(deal=deal, data=data)
         return Response(DealSerializer(deal).data)
 

@@ -36,22 +36,27 @@ class PropertyInputSerializer(StrictSerializer):
     year_built = int_field(min_value=limits.YEAR_BUILT_MIN, max_value=limits.YEAR_BUILT_MAX)
 
 
-class DealInputSerializer(StrictSerializer):
+class DealUpdateSerializer(StrictSerializer):
+    """The deal's own fields (PATCH changes some of them). Properties are not among them: they are
+    added, changed and removed one by one, so the PATCH schema does not offer them."""
+
     title = text_field(max_length=limits.DEAL_TITLE_MAX, required=True, allow_blank=False, help_text="Deal name.")
-    loan_amount = money_field(help_text="Requested loan in US dollars; must be greater than 0.")
+    loan_amount = money_field(help_text="Requested loan in US dollars, rounded to the cent; must be greater than 0.")
     loan_type = EnumField(LOAN_TYPES, required=False)
     transaction_type = EnumField(TRANSACTION_TYPES, required=False)
     business_plan = EnumField(BUSINESS_PLANS, required=False, allow_blank=True)
     description = text_field(max_length=limits.DEAL_DESCRIPTION_MAX)
     estimated_close_date = date_field(help_text="YYYY-MM-DD")
-    properties = PropertyInputSerializer(many=True, required=False)
 
-    def validate_properties(self, value):
-        if self.instance is not None or self.partial:
-            raise serializers.ValidationError("cannot be changed here; add properties one by one")
-        if len(value) > limits.PROPERTIES_PER_CREATE_MAX:
-            raise serializers.ValidationError(f"may list at most {limits.PROPERTIES_PER_CREATE_MAX} properties")
-        return value
+
+class DealInputSerializer(DealUpdateSerializer):
+    """A new deal, optionally with its first properties."""
+
+    properties = PropertyInputSerializer(
+        many=True, required=False, max_length=limits.PROPERTIES_PER_CREATE_MAX,
+        error_messages={"max_length": f"may list at most {limits.PROPERTIES_PER_CREATE_MAX} properties",
+                        "not_a_list": "must be a list"},
+    )
 
 
 class FinancialsInputSerializer(StrictSerializer):
@@ -76,7 +81,8 @@ class DealListQuerySerializer(StrictSerializer):
     loan_type = EnumField(LOAN_TYPES, required=False)
     transaction_type = EnumField(TRANSACTION_TYPES, required=False)
     business_plan = EnumField(BUSINESS_PLANS, required=False)
-    min_loan_amount = money_field(positive=False, allow_null=False)
+    min_loan_amount = money_field(positive=False, allow_null=False,
+                                  help_text="US dollars, rounded to the cent; not above max_loan_amount.")
     max_loan_amount = money_field(positive=False, allow_null=False)
     archived = bool_field()
     search = text_field(max_length=limits.SEARCH_TEXT_MAX)

@@ -7,9 +7,10 @@ than 0`, so messages here are phrased to follow a field name.
 from __future__ import annotations
 
 import re
+from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
-from django.core.validators import ProhibitNullCharactersValidator
+from django.core.validators import ProhibitNullCharactersValidator, RegexValidator
 from rest_framework import serializers
 from rest_framework.fields import ProhibitSurrogateCharactersValidator
 
@@ -20,9 +21,11 @@ from lev.limits import (
     MONEY_MAX,
     MONEY_MAX_DIGITS,
     MONEY_MIN_POSITIVE,
+    NON_BLANK_TEXT_PATTERN,
     PAGE_NUMBER_MAX,
     PAGE_SIZE_DEFAULT,
     PAGE_SIZE_MAX,
+    TEXT_PATTERN,
 )
 
 COMMON_MESSAGES = {
@@ -74,10 +77,30 @@ class EnumListField(serializers.ListField):
         super().__init__(child=EnumField(values), **kwargs)
 
 
+class MoneyField(serializers.DecimalField):
+    """US dollars, rounded half-up to the cent before the digits are checked, as the MCP tools do:
+    a JSON number such as 94300242956.43105 is the amount it says, not an error about decimals
+    the OpenAPI schema never mentioned (it states minimum and maximum only)."""
+
+    def validate_precision(self, value: Decimal) -> Decimal:
+        # The bounds apply to the amount sent, as the schema states them: -0.001 is below a
+        # minimum of 0 even though it rounds to 0.00.
+        if self.min_value is not None and value < self.min_value:
+            self.fail("min_value", min_value=self.min_value)
+        if self.max_value is not None and value > self.max_value:
+            self.fail("max_value", max_value=self.max_value)
+        try:
+            value = value.quantize(Decimal(1).scaleb(-self.decimal_places), rounding=ROUND_HALF_UP,
+                                   context=Context(prec=self.max_digits + 2))
+        except InvalidOperation:  # far too many whole digits to round at this precision
+            self.fail("max_whole_digits", max_whole_digits=self.max_whole_digits)
+        return super().validate_precision(value)
+
+
 def money_field(*, required: bool = False, positive: bool = True, allow_null: bool = True,
                 help_text: str = "US dollars") -> serializers.DecimalField:
     minimum = MONEY_MIN_POSITIVE if positive else 0
-    return serializers.DecimalField(
+    return MoneyField(
         max_digits=MONEY_MAX_DIGITS,
         decimal_places=MONEY_DECIMAL_PLACES,
         min_value=minimum,
@@ -119,14 +142,25 @@ class _NoControlCharacters:
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
-        self.validators = [no_control_characters] + [
+        self.validators = [
             v for v in self.validators
             if not isinstance(v, ProhibitNullCharactersValidator | ProhibitSurrogateCharactersValidator)
         ]
 
+    def run_validators(self, value: Any) -> None:
+        # Alone and first: DRF reports every failing validator, and text with a control character
+        # also fails the schema's pattern validator; one message says it.
+        no_control_characters(value)
+        super().run_validators(value)
+
 
 class TextField(_NoControlCharacters, serializers.CharField):
-    pass
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        # The length the schema states is the length sent: a 201-character title is refused even
+        # when trimming its leading space would bring it to 200.
+        if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().run_validation(data)
 
 
 class TextRegexField(_NoControlCharacters, serializers.RegexField):
@@ -136,12 +170,17 @@ class TextRegexField(_NoControlCharacters, serializers.RegexField):
 
 def text_field(*, max_length: int, required: bool = False, allow_blank: bool = True,
                help_text: str = "") -> serializers.CharField:
+    # Control characters and blank text are refused before this validator runs (with their own
+    # messages); it is what states those rules in the OpenAPI schema, as the pattern the MCP tools'
+    # schemas carry too.
+    pattern = TEXT_PATTERN if allow_blank else NON_BLANK_TEXT_PATTERN
     return TextField(
         max_length=max_length,
         required=required,
         allow_blank=allow_blank,
         trim_whitespace=True,
         help_text=help_text,
+        validators=[RegexValidator(pattern, message="may not be blank or hold control characters")],
         error_messages=_messages(max_length=f"must be at most {max_length} characters", invalid="must be text"),
     )
 

@@ -241,7 +241,7 @@ class LevMCP(DjangoMCP):
     def __init__(self) -> None:
         super().__init__(name="lev", instructions=INSTRUCTIONS, stateless=True)
         for spec in TOOLS.values():
-            self._tool_manager.add_tool(
+            tool = self._tool_manager.add_tool(
                 spec.fn,
                 name=spec.name,
                 title=spec.annotations.title,
@@ -249,6 +249,8 @@ class LevMCP(DjangoMCP):
                 annotations=spec.annotations,
                 structured_output=False,
             )
+            # Unknown arguments are refused (call_tool_sync): the schema says so too.
+            tool.parameters["additionalProperties"] = False
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:  # type: ignore[override]
         request = django_request_ctx.get(None)

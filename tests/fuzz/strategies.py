@@ -80,7 +80,9 @@ def from_schema(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> s
             strings = st.from_regex(schema["pattern"], fullmatch=True)
         else:
             strings = st.text(min_size=schema.get("minLength", 0), max_size=schema.get("maxLength"))
-        return strings.filter(lambda text: schema.get("minLength", 0) <= len(text) <= schema.get("maxLength", 10**9))
+        # Valid text is Unicode: no lone surrogates (hostile_arguments sends those).
+        return strings.filter(lambda text: schema.get("minLength", 0) <= len(text) <= schema.get("maxLength", 10**9)
+                              and not any(0xD800 <= ord(char) <= 0xDFFF for char in text))
     if kind == "array":
         return st.lists(from_schema(schema.get("items", {}), defs), min_size=schema.get("minItems", 0),
                         max_size=schema.get("maxItems", 5))

@@ -37,6 +37,20 @@ def first_line(exc: BaseException) -> str:
     return "; ".join(sorted({(getattr(f, "title", None) or str(f)).strip().splitlines()[0][:160] for f in failures}))
 
 
+# Rules over two fields, which OpenAPI cannot state (the parameters' descriptions say them): a
+# request that breaks one is schema-valid and rightly refused.
+CROSS_FIELD_RULES = {"Validation failed: min_loan_amount must not exceed max_loan_amount"}
+
+
+def cross_field_rule(response: Any) -> bool:
+    if response.status_code != 400:
+        return False
+    try:
+        return response.json().get("message") in CROSS_FIELD_RULES
+    except ValueError:
+        return False
+
+
 @pytest.mark.parametrize("label", sorted(OPERATIONS))
 def test_operation_answers_as_documented(world: World, label: str):
     operation = OPERATIONS[label]
@@ -58,6 +72,8 @@ def test_operation_answers_as_documented(world: World, label: str):
         STATS.api_calls += 1
         if response.status_code >= 500:
             STATS.api_5xx += 1
+        if cross_field_rule(response):
+            return
         try:
             case.validate_response(response, headers=auth)
         except (FailureGroup, AssertionError) as exc:
