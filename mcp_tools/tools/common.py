@@ -146,7 +146,7 @@ Limit = Annotated[
 ]
 Cursor = Annotated[
     str | None,
-    Field(max_length=CURSOR_MAX,
+    Field(min_length=1, max_length=CURSOR_MAX,
           description="Opaque next_cursor from the previous page; omit for the first page."),
 ]
 
@@ -165,8 +165,10 @@ def decode_cursor(cursor: str | None, limit: int) -> tuple[int, int]:
 
     Anything but a cursor this module made (forged numbers such as 1e999, other JSON, bad base64 or
     UTF-8) is a VALIDATION_ERROR naming `cursor`."""
-    if not cursor:
+    if cursor is None:
         return 1, limit
+    if not cursor:  # the schema says so too; "" is no page this server issued
+        raise cursor_failure("may not be empty; omit cursor for the first page")
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         data = json.loads(raw.decode("utf-8"))

@@ -10,9 +10,7 @@ Needs REDIS_URL and a PostgreSQL DATABASE_URL (skipped otherwise):
 from __future__ import annotations
 
 import datetime as dt
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
@@ -22,33 +20,20 @@ from lenders import tasks
 from lenders.demo import seed_directory
 from lenders.models import Lender, LenderMatch, LenderSearch
 from tests.lenders.factories import make_deal
-from tests.lenders.worker_process import celery_worker
+from tests.lenders.worker_process import Worker, celery_worker, wait_for
 from tests.mcp_helpers import McpCaller
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-DEADLINE_S = 90  # worker start-up included
 
 
 @pytest.fixture
-def worker(db) -> Iterator[Path]:
+def worker(db) -> Iterator[Worker]:
     """A Celery worker (prefork, one child) on the pytest database and a queue of its own; jobs
-    of this process go to that queue. Always stopped afterwards. Yields the worker's log file."""
+    of this process go to that queue. Always stopped afterwards."""
     # Several chunks: the search goes through `partial`.
     with celery_worker(env={"LEV_SEARCH_WRITE_CHUNK": "25"}) as running:
-        yield running.log
-
-
-def wait_for(check: Callable[[], object], what: str, log: Path) -> object:
-    """Poll until `check` returns something truthy, up to a deadline."""
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.25)
-    tail = log.read_text(errors="replace")[-4000:]
-    raise AssertionError(f"timed out waiting for {what}; worker log tail:\n{tail}")
+        yield running
 
 
 def test_worker_ranks_a_deal_made_through_mcp_and_every_match_pages_once(worker, live_server, api_key):

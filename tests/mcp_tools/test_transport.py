@@ -7,6 +7,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -250,17 +251,23 @@ def test_official_python_client_still_works(live_server, api_key):
 # --- 5. Chunked request bodies ---------------------------------------------------------------------
 
 def post_chunked(base_url: str, api_key: str, body: bytes, chunk: int = 100) -> tuple[int, dict, dict]:
-    """A real HTTP/1.1 POST with Transfer-Encoding: chunked and no Content-Length."""
+    """A real HTTP/1.1 POST with Transfer-Encoding: chunked and no Content-Length.
+
+    The whole request goes out in one write before the answer is read: a server that refuses the
+    body (411) may close the connection without reading it, and a client still writing chunks
+    then would fail on a broken pipe instead of reading that answer."""
     parts = urlsplit(base_url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-    try:
-        conn.request("POST", "/mcp", body=(body[i:i + chunk] for i in range(0, len(body), chunk)),
-                     headers={**PROTOCOL_HEADERS, "Authorization": f"Bearer {api_key}"},
-                     encode_chunked=True)
-        response = conn.getresponse()
+    headers = {**PROTOCOL_HEADERS, "Authorization": f"Bearer {api_key}", "Host": parts.netloc,
+               "Transfer-Encoding": "chunked", "Connection": "close"}
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece)
+                      for piece in (body[i:i + chunk] for i in range(0, len(body), chunk)))
+    request = f"POST /mcp HTTP/1.1\r\n{head}\r\n".encode() + chunks + b"0\r\n\r\n"
+    with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+        sock.sendall(request)
+        response = http.client.HTTPResponse(sock)
+        response.begin()
         return response.status, dict(response.getheaders()), json.loads(response.read())
-    finally:
-        conn.close()
 
 
 TOOLS_LIST = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"pad": "x" * 500}}).encode()
