@@ -260,6 +260,10 @@ LEV_IDEMPOTENCY_TTL_HOURS = env_int("LEV_IDEMPOTENCY_TTL_HOURS", 24)
 # /metrics (Prometheus): scrapes send `Authorization: Bearer <token>`. Without a token it is open in
 # development and off in production.
 LEV_METRICS_TOKEN = os.environ.get("LEV_METRICS_TOKEN", "")
+# prometheus_client's multiprocess mode (several gunicorn or prefork processes) writes to this
+# directory from the first metric a module defines, before any server hook runs: make sure it exists.
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
 # A Celery worker serves its own metrics on this port when set (0 = off), for Prometheus to scrape.
 LEV_WORKER_METRICS_PORT = env_int("LEV_WORKER_METRICS_PORT", 0)
 LEV_WORKER_METRICS_ADDR = os.environ.get("LEV_WORKER_METRICS_ADDR", "0.0.0.0")

@@ -67,7 +67,7 @@ def frozen_window(monkeypatch) -> float:
     """The rate limiter's clock stopped in the middle of a day window, so a throttle test can never
     straddle the start of a new window, whenever it runs and however slowly."""
     now = (time.time() // DAY) * DAY + DAY / 2
-    monkeypatch.setattr("lev.throttling.time", SimpleNamespace(time=lambda: now))
+    monkeypatch.setattr("lev.throttling.time", SimpleNamespace(time=lambda: now, monotonic=time.monotonic))
     return now
 
 

@@ -241,3 +241,19 @@ def test_dashboard_panels_query_exported_series(client):
         for target in panel["targets"]:
             used = series_in(target["expr"])
             assert used and used <= exported, (panel["title"], used - exported)
+
+
+def test_a_process_starts_with_a_multiprocess_directory_that_does_not_exist_yet(tmp_path):
+    """A worker container starts with PROMETHEUS_MULTIPROC_DIR set and no such directory: the first
+    metric a module defines writes there, so the settings create it (it crashed at import before)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    metrics_dir = tmp_path / "not-yet" / "metrics"
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir), "DJANGO_SETTINGS_MODULE": "lev.settings"}
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=Path(__file__).resolve().parents[2], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert metrics_dir.is_dir() and any(metrics_dir.iterdir())

@@ -51,8 +51,9 @@ def test_reads_and_writes_keep_working_while_redis_is_down(own_redis, api, mcp, 
     assert not [r for r in caplog.records if r.exc_info and r.levelno >= logging.WARNING]
 
 
-def test_rate_limits_fall_back_to_per_process_counting_and_return_to_redis(own_redis, api, settings):
-    settings.LEV_RATE_LIMIT_READS = "3/day"  # a day-long window: no test straddles its edge
+def test_rate_limits_fall_back_to_per_process_counting_and_return_to_redis(own_redis, api, settings,
+                                                                           frozen_window):
+    settings.LEV_RATE_LIMIT_READS = "3/day"
     own_redis.kill()
     assert [api.get("/api/v1/deals/").status_code for _ in range(4)] == [200, 200, 200, 429]
 
