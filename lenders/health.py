@@ -19,6 +19,8 @@ from typing import Any
 from celery import bootsteps
 from django.conf import settings
 
+from lev.outages import is_dependency_outage, report_outage
+
 logger = logging.getLogger(__name__)
 
 
@@ -106,8 +108,11 @@ def worker_status() -> str:
         return WorkerStatus.UNKNOWN
     try:
         value = store.get(heartbeat_key(app.conf.task_default_queue))
-    except Exception:
-        logger.warning("Could not read the worker heartbeat", exc_info=True)
+    except Exception as exc:
+        if is_dependency_outage(exc):
+            report_outage(exc, "reading worker heartbeats")  # once per interval, not per poll
+        else:
+            logger.warning("Could not read the worker heartbeat", exc_info=True)
         return WorkerStatus.UNREACHABLE
     if value is None:
         return WorkerStatus.NOT_SEEN

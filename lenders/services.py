@@ -23,6 +23,7 @@ from lenders.models import LenderActivity, LenderSearch
 from lenders.ranking import DealCriteria, criteria_from_deal, missing_for_search, scoring
 from lenders.ranking.runner import LostOwnership, RankingRun, RunStats
 from lev.errors import UPSTREAM_MESSAGE, BusinessRuleViolation
+from lev.outages import is_dependency_outage, report_outage
 
 logger = logging.getLogger(__name__)
 
@@ -70,9 +71,11 @@ def enqueue_search(search_id: int) -> None:
     def send() -> None:
         try:
             run_lender_search.delay(search_id)
-        except Exception:
-            logger.exception("Could not queue lender search %s; the sweep queues it when the broker is back",
-                             search_id)
+        except Exception as exc:
+            if is_dependency_outage(exc):  # the broker is down: said once per interval, no traceback
+                report_outage(exc, f"queueing lender search {search_id}; the sweep queues it when the broker is back")
+            else:
+                logger.exception("Could not queue lender search %s; the sweep queues it later", search_id)
             try:
                 LenderSearch.objects.filter(pk=search_id, status=Status.PENDING).update(queued_at=None)
             except TRANSIENT_DB_ERRORS:

@@ -15,6 +15,7 @@ from celery import shared_task
 from django.conf import settings
 
 from lenders import services
+from lev.outages import is_dependency_outage, report_outage
 
 COMMON = {"acks_late": True, "reject_on_worker_lost": True}
 
@@ -41,8 +42,15 @@ def run_lender_search(self, search_id: int) -> dict[str, Any] | None:
 
 @shared_task(name="lenders.tasks.sweep_stale_searches", soft_time_limit=30, time_limit=40, **COMMON)
 def sweep_stale_searches() -> dict[str, int]:
-    """Re-queue (or fail) searches whose worker died or whose job never started."""
-    return services.lender_search_sweep()
+    """Re-queue (or fail) searches whose worker died or whose job never started. While the database
+    (or broker) is down there is nothing to sweep: the next run, seconds later, does it."""
+    try:
+        return services.lender_search_sweep()
+    except Exception as exc:
+        if not is_dependency_outage(exc):
+            raise
+        report_outage(exc, "stale-search sweep")
+        return {"requeued": 0, "failed": 0}
 
 
 @shared_task(name="lenders.tasks.refresh_lender_activity", soft_time_limit=100, time_limit=110, **COMMON)

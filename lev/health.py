@@ -39,6 +39,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 import lev
+from lev.outages import is_dependency_outage, report_outage
 
 logger = logging.getLogger(__name__)
 
@@ -118,8 +119,11 @@ def run_probes() -> dict[str, Any]:
             def target(name: str = name, probe: Callable[[], dict[str, Any]] = probe) -> None:
                 try:
                     results[name] = probe()
-                except Exception:
-                    logger.warning("Health probe %s failed", name, exc_info=True)
+                except Exception as exc:
+                    if is_dependency_outage(exc):  # down: said once per interval, not per poll
+                        report_outage(exc, f"health probe {name}")
+                    else:
+                        logger.warning("Health probe %s failed", name, exc_info=True)
 
             thread = threading.Thread(target=target, name=f"health-{name}", daemon=True)
             _inflight[name] = started[name] = thread
