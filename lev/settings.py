@@ -289,7 +289,16 @@ CELERY_TASK_IGNORE_RESULT = True
 # back. The stale-search sweep has re-run the search long before (LEV_SEARCH_STALE_SECONDS), so the
 # returning message finds it finished and does nothing; two minutes, not the ten it used to be, so
 # it does not surface as a surprise much later.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 120)}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 120),
+    # Queuing a job happens inside an API request: a frozen broker may cost it a bounded wait, not
+    # a hang (the search then stays pending, "not queued", and the sweep queues it later).
+    "socket_timeout": 2.0,
+    "socket_connect_timeout": 2.0,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2.0
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2,
+                                    "interval_max": 0.2}
 # How often beat runs the stale-search sweep: with LEV_SEARCH_STALE_SECONDS, a search whose worker
 # died is running again within stale + sweep seconds (20 + 5 by default).
 LEV_SEARCH_SWEEP_SECONDS = env_float("LEV_SEARCH_SWEEP_SECONDS", 5.0)

@@ -19,7 +19,7 @@ from lenders import services, tasks
 from lenders.demo import seed_directory
 from lenders.models import LenderMatch, LenderSearch
 from lev.celery_app import app as celery_app
-from tests.faults import TcpProxy, free_port
+from tests.faults import RedisServer, TcpProxy, free_port
 from tests.lenders.factories import make_deal, refresh
 from tests.lenders.worker_process import celery_worker, database_url, require_worker_setup, wait_for
 from tests.mcp_helpers import McpCaller
@@ -185,6 +185,21 @@ def test_a_search_started_while_the_broker_is_down_is_kept_and_queued_by_the_swe
         # No Redis for this run: jobs run in-process, so the sweep's job runs the search at once.
         assert tasks.sweep_stale_searches() == {"requeued": 1, "failed": 0}
         assert refresh(search).status == "completed"
+
+
+def test_a_search_started_while_the_broker_is_frozen_is_kept_not_hung(live_server, api_key, account):
+    """A broker that accepts connections and never answers (SIGSTOP): queuing gives up after its
+    bounded timeouts, so the agent gets its answer (not_queued) instead of a request that hangs."""
+    seed_directory(20, seed=3)
+    deal = make_deal(account)
+    frozen = RedisServer().start()
+    try:
+        frozen.freeze()
+        with broker(frozen.url):
+            started = McpCaller(live_server.url, api_key).ok("search_lenders_for_deal", {"deal_id": deal.pk})
+        assert started["status"] == "pending" and started["queue_status"] == "not_queued"
+    finally:
+        frozen.stop()
 
 
 # --- §6: a search no worker picks up tells the agent so ------------------------------------------------
