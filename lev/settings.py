@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "axes",
     "deals",
     "lenders",
@@ -107,7 +108,7 @@ ASGI_APPLICATION = "lev.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        "DIRS": [BASE_DIR / "lev" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -222,6 +223,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Commercial real estate deals and lender directory.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The docs pages load Swagger UI and Redoc from this site's static files, not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     # One named enum per domain list, shared by every serializer that uses it.
     "ENUM_NAME_OVERRIDES": {
         "LoanTypeEnum": "lev.enums.LOAN_TYPES",

@@ -5,6 +5,7 @@ from rest_framework.permissions import AllowAny
 
 from lev.health import health
 from lev.metrics import metrics_view
+from lev.views import home
 
 api_v1 = [
     path("", include("deals.urls")),
@@ -19,4 +20,5 @@ urlpatterns = [
     path("health", health, name="health"),
     path("metrics", metrics_view, name="metrics"),
     path("", include("mcp_tools.urls")),
+    path("", home, name="home"),
 ]
