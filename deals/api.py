@@ -135,6 +135,12 @@ class DealPropertyDetailApi(AccountScopedView):
         prop = services.deal_property_update(prop=prop, data=data)
         return Response(DealPropertySerializer(prop).data)
 
+    @extend_schema(request=None, responses={204: None, **WRITE_ERRORS})
+    def delete(self, request: Request, deal_id: int, property_id: int) -> Response:
+        prop = selectors.deal_property_get(deal=self.deal(request, deal_id), property_id=property_id)
+        services.deal_property_delete(prop=prop)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
 
 class DealFinancialsApi(AccountScopedView):
     @extend_schema(responses={200: DealFinancialsDoc, **READ_ERRORS})

@@ -167,6 +167,17 @@ def deal_property_update(*, prop: DealProperty, data: dict[str, Any]) -> DealPro
 
 
 @transaction.atomic
+def deal_property_delete(*, prop: DealProperty) -> None:
+    """Remove a property from its deal (a property is part of the deal's description, not a record
+    of its own to keep: nothing else refers to it). Changes the deal, so its version goes up and a
+    lender search of the old description is not reused."""
+    deal = _lock_deal(prop.deal)
+    _check_not_archived(deal, "changed")
+    prop.delete()
+    _bump_version(deal)
+
+
+@transaction.atomic
 def deal_financials_update(*, deal: Deal, data: dict[str, Any]) -> DealFinancials:
     _lock_deal(deal)
     _check_not_archived(deal, "changed")

@@ -182,6 +182,10 @@ class LevClient:
     def patch(self, path: str, body: Any) -> Any:
         return self.request("PATCH", path, body=body)
 
+    def delete(self, path: str) -> Any:
+        # Not retried: a repeat after a lost answer would say "not found" about what it removed.
+        return self.request("DELETE", path)
+
     # -- core ------------------------------------------------------------------------------
     def request(self, method: str, path: str, *, query: dict[str, Any] | None = None, body: Any = None,
                 idempotency_key: str | None = None) -> Any:

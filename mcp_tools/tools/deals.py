@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from lev import limits
 from mcp_tools.errors import ToolFailure, validation_failure
@@ -223,3 +224,111 @@ def add_deal_property(
     # One key per call: local retries of this request never add the property twice.
     return {"property": lev().post(f"/deals/{deal_id}/properties/", body,
                                    idempotency_key=f"mcp-{uuid.uuid4()}")}
+
+
+# --- properties, one by one -----------------------------------------------------------------------
+PropertyId = Id("Property id (from add_deal_property, or get_deal with include=[\"properties\"]).")
+
+
+@tool(title="Change a property of a deal", idempotent=True)
+def update_deal_property(
+    deal_id: DealId,
+    property_id: PropertyId,
+    name: PropertyName | None = None,
+    address: Address | None = None,
+    city: City | None = None,
+    state: Annotated[StateCode | None, Field(description="2-letter US state code, e.g. TX.")] = None,
+    zip: Zip | None = None,
+    asset_type: AssetType | None = None,
+    units: Units | None = None,
+    square_footage: SquareFootage | None = None,
+    year_built: YearBuilt | None = None,
+) -> dict[str, Any]:
+    """Correct a property of a deal; fields you leave out (or pass as null) stay as they are.
+
+    Pass at least one field. Use it to fix a wrong state or asset type before a lender search
+    (searches use the deal's properties). Archived deals cannot be changed (BUSINESS_RULE).
+    Returns {"property": {...}}.
+    """
+    body = drop_none(name=name, address=address, city=city, state=state, zip=zip, asset_type=asset_type,
+                     units=units, square_footage=square_footage, year_built=year_built)
+    if not body:
+        raise validation_failure({"property_id": ["was given without any field to change"]},
+                                 message="Validation failed: pass at least one field to change")
+    return {"property": lev().patch(f"/deals/{deal_id}/properties/{property_id}/", body)}
+
+
+@tool(title="Remove a property from a deal", destructive=True, idempotent=True)
+def remove_deal_property(deal_id: DealId, property_id: PropertyId) -> dict[str, Any]:
+    """Remove a property from a deal for good (e.g. one added by mistake). Confirm with the user first.
+
+    Removing it again answers NOT_FOUND. Archived deals cannot be changed (BUSINESS_RULE).
+    Returns {"removed": {"deal_id", "property_id"}}.
+    """
+    lev().delete(f"/deals/{deal_id}/properties/{property_id}/")
+    return {"removed": {"deal_id": deal_id, "property_id": property_id}}
+
+
+# --- financials ---------------------------------------------------------------------------------
+def _rate(value: float) -> float:
+    """Percent per year, kept to the 3 decimals the API stores (6.2555 -> 6.256)."""
+    return float(Decimal(repr(value)).quantize(Decimal("0.001"), rounding=ROUND_HALF_UP))
+
+
+AmountOrZero = MoneyFilter  # 0 or more US dollars, rounded to the cent
+InterestRate = Annotated[
+    float, Field(ge=0, le=limits.INTEREST_RATE_MAX, allow_inf_nan=False), AfterValidator(_rate),
+]
+AmortizationYears = Annotated[
+    int, Field(ge=limits.AMORTIZATION_YEARS_MIN, le=limits.AMORTIZATION_YEARS_MAX),
+]
+
+
+@tool(title="Get a deal's financials", read_only=True)
+def get_deal_financials(deal_id: DealId) -> dict[str, Any]:
+    """Get a deal's financials and the ratios derived from them.
+
+    Amounts are US dollars (NOI per year); interest_rate is percent per year; ltv is the loan as a
+    percent of estimated_value (else purchase_price); dscr is NOI (in place, else stabilized) over
+    the loan's annual debt service at interest_rate and amortization_years. A figure not set yet
+    is null, and so is a ratio that cannot be computed from what is set. Returns {"financials": {...}}.
+    """
+    return {"financials": lev().get(f"/deals/{deal_id}/financials/")}
+
+
+@tool(title="Set a deal's financials", idempotent=True)
+def update_deal_financials(
+    deal_id: DealId,
+    purchase_price: Annotated[Money | None, Field(description="Price paid or to be paid for the real estate, "
+                                                              "US dollars, rounded to the cent.")] = None,
+    estimated_value: Annotated[Money | None, Field(description="Current (or as-stabilized) value of the real "
+                                                               "estate, US dollars, rounded to the cent.")] = None,
+    in_place_noi: Annotated[AmountOrZero | None, Field(description="Net operating income per year today, US "
+                                                                   "dollars, rounded to the cent.")] = None,
+    stabilized_noi: Annotated[AmountOrZero | None, Field(description="Net operating income per year once the "
+                                                                     "business plan is done, US dollars, "
+                                                                     "rounded to the cent.")] = None,
+    existing_debt: Annotated[AmountOrZero | None, Field(description="Loans on the property today, US "
+                                                                    "dollars, rounded to the cent.")] = None,
+    cash_out: Annotated[AmountOrZero | None, Field(description="Cash the borrower takes out at closing, US "
+                                                               "dollars, rounded to the cent.")] = None,
+    interest_rate: Annotated[InterestRate | None, Field(description="Expected loan rate, percent per year "
+                                                                    "(6.25 means 6.25 %), 0 to 30, kept to 3 "
+                                                                    "decimals.")] = None,
+    amortization_years: Annotated[AmortizationYears | None, Field(description="Amortization period in years, "
+                                                                              "1 to 50 (default 30).")] = None,
+) -> dict[str, Any]:
+    """Set some of a deal's financials; figures you leave out (or pass as null) stay as they are.
+
+    Pass at least one figure. Lender searches use them: with a value (estimated_value or
+    purchase_price) the ranking assesses leverage (LTV), with NOI and interest_rate also coverage
+    (DSCR). Archived deals cannot be changed (BUSINESS_RULE). Returns {"financials": {...}} with
+    the stored figures and the derived ltv (percent) and dscr.
+    """
+    body = drop_none(purchase_price=purchase_price, estimated_value=estimated_value, in_place_noi=in_place_noi,
+                     stabilized_noi=stabilized_noi, existing_debt=existing_debt, cash_out=cash_out,
+                     interest_rate=interest_rate, amortization_years=amortization_years)
+    if not body:
+        raise validation_failure({"deal_id": ["was given without any figure to change"]},
+                                 message="Validation failed: pass at least one figure to change")
+    return {"financials": lev().patch(f"/deals/{deal_id}/financials/", body)}

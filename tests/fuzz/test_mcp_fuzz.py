@@ -119,6 +119,8 @@ def test_schema_valid_arguments_are_never_refused(raw_mcp, world: World, tool: s
 CROSS_ARGUMENT_RULES = {
     "list_deals": "Validation failed: min_loan_amount must not exceed max_loan_amount",
     "update_deal": "Validation failed: pass at least one field to change",
+    "update_deal_property": "Validation failed: pass at least one field to change",
+    "update_deal_financials": "Validation failed: pass at least one figure to change",
 }
 
 

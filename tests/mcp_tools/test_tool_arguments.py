@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -18,12 +19,17 @@ from django.test import RequestFactory
 from rest_framework import serializers
 
 from deals.models import Deal, DealProperty
-from deals.serializers import DealInputSerializer, DealListQuerySerializer, PropertyInputSerializer
+from deals.serializers import (
+    DealInputSerializer,
+    DealListQuerySerializer,
+    FinancialsInputSerializer,
+    PropertyInputSerializer,
+)
 from lenders.models import LenderSearch
 from lenders.serializers import DirectoryQuerySerializer, SearchResultsQuerySerializer
 from lev import limits
 from mcp_tools.server import get_server
-from tests.factories import DealFactory, LenderFactory
+from tests.factories import DealFactory, DealPropertyFactory, LenderFactory
 from tests.lenders.fixtures import eager_jobs
 from tests.mcp_helpers import McpCaller
 
@@ -162,7 +168,8 @@ def test_every_number_argument_refuses_non_finite_values(tools):
         for argument, prop in schema["properties"].items():
             if branch(prop, schema.get("$defs", {})).get("type") == "number":
                 seen += 1
-                assert "rounded to the cent" in prop["description"], (name, argument)  # what the tool does
+                # What the tool does to extra decimals: money to the cent, a rate to 3 decimals.
+                assert re.search(r"rounded to the cent|kept to \d decimals", prop["description"]), (name, argument)
                 tools.invalid(name, {**required(schema), argument: float("nan")}, argument, "must be a finite number")
     assert seen >= 5
 
@@ -211,8 +218,10 @@ API_INPUTS = {
     "list_deals": (DealListQuerySerializer, {"limit": "page_size"}),
     "search_lender_directory": (DirectoryQuerySerializer, {"limit": "page_size", "query": "query"}),
     "get_lender_search_results": (SearchResultsQuerySerializer, {"limit": "page_size"}),
+    "update_deal_property": (PropertyInputSerializer, {}),
+    "update_deal_financials": (FinancialsInputSerializer, {}),
 }
-IDS = {"deal_id", "lender_id", "search_id"}
+IDS = {"deal_id", "lender_id", "search_id", "property_id"}
 TOOL_ONLY = {"cursor", "idempotency_key", "include"}  # checked by the tool itself (or tested below)
 
 
@@ -226,7 +235,7 @@ def check_against_field(where: str, prop: dict[str, Any], field: serializers.Fie
         assert set(item["properties"]) == set(field.child.fields), where
     elif isinstance(field, serializers.DecimalField):
         assert schema["type"] == "number", where
-        assert Decimal(str(schema["maximum"])) == field.max_value == limits.MONEY_MAX, where
+        assert Decimal(str(schema["maximum"])) == field.max_value, where
         assert Decimal(str(schema["minimum"])) == field.min_value, where
     elif isinstance(field, serializers.IntegerField):
         assert schema["type"] == "integer", where
@@ -302,6 +311,7 @@ def with_value(arguments: dict[str, Any], path: str, value: Any) -> dict[str, An
 
 def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argument(tools, account, eager_jobs):
     deal, archived_target = DealFactory(account=account), DealFactory(account=account)
+    prop = DealPropertyFactory(deal=deal)
     search = LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version, status="completed")
     base = {
         "list_deals": {}, "create_deal": {"title": "T"}, "get_deal": {"deal_id": deal.id},
@@ -309,6 +319,10 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "add_deal_property": {"deal_id": deal.id, "name": "P"}, "search_lender_directory": {},
         "get_lender": {"lender_id": LenderFactory().id}, "search_lenders_for_deal": {"deal_id": deal.id},
         "get_lender_search_results": {"search_id": search.id},
+        "update_deal_property": {"deal_id": deal.id, "property_id": prop.id, "name": "P"},
+        "remove_deal_property": {"deal_id": deal.id, "property_id": DealPropertyFactory(deal=deal).id},
+        "get_deal_financials": {"deal_id": deal.id},
+        "update_deal_financials": {"deal_id": deal.id, "cash_out": 1},
     }
     cases = bounded_cases()
     assert {(n, p) for n, p, *_ in cases} >= {
