@@ -27,11 +27,18 @@ FINANCIAL_FIELDS = (
 )
 
 
+# Archiving is final (a soft delete that keeps the record): the message says what to do instead.
+ARCHIVED_CUSTOMER_MESSAGE = (
+    "This deal is archived, so it can no longer be changed. Archived deals cannot be restored: "
+    "create a new deal to continue."
+)
+
+
 def _check_not_archived(deal: Deal, action: str) -> None:
     if deal.archived:
         raise BusinessRuleViolation(
             f"deal {deal.pk} is archived and cannot be {action}",
-            customer_message="This deal is archived, so it can no longer be changed.",
+            customer_message=ARCHIVED_CUSTOMER_MESSAGE,
             details={"deal_id": deal.pk},
         )
 

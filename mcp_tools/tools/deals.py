@@ -196,7 +196,9 @@ def update_deal(
 def archive_deal(deal_id: DealId) -> dict[str, Any]:
     """Archive (soft-delete) a deal: it leaves the active list and can no longer be changed.
 
-    Archiving an archived deal changes nothing. Returns {"deal": {...}} with archived=true.
+    Archiving is final: an archived deal cannot be restored (create a new deal instead), so
+    confirm with the user first. Archiving an archived deal changes nothing. Returns
+    {"deal": {...}} with archived=true.
     """
     return {"deal": lev().post(f"/deals/{deal_id}/archive/")}
 

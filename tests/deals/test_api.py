@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from deals import services
 from deals.models import ApiKey, Deal, Membership
+from deals.services import ARCHIVED_CUSTOMER_MESSAGE
 from tests.conftest import client_with_key
 from tests.factories import DealFactory, DealFinancialsFactory, DealPropertyFactory, MembershipFactory, UserFactory
 
@@ -194,7 +195,7 @@ def test_archive_is_soft_and_blocks_changes(api, account):
     assert api.get("/api/v1/deals/?archived=true").json()["count"] == 1
     body = assert_error(api.patch(f"/api/v1/deals/{deal.id}/", {"title": "x"}, format="json"),
                         409, "BUSINESS_RULE", "Not allowed: ")
-    assert body["details"]["customer_message"] == "This deal is archived, so it can no longer be changed."
+    assert body["details"]["customer_message"] == ARCHIVED_CUSTOMER_MESSAGE
     assert_error(api.post(f"/api/v1/deals/{deal.id}/properties/", {"name": "p"}, format="json"),
                  409, "BUSINESS_RULE", "Not allowed: ")
 

@@ -66,7 +66,9 @@ def test_the_new_tools_answer_not_found_for_another_accounts_deal_and_refuse_an_
         ("remove_deal_property", {"deal_id": deal["id"], "property_id": prop_id}),
     ):
         payload = mcp.error(name, arguments)
-        assert payload["code"] == "BUSINESS_RULE" and payload["customerMessage"], name
+        assert payload["code"] == "BUSINESS_RULE", name
+        # Archiving is final, and the message says what to do instead of looking for a restore.
+        assert "cannot be restored: create a new deal" in payload["customerMessage"], name
     assert DealProperty.objects.filter(pk=prop_id).exists()
 
 

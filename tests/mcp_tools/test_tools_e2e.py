@@ -10,6 +10,7 @@ import pytest
 from django.utils import timezone
 
 from deals.models import ApiKey, Deal
+from deals.services import ARCHIVED_CUSTOMER_MESSAGE
 from tests.backend_stub import BackendStub, Reply
 from tests.factories import DealFactory, DealPropertyFactory, LenderFactory, LenderProgramFactory
 from tests.mcp_helpers import McpCaller
@@ -159,7 +160,7 @@ def test_archived_deal_is_a_business_rule_with_customer_message(mcp, account):
     deal = DealFactory(account=account, archived=True, archived_at=timezone.now())
     payload = contract(mcp.error("update_deal", {"deal_id": deal.id, "title": "New"}), "BUSINESS_RULE",
                        "business", False, "Not allowed: ")
-    assert payload["customerMessage"] == "This deal is archived, so it can no longer be changed."
+    assert payload["customerMessage"] == ARCHIVED_CUSTOMER_MESSAGE
     assert "customer_message" not in payload.get("details", {})
 
 
