@@ -11,7 +11,6 @@ or worker events, which deployments switch off (`--without-heartbeat`).
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from typing import Any
@@ -20,6 +19,7 @@ from celery import bootsteps
 from django.conf import settings
 
 from lev.outages import is_dependency_outage, report_outage
+from lev.redis_gate import redis_for
 
 logger = logging.getLogger(__name__)
 
@@ -39,19 +39,12 @@ def heartbeat_key(queue: str) -> str:
     return f"{settings.LEV_WORKER_HEARTBEAT_KEY_PREFIX}:{queue}"
 
 
-@functools.lru_cache(maxsize=4)
-def _redis(url: str, timeout: float):
-    import redis
-
-    # Bounded: a hung Redis costs /health (or a worker's event loop) at most `timeout`.
-    return redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
-
-
 def _heartbeat_store():
     """The Redis that keeps heartbeats (REDIS_URL), or None where there is none."""
     if not settings.REDIS_URL:
         return None
-    return _redis(settings.REDIS_URL, settings.LEV_HEALTH_TIMEOUT_SECONDS)
+    # Bounded: a hung Redis costs /health (or a worker's event loop) at most the health timeout.
+    return redis_for(settings.REDIS_URL, settings.LEV_HEALTH_TIMEOUT_SECONDS)
 
 
 def record_heartbeat(queues: list[str]) -> None:

@@ -24,7 +24,6 @@ not reach into them at import time).
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import threading
@@ -40,6 +39,7 @@ from django.views.decorators.http import require_GET
 
 import lev
 from lev.outages import is_dependency_outage, report_outage
+from lev.redis_gate import redis_for
 
 logger = logging.getLogger(__name__)
 
@@ -75,19 +75,12 @@ def _probe_database() -> dict[str, Any]:
         conn.close()
 
 
-@functools.lru_cache(maxsize=4)
-def _redis(url: str, timeout: float):
-    import redis
-
-    return redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
-
-
 def _probe_redis() -> dict[str, Any]:
     """PING the Redis behind the cache, rate limits, breaker state and broker (when configured).
     While it is down those fall back to per-process state, so this reports, it does not fail."""
     if not settings.REDIS_URL:
         return {"redis": "not_configured"}
-    _redis(settings.REDIS_URL, settings.LEV_HEALTH_TIMEOUT_SECONDS).ping()
+    redis_for(settings.REDIS_URL, settings.LEV_HEALTH_TIMEOUT_SECONDS).ping()
     return {"redis": REACHABLE}
 
 

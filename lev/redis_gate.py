@@ -9,6 +9,7 @@ is logged once per interval (lev.outages), not per call.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 
@@ -38,3 +39,12 @@ class RedisGate:
 
 
 redis_gate = RedisGate()
+
+
+@functools.lru_cache(maxsize=8)
+def redis_for(url: str, timeout: float):
+    """One Redis connection pool per process for (url, timeout); every call is bounded by `timeout`
+    (connect and socket), so a hung Redis costs a caller at most that long."""
+    import redis
+
+    return redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)

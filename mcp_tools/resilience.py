@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import functools
 import logging
 import random
 import threading
@@ -22,7 +21,7 @@ from typing import Any, TypeVar
 import pybreaker
 from django.conf import settings
 
-from lev.redis_gate import redis_gate
+from lev.redis_gate import redis_for, redis_gate
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -54,14 +53,7 @@ class BreakerOpen(Exception):
 
 def redis_client():
     """One Redis connection pool per process (per URL), or None without REDIS_URL."""
-    return _redis_client_for(settings.REDIS_URL) if settings.REDIS_URL else None
-
-
-@functools.cache
-def _redis_client_for(url: str):
-    import redis
-
-    return redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
+    return redis_for(settings.REDIS_URL, 1.0) if settings.REDIS_URL else None
 
 
 class SharedStorage(pybreaker.CircuitBreakerStorage):

@@ -65,6 +65,14 @@ def _deal_summary(deal: dict[str, Any]) -> dict[str, Any]:
     return {k: deal[k] for k in keys if k in deal}
 
 
+def require_change(body: dict[str, Any], target: str, *, what: str = "field") -> None:
+    """An update tool needs something to change (a rule over all its arguments, which the schema
+    cannot state): a VALIDATION_ERROR that names the id it was given alone."""
+    if not body:
+        raise validation_failure({target: [f"was given without any {what} to change"]},
+                                 message=f"Validation failed: pass at least one {what} to change")
+
+
 def _deal_body(*, estimated_close_date: dt.date | None, **fields: Any) -> dict[str, Any]:
     """The REST body for these deal fields: unset (None) ones left out, the date as YYYY-MM-DD."""
     return drop_none(estimated_close_date=estimated_close_date.isoformat() if estimated_close_date else None,
@@ -186,9 +194,7 @@ def update_deal(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
         business_plan=business_plan, description=description, estimated_close_date=estimated_close_date,
     )
-    if not body:
-        raise validation_failure({"deal_id": ["was given without any field to change"]},
-                                 message="Validation failed: pass at least one field to change")
+    require_change(body, "deal_id")
     return {"deal": lev().patch(f"/deals/{deal_id}/", body)}
 
 
@@ -254,9 +260,7 @@ def update_deal_property(
     """
     body = drop_none(name=name, address=address, city=city, state=state, zip=zip, asset_type=asset_type,
                      units=units, square_footage=square_footage, year_built=year_built)
-    if not body:
-        raise validation_failure({"property_id": ["was given without any field to change"]},
-                                 message="Validation failed: pass at least one field to change")
+    require_change(body, "property_id")
     return {"property": lev().patch(f"/deals/{deal_id}/properties/{property_id}/", body)}
 
 
@@ -315,10 +319,12 @@ def update_deal_financials(
     cash_out: Annotated[AmountOrZero | None, Field(description="Cash the borrower takes out at closing, US "
                                                                "dollars, rounded to the cent.")] = None,
     interest_rate: Annotated[InterestRate | None, Field(description="Expected loan rate, percent per year "
-                                                                    "(6.25 means 6.25 %), 0 to 30, kept to 3 "
+                                                                    f"(6.25 means 6.25 %), 0 to "
+                                                                    f"{limits.INTEREST_RATE_MAX}, kept to 3 "
                                                                     "decimals.")] = None,
-    amortization_years: Annotated[AmortizationYears | None, Field(description="Amortization period in years, "
-                                                                              "1 to 50 (default 30).")] = None,
+    amortization_years: Annotated[AmortizationYears | None, Field(
+        description=f"Amortization period in years, {limits.AMORTIZATION_YEARS_MIN} to "
+                    f"{limits.AMORTIZATION_YEARS_MAX} (default 30).")] = None,
 ) -> dict[str, Any]:
     """Set some of a deal's financials; figures you leave out (or pass as null) stay as they are.
 
@@ -330,7 +336,5 @@ def update_deal_financials(
     body = drop_none(purchase_price=purchase_price, estimated_value=estimated_value, in_place_noi=in_place_noi,
                      stabilized_noi=stabilized_noi, existing_debt=existing_debt, cash_out=cash_out,
                      interest_rate=interest_rate, amortization_years=amortization_years)
-    if not body:
-        raise validation_failure({"deal_id": ["was given without any figure to change"]},
-                                 message="Validation failed: pass at least one figure to change")
+    require_change(body, "deal_id", what="figure")
     return {"financials": lev().patch(f"/deals/{deal_id}/financials/", body)}
