@@ -18,6 +18,7 @@ from lev.serializers import (
     regex_field,
     text_field,
 )
+from lev.vocabulary import LOAN_AMOUNT_RULE
 
 INCLUDES = ("properties", "financials")
 
@@ -28,7 +29,8 @@ class PropertyInputSerializer(StrictSerializer):
                       help_text="Property name.")
     address = text_field(max_length=limits.PROPERTY_ADDRESS_MAX)
     city = text_field(max_length=limits.PROPERTY_CITY_MAX)
-    state = EnumField(US_STATES, required=False, allow_blank=True, help_text="2-letter US state code.")
+    state = EnumField(US_STATES, required=False, allow_blank=True,
+                      help_text="2-letter US state code; a state's full name (Texas, new york) is accepted too.")
     zip = regex_field(limits.ZIP_PATTERN, message="must be a 5-digit ZIP code (or ZIP+4)")
     asset_type = EnumField(ASSET_TYPES, required=False, allow_blank=True)
     units = int_field(min_value=0, max_value=limits.UNITS_MAX)
@@ -41,7 +43,8 @@ class DealUpdateSerializer(StrictSerializer):
     added, changed and removed one by one, so the PATCH schema does not offer them."""
 
     title = text_field(max_length=limits.DEAL_TITLE_MAX, required=True, allow_blank=False, help_text="Deal name.")
-    loan_amount = money_field(help_text="Requested loan in US dollars, rounded to the cent; must be greater than 0.")
+    loan_amount = money_field(loan_amount=True, help_text="Requested loan in US dollars, rounded to the cent: "
+                                                         + LOAN_AMOUNT_RULE + ".")
     loan_type = EnumField(LOAN_TYPES, required=False)
     transaction_type = EnumField(TRANSACTION_TYPES, required=False)
     business_plan = EnumField(BUSINESS_PLANS, required=False, allow_blank=True)

@@ -14,16 +14,20 @@ from lenders.selectors import (
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
 from lev.limits import SEARCH_TEXT_MAX
 from lev.serializers import EnumField, StrictSerializer, money_field, page_field, page_size_field, text_field
+from lev.vocabulary import LOAN_AMOUNT_RULE
 
 
 class DirectoryQuerySerializer(StrictSerializer):
     query = text_field(max_length=SEARCH_TEXT_MAX, help_text="Words in the lender's name or city.")
     lender_type = EnumField(LENDER_TYPES, required=False)
     state = EnumField(US_STATES, required=False,
-                      help_text="Headquarters state, 2-letter code.")
+                      help_text="Headquarters state, 2-letter code; a state's full name (Texas) is accepted too.")
     asset_type = EnumField(ASSET_TYPES, required=False)
     loan_type = EnumField(LOAN_TYPES, required=False)
-    loan_amount = money_field(allow_null=False, help_text="A loan size one active program must cover.")
+    loan_amount = money_field(
+        allow_null=False, loan_amount=True,
+        help_text="A loan size one active program must cover, US dollars: " + LOAN_AMOUNT_RULE + ".",
+    )
     min_loan_amount = money_field(positive=False, allow_null=False)
     max_loan_amount = money_field(positive=False, allow_null=False)
     page = page_field()

@@ -16,6 +16,11 @@ MONEY_MAX_DIGITS = 14
 MONEY_DECIMAL_PLACES = 2
 MONEY_MAX = Decimal("999999999999.99")
 MONEY_MIN_POSITIVE = Decimal("0.01")
+# The smallest loan a deal may ask for. No commercial real estate loan is below $100,000, so a
+# smaller amount is a unit slip (18.5 meant as $18.5 million, 18500 as $18.5 million in thousands):
+# it is refused with the amount it likely means (lev.vocabulary), instead of ranking lenders for
+# an $18.50 loan. Loan amount filters (list_deals' min/max) are not bound by it.
+LOAN_AMOUNT_MIN = Decimal("100000")
 
 # Text.
 DEAL_TITLE_MAX = 200

@@ -17,6 +17,7 @@ from rest_framework.fields import ProhibitSurrogateCharactersValidator
 from lev.enums import choices
 from lev.limits import (
     CONTROL_CHARACTERS,
+    LOAN_AMOUNT_MIN,
     MONEY_DECIMAL_PLACES,
     MONEY_MAX,
     MONEY_MAX_DIGITS,
@@ -27,6 +28,7 @@ from lev.limits import (
     PAGE_SIZE_MAX,
     TEXT_PATTERN,
 )
+from lev.vocabulary import MONEY_EXAMPLE, Slip, canonical_choice, loan_amount_too_small_message, money_text_message
 
 COMMON_MESSAGES = {
     "required": "is required",
@@ -53,8 +55,9 @@ class StrictSerializer(serializers.Serializer):
 
 
 class EnumField(serializers.ChoiceField):
-    """An enum matched case-insensitively (values all lower- or all upper-case, e.g. state codes);
-    the error message lists the allowed values."""
+    """An enum matched ignoring case and separators ("Value-Add" is value_add), with the aliases and
+    slip messages of `lev.vocabulary` ("Texas" is TX; "bridge" says which bridge values exist);
+    anything else is refused with a message listing the allowed values."""
 
     def __init__(self, values: tuple[str, ...], **kwargs: Any):
         self.values = values
@@ -65,7 +68,10 @@ class EnumField(serializers.ChoiceField):
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, str):
-            data = data.strip().upper() if self.upper else data.strip().lower()
+            try:
+                data = canonical_choice(data, self.values)
+            except Slip as slip:
+                raise serializers.ValidationError(str(slip)) from None
             if data == "" and self.allow_blank:
                 return ""
         return super().to_internal_value(data)
@@ -80,7 +86,16 @@ class EnumListField(serializers.ListField):
 class MoneyField(serializers.DecimalField):
     """US dollars, rounded half-up to the cent before the digits are checked, as the MCP tools do:
     a JSON number such as 94300242956.43105 is the amount it says, not an error about decimals
-    the OpenAPI schema never mentioned (it states minimum and maximum only)."""
+    the OpenAPI schema never mentioned (it states minimum and maximum only). Text such as "18.5M"
+    is refused with the number it stands for."""
+
+    def to_internal_value(self, data: Any) -> Decimal:
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if isinstance(data, str) and any(getattr(d, "code", "") == "invalid" for d in exc.detail):
+                raise serializers.ValidationError(money_text_message(data), code="invalid") from None
+            raise
 
     def validate_precision(self, value: Decimal) -> Decimal:
         # The bounds apply to the amount sent, as the schema states them: -0.001 is below a
@@ -97,10 +112,24 @@ class MoneyField(serializers.DecimalField):
         return super().validate_precision(value)
 
 
+class LoanAmountField(MoneyField):
+    """A loan amount: above 0 (the reference's message) and at least LOAN_AMOUNT_MIN, refused below
+    it with the amount it likely means (18.5 -> did you mean 18500000?)."""
+
+    def validate_precision(self, value: Decimal) -> Decimal:
+        if value <= 0:
+            self.fail("min_value", min_value=self.min_value)
+        if value < LOAN_AMOUNT_MIN:
+            raise serializers.ValidationError(loan_amount_too_small_message(value), code="min_value")
+        return super().validate_precision(value)
+
+
 def money_field(*, required: bool = False, positive: bool = True, allow_null: bool = True,
-                help_text: str = "US dollars") -> serializers.DecimalField:
-    minimum = MONEY_MIN_POSITIVE if positive else 0
-    return MoneyField(
+                help_text: str = "US dollars", loan_amount: bool = False) -> serializers.DecimalField:
+    """US dollars: above 0 (`positive`) or 0 and more; with `loan_amount`, at least LOAN_AMOUNT_MIN."""
+    minimum = LOAN_AMOUNT_MIN if loan_amount else MONEY_MIN_POSITIVE if positive else 0
+    field_class = LoanAmountField if loan_amount else MoneyField
+    return field_class(
         max_digits=MONEY_MAX_DIGITS,
         decimal_places=MONEY_DECIMAL_PLACES,
         min_value=minimum,
@@ -110,8 +139,8 @@ def money_field(*, required: bool = False, positive: bool = True, allow_null: bo
         coerce_to_string=False,
         help_text=help_text,
         error_messages=_messages(
-            invalid="must be a number",
-            min_value="must be greater than 0" if positive else "must be 0 or more",
+            invalid="must be " + MONEY_EXAMPLE,
+            min_value="must be greater than 0" if positive or loan_amount else "must be 0 or more",
             max_value=f"must be at most {MONEY_MAX}",
             max_digits=f"must be at most {MONEY_MAX}",
             max_whole_digits=f"must be at most {MONEY_MAX}",

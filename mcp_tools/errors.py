@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lev.errors import UPSTREAM_MESSAGE, ApplicationError, validation_message
+from lev.limits import LOAN_AMOUNT_MIN
 
 CATEGORY = {
     "VALIDATION_ERROR": "validation",
@@ -46,8 +47,9 @@ STATUS_CODES = {
 }
 
 FIELD_HINTS = {
-    "loan_amount": "Pass loan_amount as a positive number of US dollars.",
-    "state": "Pass state as a 2-letter US state code, e.g. TX.",
+    "loan_amount": f"Pass loan_amount as a JSON number of US dollars, at least {LOAN_AMOUNT_MIN}, e.g. 18500000 "
+                   "for $18.5M.",
+    "state": "Pass state as a 2-letter US state code, e.g. TX (or the state's full name, e.g. Texas).",
     "estimated_close_date": "Pass estimated_close_date as YYYY-MM-DD.",
     "cursor": "Pass back next_cursor from the previous page unchanged, or omit it for the first page.",
 }

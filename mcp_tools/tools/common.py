@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import math
 import re
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Literal
 
@@ -22,6 +23,7 @@ from pydantic_core import PydanticCustomError
 
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LENDER_TYPES, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
 from lev.limits import (
+    LOAN_AMOUNT_MIN,
     MAX_ID,
     MONEY_DECIMAL_PLACES,
     MONEY_MAX,
@@ -32,24 +34,34 @@ from lev.limits import (
     PAGE_SIZE_MAX,
     TEXT_PATTERN,
 )
+from lev.vocabulary import MONEY_EXAMPLE, Slip, canonical_choice, loan_amount_too_small_message, money_text_message
 from mcp_tools.errors import validation_failure
 
 
-def _lower(value: Any) -> Any:
-    return value.strip().lower() if isinstance(value, str) else value
+def _choice(values: tuple[str, ...]) -> Callable[[Any], Any]:
+    """Normalise an enum argument as the API does (`lev.vocabulary.canonical_choice`): case and
+    separators ignored, aliases such as state names accepted, known slips refused with their message."""
+
+    def normalise(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return canonical_choice(value, values)
+        except Slip as slip:
+            raise PydanticCustomError("enum_slip", str(slip)) from None
+
+    return normalise
 
 
-def _upper(value: Any) -> Any:
-    return value.strip().upper() if isinstance(value, str) else value
-
-
-# Enums are matched case-insensitively; the schema lists the canonical lowercase values.
-LoanType = Annotated[Literal[LOAN_TYPES], BeforeValidator(_lower)]  # type: ignore[valid-type]
-TransactionType = Annotated[Literal[TRANSACTION_TYPES], BeforeValidator(_lower)]  # type: ignore[valid-type]
-BusinessPlan = Annotated[Literal[BUSINESS_PLANS], BeforeValidator(_lower)]  # type: ignore[valid-type]
-AssetType = Annotated[Literal[ASSET_TYPES], BeforeValidator(_lower)]  # type: ignore[valid-type]
-LenderType = Annotated[Literal[LENDER_TYPES], BeforeValidator(_lower)]  # type: ignore[valid-type]
-StateCode = Annotated[Literal[US_STATES], BeforeValidator(_upper)]  # type: ignore[valid-type]
+# Enums are matched ignoring case and separators ("Value-Add" is value_add), states also by name
+# ("Texas" is TX); the schema lists the canonical values.
+LoanType = Annotated[Literal[LOAN_TYPES], BeforeValidator(_choice(LOAN_TYPES))]  # type: ignore[valid-type]
+TransactionType = Annotated[Literal[TRANSACTION_TYPES],  # type: ignore[valid-type]
+                            BeforeValidator(_choice(TRANSACTION_TYPES))]
+BusinessPlan = Annotated[Literal[BUSINESS_PLANS], BeforeValidator(_choice(BUSINESS_PLANS))]  # type: ignore[valid-type]
+AssetType = Annotated[Literal[ASSET_TYPES], BeforeValidator(_choice(ASSET_TYPES))]  # type: ignore[valid-type]
+LenderType = Annotated[Literal[LENDER_TYPES], BeforeValidator(_choice(LENDER_TYPES))]  # type: ignore[valid-type]
+StateCode = Annotated[Literal[US_STATES], BeforeValidator(_choice(US_STATES))]  # type: ignore[valid-type]
 
 
 # Id and Text are capitalised: they stand where a type does in tool signatures.
@@ -73,13 +85,13 @@ _CENT = Decimal(1).scaleb(-MONEY_DECIMAL_PLACES)
 
 
 def _money_number(value: Any) -> Any:
-    """Money is a JSON number: a string or true/false is refused with a message saying what to send."""
+    """Money is a JSON number: a string or true/false is refused with a message saying what to send
+    (for text such as "18.5M", the number it stands for). A validator and not the schema's type
+    alone, so the agent reads this message rather than "must be a number"."""
     if isinstance(value, bool):
-        raise PydanticCustomError("money_type", "must be a number of US dollars, not true or false")
+        raise PydanticCustomError("money_type", f"must be {MONEY_EXAMPLE}, not true or false")
     if isinstance(value, str):
-        raise PydanticCustomError(
-            "money_type", 'must be a number of US dollars, not a string (send 18500000, not "18500000")'
-        )
+        raise PydanticCustomError("money_type", money_text_message(value, not_a_string=True))
     return value
 
 
@@ -107,6 +119,26 @@ def _to_the_cent(value: float) -> float:
 Money = Annotated[
     float,
     Field(ge=float(MONEY_MIN_POSITIVE), le=float(MONEY_MAX), allow_inf_nan=False),
+    BeforeValidator(_positive),
+    BeforeValidator(_money_number),
+    AfterValidator(_to_the_cent),
+]
+
+
+def _plausible_loan(value: Any) -> Any:
+    """A loan amount above 0 and below LOAN_AMOUNT_MIN is a unit slip: say the amount it likely means."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        amount = Decimal(repr(value))
+        if 0 < amount < LOAN_AMOUNT_MIN:
+            raise PydanticCustomError("loan_amount_small", loan_amount_too_small_message(amount))
+    return value
+
+
+# A deal's loan amount (and a loan size to look lenders up by): Money of at least LOAN_AMOUNT_MIN.
+LoanAmount = Annotated[
+    float,
+    Field(ge=float(LOAN_AMOUNT_MIN), le=float(MONEY_MAX), allow_inf_nan=False),
+    BeforeValidator(_plausible_loan),
     BeforeValidator(_positive),
     BeforeValidator(_money_number),
     AfterValidator(_to_the_cent),

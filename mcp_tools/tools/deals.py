@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from lev import limits
+from lev.vocabulary import LOAN_AMOUNT_RULE
 from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -19,6 +20,7 @@ from mcp_tools.tools.common import (
     Date,
     Id,
     Limit,
+    LoanAmount,
     LoanType,
     Money,
     MoneyFilter,
@@ -34,6 +36,12 @@ from mcp_tools.tools.common import (
 DealId = Id("Deal id (from list_deals or create_deal).")
 Title = Text(limits.DEAL_TITLE_MAX, "Deal name.", required=True)
 Description = Text(limits.DEAL_DESCRIPTION_MAX, "Free-text notes about the deal.")
+LOAN_AMOUNT_DESCRIPTION = (f"Requested loan, US dollars (a JSON number, e.g. 18500000 for $18.5M), rounded to the "
+                           f"cent: {LOAN_AMOUNT_RULE}, at most {limits.MONEY_MAX}.")
+LOAN_TYPE_DESCRIPTION = ("permanent (long-term loan on a stabilized property), construction, light_bridge (short-term: "
+                         "a mostly leased property needing light work or lease-up), heavy_bridge (short-term: major "
+                         "renovation, repositioning or a largely vacant property), land, predevelopment, or tbd.")
+STATE_DESCRIPTION = "2-letter US state code, e.g. TX (a full name such as Texas is accepted too)."
 PropertyName = Text(limits.PROPERTY_NAME_MAX, "Property name.", required=True)
 Address = Text(limits.PROPERTY_ADDRESS_MAX, "Street address.")
 City = Text(limits.PROPERTY_CITY_MAX, "City.")
@@ -51,7 +59,7 @@ class PropertyInput(BaseModel):
     name: PropertyName
     address: Address | None = None
     city: City | None = None
-    state: Annotated[StateCode | None, Field(description="2-letter US state code, e.g. TX.")] = None
+    state: Annotated[StateCode | None, Field(description=STATE_DESCRIPTION)] = None
     zip: Zip | None = None
     asset_type: AssetType | None = None
     units: Units | None = None
@@ -137,9 +145,8 @@ def get_deal(
 @tool(title="Create a deal", destructive=False, idempotent=False)
 def create_deal(
     title: Title,
-    loan_amount: Annotated[Money | None, Field(description=f"Requested loan, US dollars: greater than 0, "
-                                                           f"at most {limits.MONEY_MAX}, rounded to the cent.")] = None,
-    loan_type: LoanType | None = None,
+    loan_amount: Annotated[LoanAmount | None, Field(description=LOAN_AMOUNT_DESCRIPTION)] = None,
+    loan_type: Annotated[LoanType | None, Field(description=LOAN_TYPE_DESCRIPTION)] = None,
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,
     description: Description | None = None,
@@ -159,9 +166,12 @@ def create_deal(
 ) -> dict[str, Any]:
     """Create a deal (a financing request) in the user's account, with optional properties.
 
-    loan_amount is the requested loan in US dollars, a JSON number (not a string), rounded to the
-    cent. Dates are "YYYY-MM-DD" strings. Safe to repeat with the same idempotency_key. Returns
-    {"deal": {...}} with the new id and its properties.
+    loan_amount is the requested loan in US dollars, a JSON number (not a string such as "18.5M"),
+    rounded to the cent, and at least 100000: a smaller amount is taken as a unit slip and refused
+    with the amount it likely means (18.5 -> "did you mean 18500000?"). "bridge" is not a
+    loan_type: choose light_bridge or heavy_bridge. A property's state may be its code or its name
+    (TX or Texas). Dates are "YYYY-MM-DD" strings. Safe to repeat with the same idempotency_key.
+    Returns {"deal": {...}} with the new id and its properties.
     """
     body = _deal_body(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
@@ -176,9 +186,8 @@ def create_deal(
 def update_deal(
     deal_id: DealId,
     title: Title | None = None,
-    loan_amount: Annotated[Money | None, Field(description=f"Requested loan, US dollars: greater than 0, "
-                                                           f"at most {limits.MONEY_MAX}, rounded to the cent.")] = None,
-    loan_type: LoanType | None = None,
+    loan_amount: Annotated[LoanAmount | None, Field(description=LOAN_AMOUNT_DESCRIPTION)] = None,
+    loan_type: Annotated[LoanType | None, Field(description=LOAN_TYPE_DESCRIPTION)] = None,
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,
     description: Description | None = None,
@@ -186,9 +195,9 @@ def update_deal(
 ) -> dict[str, Any]:
     """Change some fields of a deal; fields you leave out (or pass as null) stay as they are.
 
-    Pass at least one field. loan_amount is US dollars, a JSON number rounded to the cent; dates
-    are "YYYY-MM-DD" strings. Archived deals cannot be changed (BUSINESS_RULE). Returns
-    {"deal": {...}}.
+    Pass at least one field. loan_amount is US dollars, a JSON number rounded to the cent,
+    at least 100000 (see create_deal); dates are "YYYY-MM-DD" strings. Archived deals cannot be
+    changed (BUSINESS_RULE). Returns {"deal": {...}}.
     """
     body = _deal_body(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
@@ -215,7 +224,7 @@ def add_deal_property(
     name: PropertyName,
     address: Address | None = None,
     city: City | None = None,
-    state: Annotated[StateCode | None, Field(description="2-letter US state code, e.g. TX.")] = None,
+    state: Annotated[StateCode | None, Field(description=STATE_DESCRIPTION)] = None,
     zip: Zip | None = None,
     asset_type: AssetType | None = None,
     units: Units | None = None,
@@ -245,7 +254,7 @@ def update_deal_property(
     name: PropertyName | None = None,
     address: Address | None = None,
     city: City | None = None,
-    state: Annotated[StateCode | None, Field(description="2-letter US state code, e.g. TX.")] = None,
+    state: Annotated[StateCode | None, Field(description=STATE_DESCRIPTION)] = None,
     zip: Zip | None = None,
     asset_type: AssetType | None = None,
     units: Units | None = None,

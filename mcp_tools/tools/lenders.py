@@ -11,6 +11,7 @@ from django.conf import settings
 from pydantic import Field
 
 from lev import limits
+from lev.vocabulary import LOAN_AMOUNT_RULE
 from mcp_tools.errors import ToolFailure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -19,8 +20,8 @@ from mcp_tools.tools.common import (
     Id,
     LenderType,
     Limit,
+    LoanAmount,
     LoanType,
-    Money,
     StateCode,
     Text,
     cursor_failure,
@@ -86,11 +87,12 @@ def search_lender_directory(
     query: Annotated[Text(limits.SEARCH_TEXT_MAX) | None,
                      Field(description="Words in the lender's name or city.")] = None,
     lender_type: LenderType | None = None,
-    state: Annotated[StateCode | None, Field(description="Headquarters state, 2-letter code, e.g. TX.")] = None,
+    state: Annotated[StateCode | None, Field(description="Headquarters state, 2-letter code, e.g. TX (a full name "
+                                                         "such as Texas is accepted too).")] = None,
     asset_type: Annotated[AssetType | None, Field(description="Keep lenders with an active program for it.")] = None,
-    loan_amount: Annotated[Money | None, Field(description="US dollars (greater than 0, rounded to the cent): keep "
-                                                           "lenders with an active program whose loan size range "
-                                                           "includes it.")] = None,
+    loan_amount: Annotated[LoanAmount | None, Field(description="US dollars, rounded to the cent, "
+                                                                + LOAN_AMOUNT_RULE + ": keep lenders with an active "
+                                                                "program whose loan size range includes it.")] = None,
     loan_type: Annotated[LoanType | None, Field(description="Keep lenders with an active program of it.")] = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
     cursor: Cursor = None,

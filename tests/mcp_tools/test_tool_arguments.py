@@ -174,12 +174,19 @@ def test_every_number_argument_refuses_non_finite_values(tools):
     assert seen >= 5
 
 
-@pytest.mark.parametrize("value", ["18500000", "18,500,000", "$18.5M"])
+@pytest.mark.parametrize("value", ["18500000", "18,500,000", "$18.5M", "18.5 million", "USD 18.5mm"])
 def test_money_as_a_string_is_refused_saying_to_send_a_number_of_dollars(tools, value):
     payload = tools.invalid("create_deal", {"title": "T", "loan_amount": value}, "loan_amount",
-                            "must be a number of US dollars, not a string")
-    assert "18500000" in payload["message"]
+                            "must be a number of US dollars, e.g. 18500000, not a string")
+    # The number the text stands for, so the agent can send it at once.
+    assert payload["message"].endswith(f'; send 18500000 for "{value}"'), payload["message"]
     assert not Deal.objects.exists()
+
+
+def test_money_text_that_is_no_amount_gets_the_plain_guidance(tools):
+    payload = tools.invalid("update_deal_financials", {"deal_id": 1, "purchase_price": "a lot"}, "purchase_price")
+    assert payload["message"] == ("Validation failed: purchase_price must be a number of US dollars, e.g. "
+                                  "18500000, not a string")
 
 
 def test_other_numbers_and_flags_keep_their_json_types(tools):
@@ -200,13 +207,16 @@ def test_enums_stay_case_insensitive(tools):
 
 
 def test_money_is_rounded_to_the_cent_and_positive(tools):
-    deal = tools.ok("create_deal", {"title": "T", "loan_amount": 100.125})["deal"]
-    assert Deal.objects.get(id=deal["id"]).loan_amount == Decimal("100.13")
+    deal = tools.ok("create_deal", {"title": "T", "loan_amount": 1_000_000.125})["deal"]
+    assert Deal.objects.get(id=deal["id"]).loan_amount == Decimal("1000000.13")
     # What a generator computes as 3 * 0.01 is three cents.
-    deal = tools.ok("create_deal", {"title": "T", "loan_amount": 3 * 0.01})["deal"]
-    assert Deal.objects.get(id=deal["id"]).loan_amount == Decimal("0.03")
+    deal = tools.ok("create_deal", {"title": "T", "loan_amount": 1_000_000 + 3 * 0.01})["deal"]
+    assert Deal.objects.get(id=deal["id"]).loan_amount == Decimal("1000000.03")
     tools.invalid("create_deal", {"title": "T", "loan_amount": -1}, "loan_amount", "must be greater than 0")
-    tools.invalid("create_deal", {"title": "T", "loan_amount": 0.004}, "loan_amount", "must be at least 0.01")
+    financials = tools.ok("update_deal_financials", {"deal_id": deal["id"], "purchase_price": 3 * 0.01})
+    assert financials["financials"]["purchase_price"] == 0.03
+    tools.invalid("update_deal_financials", {"deal_id": deal["id"], "purchase_price": 0.004}, "purchase_price",
+                  "must be at least 0.01")
 
 
 # --- 2. every API bound is in the schema ----------------------------------------------------------

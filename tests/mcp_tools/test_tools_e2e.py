@@ -123,7 +123,7 @@ def test_changing_another_accounts_deal_is_not_found(mcp):
     [
         ({"title": "T", "loan_amount": -1}, "loan_amount", "Validation failed: loan_amount must be greater than 0"),
         ({"title": "T", "loan_amount": "a lot"}, "loan_amount", "Validation failed: loan_amount must be a number"),
-        ({"loan_amount": 5}, "title", "Validation failed: title is required"),
+        ({"loan_amount": 5_000_000}, "title", "Validation failed: title is required"),
         ({"title": "T", "loan_type": "mezz"}, "loan_type", "Validation failed: loan_type must be one of: construction"),
         ({"title": "T", "estimated_close_date": "next week"}, "estimated_close_date",
          "Validation failed: estimated_close_date must be a date"),

@@ -1,0 +1,164 @@
+"""What people and agents send for our values, and what to tell them when it is a common slip.
+
+One place for the REST serializers (`lev.serializers`) and the MCP argument types
+(`mcp_tools.tools.common`), so both doors accept and refuse the same input with the same words:
+
+* enum values are matched ignoring case and separators: "Value-Add", "value add" and "VALUE_ADD"
+  all mean `value_add`;
+* a US state may be sent by name: "Texas" or "new york" mean TX and NY;
+* "bridge" is not a loan type: the message explains light vs heavy bridge and names both values;
+* money is a number of US dollars: "18.5M" or "$18,500,000" get a message saying so, with the
+  number meant when the text reads as an amount;
+* a loan amount below `LOAN_AMOUNT_MIN` is refused with the amount it was likely meant to be
+  (18.5 -> 18500000).
+
+Messages here follow a field name (`Validation failed: loan_type "bridge" is ...`), as every
+validation message of the API does.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from lev.enums import LOAN_TYPES, US_STATES
+from lev.limits import LOAN_AMOUNT_MIN, MONEY_MAX
+
+
+class Slip(ValueError):
+    """A value that is a known slip: its message says what to send instead."""
+
+
+# --- enums ---------------------------------------------------------------------------------------
+_SEPARATORS = re.compile(r"[\s\-]+")
+
+STATE_NAMES = {
+    "ALABAMA": "AL", "ALASKA": "AK", "ARIZONA": "AZ", "ARKANSAS": "AR", "CALIFORNIA": "CA", "COLORADO": "CO",
+    "CONNECTICUT": "CT", "DELAWARE": "DE", "DISTRICT OF COLUMBIA": "DC", "WASHINGTON DC": "DC",
+    "FLORIDA": "FL", "GEORGIA": "GA", "HAWAII": "HI", "IDAHO": "ID", "ILLINOIS": "IL", "INDIANA": "IN",
+    "IOWA": "IA", "KANSAS": "KS", "KENTUCKY": "KY", "LOUISIANA": "LA", "MAINE": "ME", "MARYLAND": "MD",
+    "MASSACHUSETTS": "MA", "MICHIGAN": "MI", "MINNESOTA": "MN", "MISSISSIPPI": "MS", "MISSOURI": "MO",
+    "MONTANA": "MT", "NEBRASKA": "NE", "NEVADA": "NV", "NEW HAMPSHIRE": "NH", "NEW JERSEY": "NJ",
+    "NEW MEXICO": "NM", "NEW YORK": "NY", "NORTH CAROLINA": "NC", "NORTH DAKOTA": "ND", "OHIO": "OH",
+    "OKLAHOMA": "OK", "OREGON": "OR", "PENNSYLVANIA": "PA", "RHODE ISLAND": "RI", "SOUTH CAROLINA": "SC",
+    "SOUTH DAKOTA": "SD", "TENNESSEE": "TN", "TEXAS": "TX", "UTAH": "UT", "VERMONT": "VT", "VIRGINIA": "VA",
+    "WASHINGTON": "WA", "WEST VIRGINIA": "WV", "WISCONSIN": "WI", "WYOMING": "WY", "PUERTO RICO": "PR",
+}
+
+BRIDGE_MESSAGE = (
+    '"bridge" is two loan types here; send light_bridge (a mostly leased property needing light '
+    "work or lease-up) or heavy_bridge (major renovation, repositioning or a largely vacant property)"
+)
+
+# Per enum (its values tuple): normalised input -> the message of a slip that names no one value.
+SLIPS: dict[tuple[str, ...], dict[str, str]] = {
+    LOAN_TYPES: {"bridge": BRIDGE_MESSAGE, "bridge_loan": BRIDGE_MESSAGE},
+}
+# Per enum: normalised input -> the value it names.
+ALIASES: dict[tuple[str, ...], dict[str, str]] = {
+    US_STATES: STATE_NAMES,
+}
+
+
+def canonical_choice(value: str, values: tuple[str, ...]) -> str:
+    """The value of `values` that `value` names, ignoring case, surrounding space and separators
+    (spaces and hyphens read as underscores), or a known alias such as a state's name.
+
+    What names none comes back normalised (the caller refuses it, listing the values); a known
+    slip raises `Slip` with a message that says what to send instead.
+    """
+    upper = all(v.isupper() for v in values)
+    text = value.strip().upper() if upper else value.strip().lower()
+    if text in values:  # includes values with their own punctuation, e.g. "-created_at"
+        return text
+    key = _SEPARATORS.sub("_", text)
+    if key in values:
+        return key
+    name = " ".join(text.replace(".", "").replace(",", " ").split()).upper()
+    alias = ALIASES.get(values, {}).get(name)
+    if alias is not None:
+        return alias
+    slip = SLIPS.get(values, {}).get(key)
+    if slip is not None:
+        raise Slip(slip)
+    return text
+
+
+# --- money ---------------------------------------------------------------------------------------
+MONEY_EXAMPLE = "a number of US dollars, e.g. 18500000"
+_SHORTHAND = re.compile(
+    r"^(?:usd|us\$|\$)?\s*(?P<number>[0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)\s*"
+    r"(?P<unit>k|thousand|m|mm|mn|mil|million|b|bn|billion)?\s*(?:usd|dollars)?$",
+    re.IGNORECASE,
+)
+_UNITS = {"k": 3, "thousand": 3, "m": 6, "mm": 6, "mn": 6, "mil": 6, "million": 6, "b": 9, "bn": 9, "billion": 9}
+# Longer text is no amount anyone typed; it is not read (nor quoted back).
+_SHORTHAND_MAX = 30
+
+
+def _plain(amount: Decimal) -> str:
+    """18500000, or 18500000.5: the JSON number to send."""
+    text = format(amount.quantize(Decimal("0.01")), "f")
+    return text.removesuffix(".00")
+
+
+def money_from_text(text: str) -> Decimal | None:
+    """The amount that text such as "18.5M", "$18,500,000" or "2.5 million" stands for, or None."""
+    if len(text) > _SHORTHAND_MAX:
+        return None
+    match = _SHORTHAND.match(text.strip())
+    if match is None:
+        return None
+    try:
+        amount = Decimal(match["number"].replace(",", ""))
+    except InvalidOperation:
+        return None
+    if match["unit"]:
+        amount = amount.scaleb(_UNITS[match["unit"].lower()])
+    return amount if 0 < amount <= MONEY_MAX else None
+
+
+def money_text_message(text: Any, *, not_a_string: bool = False) -> str:
+    """The message for money sent as text: say it is a number of US dollars, and the number meant
+    when the text reads as an amount ("18.5M" -> send 18500000)."""
+    message = "must be " + MONEY_EXAMPLE + (", not a string" if not_a_string else "")
+    amount = money_from_text(text) if isinstance(text, str) else None
+    if amount is not None:
+        message += f'; send {_plain(amount)} for "{text.strip()}"'
+    return message
+
+
+# --- loan amounts --------------------------------------------------------------------------------
+# How tool descriptions and the OpenAPI description state the rule.
+LOAN_AMOUNT_RULE = (f"at least {LOAN_AMOUNT_MIN} (no commercial real estate loan is smaller; a smaller amount is "
+                    "refused with the amount it likely means, e.g. 18.5 -> did you mean 18500000?)")
+
+
+def likely_loan_amounts(amount: Decimal) -> list[Decimal]:
+    """What a too-small loan amount was probably meant to be: millions for an amount below 1,000
+    (18.5 -> 18.5 million), thousands from 100 up (250 -> 250 thousand, 18500 -> 18.5 million)."""
+    candidates = []
+    if amount < 1000:
+        candidates.append(amount.scaleb(6))
+    if amount >= 100:
+        candidates.append(amount.scaleb(3))
+    return [c for c in candidates if LOAN_AMOUNT_MIN <= c <= MONEY_MAX]
+
+
+def _spoken(amount: Decimal) -> str:
+    for exponent, word in ((9, "billion"), (6, "million"), (3, "thousand")):
+        if amount >= Decimal(10) ** exponent:
+            number = format((amount.scaleb(-exponent)).normalize(), "f")
+            return f"${number} {word}"
+    return f"${_plain(amount)}"
+
+
+def loan_amount_too_small_message(amount: Decimal) -> str:
+    """The message for a loan amount above 0 and below LOAN_AMOUNT_MIN, suggesting the likely unit."""
+    message = (f"must be at least {LOAN_AMOUNT_MIN} US dollars (no commercial real estate loan is smaller; "
+               "send whole dollars, not thousands or millions)")
+    guesses = likely_loan_amounts(amount)
+    if guesses:
+        message += "; did you mean " + " or ".join(f"{_plain(g)} ({_spoken(g)})" for g in guesses) + "?"
+    return message
