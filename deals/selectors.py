@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import Count, QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from deals.models import Account, Deal, DealFinancials, DealProperty, Membership
+from lenders.ranking.criteria import READINESS_FIELDS
 from lev.errors import DealNotFound, Forbidden, NotFound
 
 DEAL_ORDERINGS = (
@@ -61,7 +62,10 @@ def deal_list(*, account: Account, filters: DealFilters) -> QuerySet[Deal]:
         qs = qs.filter(loan_amount__lte=filters.max_loan_amount)
     if filters.search:
         qs = qs.filter(title__icontains=filters.search)
-    return qs.annotate(property_count=Count("properties")).order_by(filters.ordering, "-id")
+    # Each deal of a page comes with the few property fields its lender-search readiness reads
+    # (one more query per page, whatever its size), which also give its property count.
+    properties = DealProperty.objects.only(*READINESS_FIELDS).order_by("id")
+    return qs.prefetch_related(Prefetch("properties", queryset=properties)).order_by(filters.ordering, "-id")
 
 
 def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozenset()) -> Deal:

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from deals.models import Deal, DealFinancials, DealProperty
 from deals.selectors import DEAL_ORDERINGS, DealFilters
+from lenders.ranking.criteria import missing_for_search
 from lev import limits
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
 from lev.serializers import (
@@ -167,9 +169,28 @@ class DealSerializer(serializers.ModelSerializer):
 
 
 class DealListItemSerializer(serializers.ModelSerializer):
-    property_count = serializers.IntegerField(read_only=True)
+    """A deal of a list, with its property count and whether a lender search can rank it now.
+    Reads `deal.properties.all()`, which `selectors.deal_list` prefetches for a whole page."""
+
+    property_count = serializers.SerializerMethodField()
+    ready_for_search = serializers.SerializerMethodField(
+        help_text="True when a lender search can rank the deal now (never for an archived deal).")
+    missing_for_search = serializers.SerializerMethodField(
+        help_text="What the deal lacks before a lender search, in words (empty when ready): a loan amount, "
+                  "a property, or a property's state or asset type (the first few named, the rest counted).")
 
     class Meta:
         model = Deal
         fields = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
-                  "estimated_close_date", "archived", "property_count", "updated_at")
+                  "estimated_close_date", "archived", "property_count", "ready_for_search", "missing_for_search",
+                  "updated_at")
+
+    def get_property_count(self, deal: Deal) -> int:
+        return len(deal.properties.all())
+
+    def get_ready_for_search(self, deal: Deal) -> bool:
+        return not deal.archived and not self.get_missing_for_search(deal)
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_missing_for_search(self, deal: Deal) -> list[str]:
+        return missing_for_search(deal, list(deal.properties.all()))

@@ -39,21 +39,37 @@ class DealCriteria:
         return cls(**known)
 
 
+# What is missing names the first few properties that lack something and counts the rest, and
+# clips long names, so the message of a refused search and each deal of a list stay short.
+MISSING_PROPERTIES_NAMED = 3
+LABEL_NAME_MAX = 40
+# The property fields the rule reads (lists load only these).
+READINESS_FIELDS = ("id", "deal_id", "name", "state", "asset_type")
+
+
 def _label(prop: DealProperty) -> str:
-    return f"property {prop.name!r} (id {prop.pk})"
+    name = prop.name if len(prop.name) <= LABEL_NAME_MAX else prop.name[: LABEL_NAME_MAX - 1] + "…"
+    return f"property {name!r} (id {prop.pk})"
 
 
 def missing_for_search(deal: Deal, properties: list[DealProperty]) -> list[str]:
-    """What the deal lacks before lenders can be matched, each phrased for a person; [] = ready."""
+    """What the deal lacks before lenders can be matched, each phrased for a person; [] = ready.
+
+    The one statement of the rule: the search start refuses with it, and deal lists show it."""
     missing: list[str] = []
     if not deal.loan_amount or deal.loan_amount <= 0:
         missing.append("a loan amount")
     if not properties:
         missing.append("at least one property")
+    lacking = []
     for prop in properties:
         lacks = [name for name, value in (("state", prop.state), ("asset type", prop.asset_type)) if not value]
         if lacks:
-            missing.append(f"{' and '.join(lacks)} of {_label(prop)}")
+            lacking.append(f"{' and '.join(lacks)} of {_label(prop)}")
+    missing += lacking[:MISSING_PROPERTIES_NAMED]
+    if len(lacking) > MISSING_PROPERTIES_NAMED:
+        more = len(lacking) - MISSING_PROPERTIES_NAMED
+        missing.append(f"state or asset type of {more} more {'property' if more == 1 else 'properties'}")
     return missing
 
 

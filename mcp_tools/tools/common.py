@@ -18,6 +18,7 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Literal
 
+from django.conf import settings
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
@@ -230,3 +231,31 @@ def page_result(key: str, body: dict[str, Any], page: int, size: int, items: lis
 
 def drop_none(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
+
+
+# --- byte budget -----------------------------------------------------------------------------------
+# Room left for the keys around the list when checking a response against the byte budget.
+BUDGET_MARGIN = 512
+
+
+def _size(payload: dict[str, Any]) -> int:
+    # As the server writes a result (mcp_tools.server._result): compact, non-ASCII escaped.
+    return len(json.dumps(payload, separators=(",", ":"), default=str).encode("utf-8"))
+
+
+def clip(text: str | None, limit: int) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def fit_budget(payload: dict[str, Any], key: str,
+               steps: list[Callable[[dict[str, Any]], dict[str, Any]]]) -> dict[str, Any]:
+    """Keep a page under LEV_MCP_MAX_RESPONSE_BYTES by trimming detail, never items: each step
+    shrinks every item a little more until the page fits. Items stay in place, so cursors still
+    page without gaps; `compacted: true` tells the agent detail was trimmed."""
+    budget = settings.LEV_MCP_MAX_RESPONSE_BYTES - BUDGET_MARGIN
+    for step in steps:
+        if _size(payload) <= budget:
+            break
+        payload[key] = [step(item) for item in payload[key]]
+        payload["compacted"] = True
+    return payload

@@ -27,9 +27,11 @@ from mcp_tools.tools.common import (
     StateCode,
     Text,
     TransactionType,
+    clip,
     cursor_failure,
     decode_cursor,
     drop_none,
+    fit_budget,
     page_result,
 )
 
@@ -69,8 +71,17 @@ class PropertyInput(BaseModel):
 
 def _deal_summary(deal: dict[str, Any]) -> dict[str, Any]:
     keys = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
-            "estimated_close_date", "archived", "property_count")
+            "estimated_close_date", "archived", "property_count", "ready_for_search", "missing_for_search")
     return {k: deal[k] for k in keys if k in deal}
+
+
+# A page of 100 deals with long (non-ASCII) titles and many incomplete properties would pass the
+# byte budget: titles and the "missing" lists are shortened first, never the deals themselves.
+DEAL_LIST_STEPS = [
+    lambda d: {**d, "title": clip(d["title"], 80), "missing_for_search": [
+        clip(m, 80) for m in d.get("missing_for_search", [])[:1]]},
+    lambda d: {**d, "title": clip(d["title"], 40), "missing_for_search": []},
+]
 
 
 def require_change(body: dict[str, Any], target: str, *, what: str = "field") -> None:
@@ -103,10 +114,18 @@ def list_deals(
 ) -> dict[str, Any]:
     """List the user's deals, newest first, one page at a time.
 
-    Use it to find a deal id or to see the pipeline. All filters are optional and combine with
-    AND; loan amounts are US dollars (a JSON number, rounded to the cent) and min_loan_amount may
-    not exceed max_loan_amount. Returns {"deals": [compact deal], "total", "has_more",
-    "next_cursor"}; pass next_cursor back to get the next page. No match is an empty list.
+    Use it to find a deal id, to see the pipeline, or to see which deals are ready for a lender
+    search. All filters are optional and combine with AND; loan amounts are US dollars (a JSON
+    number, rounded to the cent) and min_loan_amount may not exceed max_loan_amount.
+
+    Returns {"deals": [...], "total", "has_more", "next_cursor"}; pass next_cursor back to get
+    the next page. No match is an empty list. Each deal: id, title, loan_amount, loan_type,
+    transaction_type, business_plan, estimated_close_date, archived, property_count,
+    ready_for_search (true when search_lenders_for_deal can rank it now; never for an archived
+    deal) and missing_for_search (what to add first, in words, e.g. "state of property 'Pine
+    Court' (id 7)": fix it with update_deal, add_deal_property or update_deal_property). A very
+    large page may be trimmed of title and missing detail (compacted: true); use get_deal or a
+    smaller limit for all of it.
     """
     page, size = decode_cursor(cursor, limit)
     try:
@@ -121,7 +140,8 @@ def list_deals(
             raise cursor_failure("points past the last page (the list changed); omit cursor to start "
                                  "again from the first page") from None
         raise
-    return page_result("deals", body, page, size, [_deal_summary(d) for d in body["results"]])
+    payload = page_result("deals", body, page, size, [_deal_summary(d) for d in body["results"]])
+    return fit_budget(payload, "deals", DEAL_LIST_STEPS)
 
 
 @tool(title="Get a deal", read_only=True)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import Callable
 from typing import Annotated, Any
 
-from django.conf import settings
 from pydantic import Field
 
 from lev import limits
@@ -24,10 +21,12 @@ from mcp_tools.tools.common import (
     LoanType,
     StateCode,
     Text,
+    clip,
     cursor_failure,
     decode_cursor,
     drop_none,
     encode_cursor,
+    fit_budget,
     page_result,
 )
 
@@ -36,37 +35,13 @@ DealId = Id("Deal id (from list_deals or create_deal).")
 SearchId = Id("Lender search id (from search_lenders_for_deal).")
 
 NAME_MAX = 120
-# Room left for the keys around the list when checking a response against the byte budget.
-BUDGET_MARGIN = 512
-
-
-def _size(payload: dict[str, Any]) -> int:
-    return len(json.dumps(payload, separators=(",", ":"), default=str).encode("utf-8"))
-
-
-def _clip(text: str | None, limit: int) -> str | None:
-    return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
-
-
-def fit_budget(payload: dict[str, Any], key: str,
-               steps: list[Callable[[dict[str, Any]], dict[str, Any]]]) -> dict[str, Any]:
-    """Keep a page under LEV_MCP_MAX_RESPONSE_BYTES by trimming detail, never items: each step
-    shrinks every item a little more until the page fits. Items stay in place, so cursors still
-    page without gaps; `compacted: true` tells the agent detail was trimmed."""
-    budget = settings.LEV_MCP_MAX_RESPONSE_BYTES - BUDGET_MARGIN
-    for step in steps:
-        if _size(payload) <= budget:
-            break
-        payload[key] = [step(item) for item in payload[key]]
-        payload["compacted"] = True
-    return payload
 
 
 # --- directory -------------------------------------------------------------------------------------
 def _directory_item(lender: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": lender["id"],
-        "name": _clip(lender["name"], NAME_MAX),
+        "name": clip(lender["name"], NAME_MAX),
         "lender_types": lender.get("lender_types") or [],
         "city": lender.get("city") or "",
         "state": lender.get("state") or "",
@@ -77,7 +52,7 @@ def _directory_item(lender: dict[str, Any]) -> dict[str, Any]:
 
 
 DIRECTORY_STEPS = [
-    lambda item: {**item, "name": _clip(item["name"], 60), "city": _clip(item["city"], 30)},
+    lambda item: {**item, "name": clip(item["name"], 60), "city": clip(item["city"], 30)},
     lambda item: {k: v for k, v in item.items() if k != "city"},
 ]
 
@@ -213,7 +188,7 @@ def _match_item(match: dict[str, Any]) -> dict[str, Any]:
     return {
         "rank": match["rank"],
         "lender_id": match["lender_id"],
-        "lender_name": _clip(match.get("lender_name") or "", NAME_MAX),
+        "lender_name": clip(match.get("lender_name") or "", NAME_MAX),
         "score": match["score"],
         "match_insights": list(match.get("match_insights") or []),
         "programs": list(match.get("programs") or []),
@@ -225,7 +200,7 @@ MATCH_STEPS = [
     lambda item: {**item, "programs": item["programs"][:1]},
     lambda item: {**item, "programs": []},
     lambda item: {**item, "match_insights": item["match_insights"][:3]},
-    lambda item: {**item, "lender_name": _clip(item["lender_name"], 60), "match_insights": item["match_insights"][:1]},
+    lambda item: {**item, "lender_name": clip(item["lender_name"], 60), "match_insights": item["match_insights"][:1]},
 ]
 
 
