@@ -44,23 +44,27 @@ def _num(value: float) -> str:
     return f"{value:.1f}".removesuffix(".0")
 
 
-def leverage_insight(ltv: float | None, dscr: float | None, row: ProgramRow) -> str:
-    if ltv is None and dscr is None:
-        return "Leverage: not assessed; add deal financials to refine"
-    parts = []
-    if ltv is not None:
-        if row.max_ltv is None:
-            parts.append(f"LTV {_num(ltv)}%, no stated max")
-        else:
-            verb = "within" if ltv <= row.max_ltv else "OVER"
-            parts.append(f"LTV {_num(ltv)}% {verb} {_num(row.max_ltv)}% max")
-    if dscr is not None:
-        if row.min_dscr is None:
-            parts.append(f"DSCR {dscr:.2f}x, no stated min")
-        else:
-            verb = "meets" if dscr >= row.min_dscr else "BELOW"
-            parts.append(f"DSCR {dscr:.2f}x {verb} {row.min_dscr:.2f}x min")
-    return "Leverage: " + "; ".join(parts)
+def leverage_insight(ltv: float | None, max_ltv: float | None) -> str:
+    """The deal's LTV against the program's max LTV, in words."""
+    if ltv is None:
+        return "Leverage: not assessed; add the deal's value or price to its financials"
+    if max_ltv is None:
+        return f"Leverage: {_num(ltv)}% LTV; this program states no max LTV"
+    if ltv <= max_ltv:
+        return f"Leverage: {_num(ltv)}% LTV, within this program's {_num(max_ltv)}% max"
+    return f"Leverage: {_num(ltv)}% LTV, over this program's {_num(max_ltv)}% max (scores lower)"
+
+
+def coverage_insight(dscr: float | None, min_dscr: float | None) -> str:
+    """The deal's DSCR against the program's min DSCR, in words."""
+    if dscr is None:
+        return "Coverage: not assessed; add NOI and an interest rate to its financials"
+    if min_dscr is None:
+        return f"Coverage: {dscr:.2f}x DSCR; this program states no min DSCR"
+    if dscr >= min_dscr:
+        verb = "meets" if dscr == min_dscr else "above"
+        return f"Coverage: {dscr:.2f}x DSCR, {verb} this program's {min_dscr:.2f}x min"
+    return f"Coverage: {dscr:.2f}x DSCR, below this program's {min_dscr:.2f}x min (scores lower)"
 
 
 def capital_insight(business_plan: str, row: ProgramRow, fit: ProgramFit) -> str:
@@ -82,8 +86,8 @@ def activity_insight(state: str | None, activity: tuple[int, int, float | None] 
 
 
 class InsightWriter:
-    """Writes the reasons of every match of one run: asset type, geography, loan size, leverage,
-    capital source, activity — from the lender's best program.
+    """Writes the reasons of every match of one run: asset type, geography, loan size, leverage
+    (LTV), coverage (DSCR), capital source, activity — from the lender's best program.
 
     The parts that depend only on the deal (or on a handful of values) are built once per run:
     at directory scale this loop runs for every matching lender."""
@@ -105,12 +109,12 @@ class InsightWriter:
     def write(self, row: ProgramRow, fit: ProgramFit, activity_state: str | None,
               activity: tuple[int, int, float | None] | None) -> list[str]:
         capital_key = ("capital", row.capital_source_type, fit.capital)
-        leverage_key = ("leverage", row.max_ltv, row.min_dscr)
         return [
             self.asset,
             self.geography[row.state_mask == 0],
             loan_size_insight(self.amount, row, self.amount_text),
-            self._cached(leverage_key, lambda: leverage_insight(self.ltv, self.dscr, row)),
+            self._cached(("leverage", row.max_ltv), lambda: leverage_insight(self.ltv, row.max_ltv)),
+            self._cached(("coverage", row.min_dscr), lambda: coverage_insight(self.dscr, row.min_dscr)),
             self._cached(capital_key, lambda: capital_insight(self.business_plan, row, fit)),
             activity_insight(activity_state, activity),
         ]

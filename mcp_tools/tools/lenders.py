@@ -231,7 +231,8 @@ def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SI
 
     Each result: rank (1 = best), lender_id, lender_name, score (0-100: fit of the lender's best
     program to the deal plus its recent activity in the deal's markets), match_insights (short
-    reasons: asset type, geography, loan size, leverage, capital source, activity), programs (up
+    reasons: asset type, geography, loan size, leverage (the deal's LTV against the program's
+    max), coverage (DSCR against its min), capital source, activity), programs (up
     to 3 matching programs, best first: id, title, loan_types, min/max_loan_amount in US dollars,
     max_ltv percent, min_dscr), program_count (all matching programs). Use get_lender(lender_id)
     for full detail.

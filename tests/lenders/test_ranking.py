@@ -123,8 +123,10 @@ def test_leverage_headroom_ranks_the_more_comfortable_program_first(account, ran
     lender_with("Roomy", max_ltv=Decimal("75"), min_dscr=Decimal("1.15"))
     matches = ranked(rank(deal))
     assert [m.lender.name for m in matches] == ["Roomy", "Tight"]  # over a limit lowers, never excludes
-    assert "OVER 60% max" in matches[1].match_insights[3] and "BELOW 1.45x min" in matches[1].match_insights[3]
-    assert matches[0].match_insights[3] == "Leverage: LTV 62.5% within 75% max; DSCR 1.39x meets 1.15x min"
+    assert matches[1].match_insights[3:5] == ["Leverage: 62.5% LTV, over this program's 60% max (scores lower)",
+                                              "Coverage: 1.39x DSCR, below this program's 1.45x min (scores lower)"]
+    assert matches[0].match_insights[3:5] == ["Leverage: 62.5% LTV, within this program's 75% max",
+                                              "Coverage: 1.39x DSCR, above this program's 1.15x min"]
 
 
 def test_capital_source_must_suit_the_business_plan(account, rank):
@@ -142,7 +144,7 @@ def test_recent_activity_in_the_deal_market_lifts_a_lender(account, rank):
     LenderActivityFactory(lender=elsewhere, state="CA", quotes_90d=40, closings_90d=9, score=1.0)
     matches = ranked(rank(make_deal(account)))
     assert [m.lender_id for m in matches[:1]] == [busy.pk]
-    assert matches[0].match_insights[5] == "Activity: 25 quotes, 7 closings in TX (90d); replies ~3h"
+    assert matches[0].match_insights[6] == "Activity: 25 quotes, 7 closings in TX (90d); replies ~3h"
     # Activity outside the deal's market earns nothing: equal scores, ties broken by lender id.
     assert [m.lender_id for m in matches[1:]] == sorted([quiet.pk, elsewhere.pk])
     assert matches[1].score == matches[2].score < matches[0].score
@@ -163,7 +165,7 @@ def test_one_match_per_lender_with_its_best_programs_first_capped(account, rank,
         "min_loan_amount": 1000000, "max_loan_amount": 100000000, "max_ltv": 75.0, "min_dscr": 1.2,
     }
     assert [line.split(":")[0] for line in match.match_insights] == [
-        "Asset type", "Geography", "Loan size", "Leverage", "Capital", "Activity"]
+        "Asset type", "Geography", "Loan size", "Leverage", "Coverage", "Capital", "Activity"]
 
 
 # --- the run itself ---------------------------------------------------------------------------------

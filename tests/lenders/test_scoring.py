@@ -80,7 +80,8 @@ def test_match_insights_explain_each_aspect_in_short_lines():
         "Asset type: lends on multifamily",
         "Geography: nationwide program, covers TX",
         "Loan size: $10M mid-range of $1M-$100M",
-        "Leverage: LTV 70% within 75% max; DSCR 1.40x meets 1.25x min",
+        "Leverage: 70% LTV, within this program's 75% max",
+        "Coverage: 1.40x DSCR, above this program's 1.25x min",
         "Capital: balance sheet lender, strong fit for stabilized",
         "Activity: 12 quotes, 4 closings in TX (90d); replies ~6h",
     ]
@@ -96,6 +97,30 @@ def test_insights_flag_breaches_and_missing_data():
     assert lines[0] == "Asset type: lends on office, retail"
     assert lines[1] == "Geography: covers TX, OK"
     assert lines[2] == "Loan size: $10M fits (from $9M)"
-    assert lines[3] == "Leverage: LTV 80% OVER 75% max"
-    assert lines[4].startswith("Capital: balance sheet lender; set a business plan")
-    assert lines[5].startswith("Activity: none recorded")
+    assert lines[3] == "Leverage: 80% LTV, over this program's 75% max (scores lower)"
+    assert lines[4] == "Coverage: not assessed; add NOI and an interest rate to its financials"
+    assert lines[5].startswith("Capital: balance sheet lender; set a business plan")
+    assert lines[6].startswith("Activity: none recorded")
+    assert all(len(line) <= 80 for line in lines)
+
+
+@pytest.mark.parametrize(("ltv", "max_ltv", "expected"), [
+    (None, 75.0, "Leverage: not assessed; add the deal's value or price to its financials"),
+    (65.0, 75.0, "Leverage: 65% LTV, within this program's 75% max"),
+    (75.0, 75.0, "Leverage: 75% LTV, within this program's 75% max"),
+    (62.5, None, "Leverage: 62.5% LTV; this program states no max LTV"),
+    (80.25, 75.0, "Leverage: 80.2% LTV, over this program's 75% max (scores lower)"),
+])
+def test_leverage_says_the_deals_ltv_against_the_programs_max(ltv, max_ltv, expected):
+    assert insights.leverage_insight(ltv, max_ltv) == expected
+
+
+@pytest.mark.parametrize(("dscr", "min_dscr", "expected"), [
+    (None, 1.25, "Coverage: not assessed; add NOI and an interest rate to its financials"),
+    (1.4, 1.25, "Coverage: 1.40x DSCR, above this program's 1.25x min"),
+    (1.25, 1.25, "Coverage: 1.25x DSCR, meets this program's 1.25x min"),
+    (1.1, None, "Coverage: 1.10x DSCR; this program states no min DSCR"),
+    (1.1, 1.25, "Coverage: 1.10x DSCR, below this program's 1.25x min (scores lower)"),
+])
+def test_coverage_says_the_deals_dscr_against_the_programs_min(dscr, min_dscr, expected):
+    assert insights.coverage_insight(dscr, min_dscr) == expected
