@@ -1,0 +1,83 @@
+"""The demo directory reads like a real one (issue #11): lender names without numbers, program
+titles that name exactly the loan types offered; and it stays deterministic and idempotent."""
+
+from __future__ import annotations
+
+import re
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from lenders import demo
+from lenders.models import Lender, LenderActivity, LenderProgram
+from lev.enums import LOAN_TYPES
+
+pytestmark = pytest.mark.django_db
+
+
+def snapshot() -> tuple[list, list, list]:
+    """Everything the seed writes, keyed by what is stable across runs (the website), not row ids."""
+    lenders = list(Lender.objects.order_by("website").values_list(
+        "website", "name", "city", "state", "about", "lender_types", "category", "lender_type_mask"))
+    programs = list(LenderProgram.objects.order_by("lender__website", "id").values_list(
+        "lender__website", "title", "loan_types", "recourse_types", "min_loan_amount", "max_loan_amount",
+        "capital_source_type", "positions", "sponsor_states", "asset_types", "max_ltv", "min_dscr", "status",
+        "loan_type_mask", "state_mask", "asset_type_mask"))
+    activity = list(LenderActivity.objects.order_by("lender__website", "state").values_list(
+        "lender__website", "state", "quotes_90d", "closings_90d", "avg_response_hours", "score"))
+    return lenders, programs, activity
+
+
+def seed(lenders: int = 120) -> None:
+    call_command("seed_demo", "--lenders", str(lenders), stdout=StringIO())
+
+
+def test_seeding_twice_gives_identical_data_and_a_fresh_database_the_same_again():
+    seed()
+    first = snapshot()
+    assert len(first[0]) == 120 and len(first[1]) >= 120 and first[2]
+    seed()
+    assert snapshot() == first
+    Lender.objects.all().delete()
+    seed()
+    assert snapshot() == first
+
+
+def test_every_program_title_names_exactly_the_loan_types_it_offers():
+    seed(400)
+    programs = list(LenderProgram.objects.values_list("lender_id", "title", "loan_types"))
+    assert len(programs) > 400
+    for _lender, title, loan_types in programs:
+        for loan_type, words in demo.LOAN_TYPE_TITLES.items():
+            named = re.search(rf"\b{words}\b", title) is not None
+            assert named == (loan_type in loan_types), (title, loan_types)
+        assert title.split()[0] in demo.PROGRAM_TIERS and title.endswith(" Loans"), title
+        assert not re.search(r"[0-9]", title), title
+    assert set(demo.LOAN_TYPE_TITLES) == set(LOAN_TYPES) - {"tbd"}
+    # A lender's programs never share a title.
+    assert len({(lender, title) for lender, title, _ in programs}) == len(programs)
+
+
+def test_lender_names_read_like_real_lenders_and_are_unique():
+    seed(400)
+    names = list(Lender.objects.values_list("name", flat=True))
+    assert len(set(names)) == len(names) == 400
+    assert not [name for name in names if re.search(r"[0-9]", name)]
+    assert not [f for f in demo.FIRST_WORDS for p in demo.PLACE_WORDS if p and p.lower() in f.lower()]
+    # Far past the demo's size (the ranking benchmark seeds tens of thousands), still no repeats.
+    many = [demo.lender_name(index, "Bank") for index in range(36_000)]
+    assert len(set(many)) == len(many)
+    assert not any(re.search(r"[0-9]", name) for name in many[::97])
+
+
+def test_a_directory_seeded_with_the_old_names_gets_the_current_ones():
+    seed()
+    current = snapshot()
+    # What an older version of the seed wrote: numbered names and titles of one loan type.
+    for lender in Lender.objects.order_by("website")[:30]:
+        Lender.objects.filter(pk=lender.pk).update(name=f"First Bank {lender.pk:05d}")
+        LenderProgram.objects.filter(lender=lender).update(title="Core Permanent Program 1")
+    assert snapshot() != current
+    seed()
+    assert snapshot() == current
