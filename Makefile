@@ -1,5 +1,8 @@
 # Two commands do all the set-up on a fresh machine:
-#   make run   - the site on the embedded default (SQLite, jobs in-process, demo data) at 127.0.0.1:8000
+#   make run   - the site on the embedded default (SQLite, jobs in-process, demo data) at 127.0.0.1:8000;
+#                HOST and PORT choose the address, e.g. `make run PORT=8001` (a taken port is reported
+#                before anything else). Prints an admin password, the demo API key (the same on every run:
+#                kept in .demo-api-key, gitignored) and ready-to-paste client commands carrying it.
 #   make test  - lint, migrations check and the whole test suite, fuzz suites included (PostgreSQL/Redis
 #                when DATABASE_URL/REDIS_URL point at them, as .ci/run does)
 #   make test-embedded - the suite again on the embedded default `make run` uses (SQLite, no Redis)
@@ -8,10 +11,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Where `make run` serves: `make run HOST=0.0.0.0 PORT=8001` (any other machine then also needs its
+# host name in ALLOWED_HOSTS).
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-embedded fuzz install lint migrations-check pytest worker beat bench faults compose-config clean
+.PHONY: run port-free test test-embedded fuzz install lint migrations-check pytest worker beat bench faults \
+	compose-config clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,19 +27,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-run: $(STAMP)
+# port-free comes first (make builds prerequisites in order): seconds, not minutes, to hear of a taken port.
+run: port-free $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py seed_demo --print-credentials
-	@echo ""
-	@echo "Admin:      http://$(HOST):$(PORT)/admin/"
-	@echo "REST API:   http://$(HOST):$(PORT)/api/v1/deals/   (header: Authorization: Bearer <API key>)"
-	@echo "API docs:   http://$(HOST):$(PORT)/api/v1/docs/"
-	@echo "Health:     http://$(HOST):$(PORT)/health"
-	@echo "MCP:        http://$(HOST):$(PORT)/mcp   (Streamable HTTP, same Bearer API key)"
-	@echo "  Claude Code:    claude mcp add --transport http lev http://$(HOST):$(PORT)/mcp --header \"Authorization: Bearer <API key>\""
-	@echo "  MCP Inspector:  npx @modelcontextprotocol/inspector  -> Streamable HTTP, URL above, Authorization header"
+	$(BIN)/python manage.py seed_demo --print-credentials --base-url http://$(HOST):$(PORT)
 	@echo ""
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+port-free:
+	@$(PYTHON) deploy/check_port.py $(HOST) $(PORT)
 
 test: $(STAMP) lint migrations-check compose-config pytest
 
@@ -73,5 +75,6 @@ bench: $(STAMP)
 faults: $(STAMP)
 	$(BIN)/python bench/faults.py $(FAULTS_ARGS)
 
+# Keeps .demo-api-key: clients set up with the demo key still connect after a fresh `make run`.
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache

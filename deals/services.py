@@ -77,14 +77,15 @@ def account_create(*, name: str, owner=None) -> Account:
 
 
 def api_key_create(*, user, account: Account, name: str,
-                   expires_at: dt.datetime | None = None) -> tuple[ApiKey, str]:
-    """Create a key and return it with its raw value — the only time the raw value exists."""
+                   expires_at: dt.datetime | None = None, raw: str | None = None) -> tuple[ApiKey, str]:
+    """Create a key and return it with its raw value — the only time the raw value exists, unless
+    the caller already holds it (`raw`: the demo key that `make run` keeps in a local file)."""
     if not Membership.objects.filter(user=user, account=account).exists():
         raise BusinessRuleViolation(
             f"user {user.pk} is not a member of account {account.pk}",
             customer_message="API keys can only be issued for an account the user belongs to.",
         )
-    raw = generate_key()
+    raw = raw or generate_key()
     key = ApiKey.objects.create(
         user=user, account=account, name=name, prefix=raw[:12], key_hash=hash_key(raw), expires_at=expires_at
     )

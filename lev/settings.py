@@ -248,6 +248,9 @@ LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
 LEV_MCP_ALLOWED_ORIGINS = env_list("LEV_MCP_ALLOWED_ORIGINS", [])
 # Byte budget for any one tool response.
 LEV_MCP_MAX_RESPONSE_BYTES = env_int("LEV_MCP_MAX_RESPONSE_BYTES", 60_000)
+# Where `seed_demo --print-credentials` (make run) keeps the demo API key, so it is the same on every
+# run: a local file (mode 0600, gitignored, not in the image), never the repository.
+LEV_DEMO_KEY_FILE = os.environ.get("LEV_DEMO_KEY_FILE", str(BASE_DIR / ".demo-api-key"))
 
 # --- Resilience (numbers from Lev's published behaviour) ------------------------------------
 LEV_RETRY_TOTAL = env_int("LEV_RETRY_TOTAL", 2)

@@ -30,6 +30,13 @@ django_settings.CACHES["default"]["KEY_PREFIX"] = RUN_PREFIX
 django_settings.LEV_BREAKER_NAME = os.environ["LEV_BREAKER_NAME"]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _demo_key_file(tmp_path_factory):
+    """`seed_demo --print-credentials` keeps the demo key in a file: this run's own, never the
+    checkout's `.demo-api-key` that a developer's `make run` uses."""
+    django_settings.LEV_DEMO_KEY_FILE = str(tmp_path_factory.mktemp("demo-key") / "demo-api-key")
+
+
 def clear_run_cache() -> None:
     """Empty this run's part of the cache: SCAN for its prefix and delete what matches."""
     client = getattr(cache, "_cache", None)

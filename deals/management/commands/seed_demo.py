@@ -5,10 +5,10 @@ from decimal import Decimal
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
-from django.utils import timezone
 
 from deals import services
-from deals.models import Account, ApiKey, Deal, DealFinancials, DealProperty, Membership
+from deals.demo_key import demo_api_key_ensure, key_file
+from deals.models import Account, Deal, DealFinancials, DealProperty, Membership
 from lenders.demo import seed_directory
 
 DEMO_DEALS = [
@@ -60,14 +60,17 @@ DEMO_DEALS = [
 
 class Command(BaseCommand):
     help = ("Seed demo data: a synthetic lender directory, a demo account and user with deals. "
-            "Deterministic and idempotent. With --print-credentials, also prints an admin login and a "
-            "fresh API key (older demo keys are revoked).")
+            "Deterministic and idempotent. With --print-credentials, also prints a new admin password and "
+            "the demo API key (the same on every run: kept in LEV_DEMO_KEY_FILE) with commands to connect.")
 
     def add_arguments(self, parser):
         parser.add_argument("--lenders", type=int, default=400, help="Lenders in the directory (default 400).")
         parser.add_argument("--seed", type=int, default=7, help="Random seed (default 7).")
         parser.add_argument("--print-credentials", action="store_true",
-                            help="Reset the admin password and print it with a new API key.")
+                            help="Reset the admin password and print it with the demo API key and client commands.")
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000",
+                            help="Where the site will be served, for the printed commands (make run passes its "
+                                 "HOST and PORT).")
 
     def handle(self, *args, **options):
         lenders, programs = seed_directory(options["lenders"], seed=options["seed"])
@@ -79,7 +82,7 @@ class Command(BaseCommand):
         account, user, created = self._seed_account()
         self.stdout.write(f"Demo account {account.slug!r}: {created} deals added.")
         if options["print_credentials"]:
-            self._print_credentials(account, user)
+            self._print_credentials(account, user, options["base_url"].rstrip("/"))
 
     @transaction.atomic
     def _seed_account(self):
@@ -108,12 +111,26 @@ class Command(BaseCommand):
             created += 1
         return account, user, created
 
-    def _print_credentials(self, account, user):
+    def _print_credentials(self, account, user, base_url: str):
         password = secrets.token_urlsafe(12)
         user.set_password(password)
         user.save(update_fields=["password"])
-        ApiKey.objects.filter(user=user, name="demo", revoked_at=None).update(revoked_at=timezone.now())
-        _key, raw = services.api_key_create(user=user, account=account, name="demo")
-        self.stdout.write("")
-        self.stdout.write(f"Admin login:  username 'admin', password '{password}'")
-        self.stdout.write(f"API key:      {raw}")
+        key, new = demo_api_key_ensure(user=user, account=account)
+        kept = (f"new: kept in {key_file()}, so every next run prints this same key" if new
+                else f"the same as before: kept in {key_file()}")
+        auth = f"Authorization: Bearer {key}"
+        lines = [
+            "",
+            f"Admin login:  username 'admin', password '{password}'   ({base_url}/admin/)",
+            f"API key:      {key}   ({kept})",
+            "",
+            f"MCP endpoint: {base_url}/mcp   (Streamable HTTP; REST API {base_url}/api/v1/, docs "
+            f"{base_url}/api/v1/docs/, health {base_url}/health)",
+            "Connect a client (copy and paste):",
+            f'  Claude Code:    claude mcp add --transport http lev {base_url}/mcp --header "{auth}"',
+            f"  MCP Inspector:  npx @modelcontextprotocol/inspector --cli {base_url}/mcp --transport http "
+            f'--header "{auth}" --method tools/list',
+            f'  curl:           curl -H "{auth}" {base_url}/api/v1/deals/',
+        ]
+        for line in lines:
+            self.stdout.write(line)
