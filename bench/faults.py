@@ -21,7 +21,7 @@ Every response is counted; the table at the end is in the format of docs/reliabi
 
 Usage:  make faults          (or: python bench/faults.py [--fault-seconds 20] [--only pg,redis,worker,split])
 DATABASE_URL must be PostgreSQL; default postgres://postgres@127.0.0.1:5432/lev_faults (created if
-missing; demo data is seeded into it and the demo API key rotated, so never point it at real data).
+missing; demo data is seeded into it and the demo API key registered, so never point it at real data).
 """
 
 from __future__ import annotations
@@ -411,7 +411,7 @@ def main() -> None:
     subprocess.run([PY, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=direct, check=True, capture_output=True)
     creds = subprocess.run([PY, "manage.py", "seed_demo", "--print-credentials"], cwd=ROOT, env=direct, check=True,
                            capture_output=True, text=True).stdout
-    key = next(line.split()[-1] for line in creds.splitlines() if line.startswith("API key:"))
+    key = next(line.split()[2] for line in creds.splitlines() if line.startswith("API key:"))
     subprocess.run([PY, "-c", f"import django; django.setup(); from lenders.demo import seed_directory; "
                     f"seed_directory({args.directory}, seed=17)"], cwd=ROOT, env=direct, check=True)
 

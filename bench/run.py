@@ -233,7 +233,7 @@ def main() -> None:
 
     manage("migrate", "--noinput")
     creds = manage("seed_demo", "--print-credentials")
-    key = next(line.split()[-1] for line in creds.splitlines() if line.startswith("API key:"))
+    key = next(line.split()[2] for line in creds.splitlines() if line.startswith("API key:"))
     import django
 
     django.setup()
