@@ -128,7 +128,7 @@ class Command(BaseCommand):
             f"{base_url}/api/v1/docs/, health {base_url}/health)",
             "Connect a client (copy and paste):",
             f'  Claude Code:    claude mcp add --transport http lev {base_url}/mcp --header "{auth}"',
-            f"  MCP Inspector:  npx @modelcontextprotocol/inspector --cli {base_url}/mcp --transport http "
+            f"  MCP Inspector (Node 22+):  npx @modelcontextprotocol/inspector --cli {base_url}/mcp --transport http "
             f'--header "{auth}" --method tools/list',
             f'  curl:           curl -H "{auth}" {base_url}/api/v1/deals/',
         ]
