@@ -114,18 +114,6 @@ def _to_the_cent(value: float) -> float:
     return float(Decimal(repr(value)).quantize(_CENT, rounding=ROUND_HALF_UP))
 
 
-# Each argument's own description says what the amount is; every one says it is rounded to the cent.
-# The Field comes first so its bounds land on the number itself (and read as minimum/maximum in the
-# schema); before-validators run last-listed first.
-Money = Annotated[
-    float,
-    Field(ge=float(MONEY_MIN_POSITIVE), le=float(MONEY_MAX), allow_inf_nan=False),
-    BeforeValidator(_positive),
-    BeforeValidator(_money_number),
-    AfterValidator(_to_the_cent),
-]
-
-
 def _plausible_loan(value: Any) -> Any:
     """A loan amount above 0 and below LOAN_AMOUNT_MIN is a unit slip: say the amount it likely means."""
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
@@ -135,21 +123,22 @@ def _plausible_loan(value: Any) -> Any:
     return value
 
 
-# A deal's loan amount (and a loan size to look lenders up by): Money of at least LOAN_AMOUNT_MIN.
-LoanAmount = Annotated[
-    float,
-    Field(ge=float(LOAN_AMOUNT_MIN), le=float(MONEY_MAX), allow_inf_nan=False),
-    BeforeValidator(_plausible_loan),
-    BeforeValidator(_positive),
-    BeforeValidator(_money_number),
-    AfterValidator(_to_the_cent),
-]
-MoneyFilter = Annotated[
-    float,
-    Field(ge=0, le=float(MONEY_MAX), allow_inf_nan=False),
-    BeforeValidator(_money_number),
-    AfterValidator(_to_the_cent),
-]
+def _money_type(minimum: Decimal | int, *checks: Callable[[Any], Any]) -> Any:
+    """US dollars from `minimum` to MONEY_MAX, a JSON number, rounded to the cent; `checks` run on
+    the number first, each able to refuse it with its own message.
+
+    Each argument's own description says what the amount is; every one says it is rounded to the
+    cent. The Field comes first so its bounds land on the number itself (and read as
+    minimum/maximum in the schema); before-validators run last-listed first."""
+    return Annotated[(float, Field(ge=float(minimum), le=float(MONEY_MAX), allow_inf_nan=False),
+                      *(BeforeValidator(check) for check in checks), BeforeValidator(_money_number),
+                      AfterValidator(_to_the_cent))]
+
+
+Money = _money_type(MONEY_MIN_POSITIVE, _positive)
+# A deal's loan amount (and a loan size to look lenders up by): at least LOAN_AMOUNT_MIN.
+LoanAmount = _money_type(LOAN_AMOUNT_MIN, _plausible_loan, _positive)
+MoneyFilter = _money_type(0)  # 0 or more, e.g. a range filter
 
 
 # --- dates ---------------------------------------------------------------------------------------
