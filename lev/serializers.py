@@ -83,22 +83,13 @@ class EnumListField(serializers.ListField):
         super().__init__(child=EnumField(values), **kwargs)
 
 
-class MoneyField(serializers.DecimalField):
-    """US dollars, rounded half-up to the cent before the digits are checked, as the MCP tools do:
-    a JSON number such as 94300242956.43105 is the amount it says, not an error about decimals
-    the OpenAPI schema never mentioned (it states minimum and maximum only). Text such as "18.5M"
-    is refused with the number it stands for."""
-
-    def to_internal_value(self, data: Any) -> Decimal:
-        try:
-            return super().to_internal_value(data)
-        except serializers.ValidationError as exc:
-            if isinstance(data, str) and any(getattr(d, "code", "") == "invalid" for d in exc.detail):
-                raise serializers.ValidationError(money_text_message(data), code="invalid") from None
-            raise
+class RoundedDecimalField(serializers.DecimalField):
+    """A number rounded half-up to `decimal_places` before its digits are checked, as the MCP tools
+    do: a JSON number such as 94300242956.43105 (or a rate of 1e-249) is the value it says, not an
+    error about decimals the OpenAPI schema never mentioned (it states minimum and maximum only)."""
 
     def validate_precision(self, value: Decimal) -> Decimal:
-        # The bounds apply to the amount sent, as the schema states them: -0.001 is below a
+        # The bounds apply to the value sent, as the schema states them: -0.001 is below a
         # minimum of 0 even though it rounds to 0.00.
         if self.min_value is not None and value < self.min_value:
             self.fail("min_value", min_value=self.min_value)
@@ -110,6 +101,19 @@ class MoneyField(serializers.DecimalField):
         except InvalidOperation:  # far too many whole digits to round at this precision
             self.fail("max_whole_digits", max_whole_digits=self.max_whole_digits)
         return super().validate_precision(value)
+
+
+class MoneyField(RoundedDecimalField):
+    """US dollars, rounded half-up to the cent (see RoundedDecimalField). Text such as "18.5M" is
+    refused with the number it stands for."""
+
+    def to_internal_value(self, data: Any) -> Decimal:
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if isinstance(data, str) and any(getattr(d, "code", "") == "invalid" for d in exc.detail):
+                raise serializers.ValidationError(money_text_message(data), code="invalid") from None
+            raise
 
 
 class LoanAmountField(MoneyField):

@@ -66,3 +66,15 @@ def test_ratios_that_cannot_be_computed_are_null(api, account):
     for financials in reads(api, deal.id):
         assert financials["ltv"] is None
         assert financials["dscr"] is None  # a debt service that rounds to $0.00 covers nothing
+
+
+def test_an_interest_rate_is_kept_to_three_decimals_as_the_tool_does(api, account):
+    # The schema states a number from 0 to 30; more decimals are rounded half-up, never refused
+    # (the REST fuzzer sent 1.06e-249 and got "is too large").
+    deal = DealFactory(account=account)
+    path = f"/api/v1/deals/{deal.id}/financials/"
+    for sent, stored in ((6.2555, 6.256), (1.0628458718225772e-249, 0.0), (29.9999, 30.0)):
+        response = api.patch(path, {"interest_rate": sent}, format="json")
+        assert response.status_code == 200, response.content
+        assert response.json()["interest_rate"] == stored
+    assert api.patch(path, {"interest_rate": 30.0001}, format="json").status_code == 400

@@ -88,7 +88,7 @@ def test_results_page_by_rank_with_next_links_until_the_end(account, api, post_s
     match = first["results"][0]
     assert set(match) == {"rank", "lender_id", "lender_name", "score", "match_insights", "programs",
                           "program_count"}
-    assert match["lender_name"].startswith("Lender ") and len(match["match_insights"]) == 6
+    assert match["lender_name"].startswith("Lender ") and len(match["match_insights"]) == 7
     assert first["previous"] is None and first["error"] is None and first["deal_changed"] is False
 
     def lender_queries(size: int) -> list[str]:
