@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup  # a BaseExceptionGroup: `except Exception` misses it
+from schemathesis.core.parameters import ParameterLocation
 
 from lev.wsgi import application
 from tests.fuzz.conftest import World, budget
@@ -61,7 +62,10 @@ def test_operation_answers_as_documented(world: World, label: str):
               phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
     @given(case=cases, aim=st.booleans())
     def call(case: Any, aim: bool) -> None:
-        if aim and case.path_parameters:
+        # Aim only a path schemathesis left valid: replacing a path parameter it broke on purpose
+        # (deal_id "abc") with a real id makes the request valid, which it then reports as
+        # "Schema-violating request accepted" (seen once in a full `make test` run).
+        if aim and case.path_parameters and not (case.meta and case.meta.is_negative_at(ParameterLocation.PATH)):
             for name, attr in KNOWN_IDS.items():
                 if name in case.path_parameters:
                     case.path_parameters[name] = getattr(world, attr)[0]
