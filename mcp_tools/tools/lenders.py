@@ -11,6 +11,7 @@ from django.conf import settings
 from pydantic import Field
 
 from lev import limits
+from lev.scopes import LENDERS_READ, SEARCHES_WRITE
 from mcp_tools.errors import ToolFailure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -81,7 +82,7 @@ DIRECTORY_STEPS = [
 ]
 
 
-@tool(title="Search the lender directory", read_only=True)
+@tool(title="Search the lender directory", scope=LENDERS_READ, read_only=True)
 def search_lender_directory(
     query: Annotated[Text(limits.SEARCH_TEXT_MAX) | None,
                      Field(description="Words in the lender's name or city.")] = None,
@@ -123,7 +124,7 @@ def search_lender_directory(
     return fit_budget(payload, "lenders", DIRECTORY_STEPS)
 
 
-@tool(title="Get a lender", read_only=True)
+@tool(title="Get a lender", scope=LENDERS_READ, read_only=True)
 def get_lender(lender_id: LenderId) -> dict[str, Any]:
     """Get one lender of the directory with its lending programs.
 
@@ -152,7 +153,7 @@ def _start_message(body: dict[str, Any]) -> str:
             "repeat until status is completed.")
 
 
-@tool(title="Find lenders for a deal", idempotent=True)
+@tool(title="Find lenders for a deal", scope=SEARCHES_WRITE, idempotent=True)
 def search_lenders_for_deal(deal_id: DealId) -> dict[str, Any]:
     """Start ranking the lender directory against a deal; returns at once with a search_id.
 
@@ -240,7 +241,7 @@ def _failure(body: dict[str, Any]) -> ToolFailure:
     )
 
 
-@tool(title="Get lender search results", read_only=True)
+@tool(title="Get lender search results", scope=LENDERS_READ, read_only=True)
 def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SIZE_DEFAULT,
                               cursor: Cursor = None) -> dict[str, Any]:
     """Get the status of a lender search and one page of its ranked lenders, best first.
