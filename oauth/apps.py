@@ -9,3 +9,6 @@ class OAuthConfig(AppConfig):
     label = "oauth"
     verbose_name = "OAuth (connected apps)"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from oauth import schema  # noqa: F401  (registers the OpenAPI auth extension)
