@@ -16,7 +16,7 @@ dot_patterns = [
     path(".well-known/oauth-protected-resource/mcp", views.ResourceMetadataView.as_view(),
          name="oauth-resource-metadata-mcp"),
     path("oauth/authorize/", views.ConsentView.as_view(), name="authorize"),
-    path("oauth/token/", dot_views.TokenView.as_view(), name="token"),
+    path("oauth/token/", views.TokenView.as_view(), name="token"),
     path("oauth/revoke/", dot_views.RevokeTokenView.as_view(), name="revoke-token"),
     path("oauth/register/", views.RegistrationView.as_view(), name="dcr-register"),
     path("oauth/register/<str:client_id>/", dot_views.DynamicClientRegistrationManagementView.as_view(),

@@ -20,6 +20,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
+from oauth2_provider import views as dot_views
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.views import AuthorizationView, DynamicClientRegistrationView
@@ -89,6 +90,19 @@ class ConsentView(AuthorizationView):
     def _refused(self, message: str) -> HttpResponse:
         return render(self.request, self.template_name,
                       {"error": {"error": "Nothing was allowed", "description": message}}, status=400)
+
+
+class TokenView(dot_views.TokenView):
+    """The token endpoint. oauthlib's error for a refusal raised while the token is saved (e.g. the
+    `invalid_target` of a resource that is not the code's) comes without its Content-Type: it is JSON
+    (RFC 6749 §5.2), and says so."""
+
+    def post(self, request, *args, **kwargs):
+        response = super().post(request, *args, **kwargs)
+        if response.status_code >= 400 and not response.get("Content-Type", "").startswith("application/json"):
+            response["Content-Type"] = "application/json"
+            response["Cache-Control"] = "no-store"
+        return response
 
 
 def client_address(request: HttpRequest) -> str:

@@ -114,6 +114,13 @@ def test_a_resource_of_another_server_is_invalid_target(flow):
     assert not OAuthAuthorization.objects.exists()
 
 
+def test_a_token_request_for_another_resource_than_the_codes_is_invalid_target(flow):
+    response = flow.exchange(flow.code(), resource="http://testserver")
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert response.json()["error"] == "invalid_target"
+    assert not AccessToken.objects.exists()
+
+
 def test_plain_pkce_and_missing_pkce_are_refused_before_consent(flow):
     query = redirect_query(flow.consent_page(code_challenge="x" * 43, code_challenge_method="plain"))
     assert query["error"] == ["invalid_request"]
