@@ -82,6 +82,10 @@ class ConsentView(AuthorizationView):
         self.account_id = membership.account_id if membership else None
         return super().form_valid(form)
 
+    def form_invalid(self, form):
+        # Only a tampered or truncated form gets here (the page always posts its hidden fields).
+        return self._refused("The authorization request is incomplete. Start connecting again from the app.")
+
     def create_authorization_response(self, request, scopes, credentials, allow):
         # The validator keeps the chosen account with the code (oauth.validators).
         credentials["lev_account_id"] = getattr(self, "account_id", None)

@@ -482,3 +482,9 @@ def test_loopback_documents_are_refused_in_production():
                         LEV_OAUTH_CIMD_ALLOW_LOOPBACK="true")
     assert result.returncode != 0
     assert "LEV_OAUTH_CIMD_ALLOW_LOOPBACK is for local development only" in result.stderr
+
+
+def test_a_tampered_consent_form_is_refused_with_a_page(flow):
+    answer = flow.browser.post("/oauth/authorize/", {"allow": "1", "account": "1"})
+    assert answer.status_code == 400 and b"incomplete" in answer.content
+    assert not OAuthAuthorization.objects.exists()
