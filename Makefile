@@ -29,7 +29,7 @@ run: $(STAMP)
 	@echo "REST API:   http://$(HOST):$(PORT)/api/v1/deals/   (header: Authorization: Bearer <API key>)"
 	@echo "API docs:   http://$(HOST):$(PORT)/api/v1/docs/"
 	@echo "Health:     http://$(HOST):$(PORT)/health"
-	@echo "MCP:        http://$(HOST):$(PORT)/mcp   (Streamable HTTP, same Bearer API key)"
+	@echo "MCP:        http://$(HOST):$(PORT)/mcp   (Streamable HTTP: by URL alone with OAuth, or the Bearer API key)"
 	@echo "  Claude Code:    claude mcp add --transport http lev http://$(HOST):$(PORT)/mcp --header \"Authorization: Bearer <API key>\""
 	@echo "  MCP Inspector:  npx @modelcontextprotocol/inspector  -> Streamable HTTP, URL above, Authorization header"
 	@echo ""
