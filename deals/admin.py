@@ -1,7 +1,9 @@
+from django import forms
 from django.contrib import admin, messages
 
 from deals import services
 from deals.models import Account, ApiKey, Deal, DealFinancials, DealProperty, IdempotencyRecord, Membership
+from lev.scopes import SCOPES, as_text
 
 
 class MembershipInline(admin.TabularInline):
@@ -19,11 +21,32 @@ class AccountAdmin(admin.ModelAdmin):
     inlines = [MembershipInline]
 
 
+class ApiKeyAdminForm(forms.ModelForm):
+    """A key's scopes as one checkbox each (lev.scopes); stored space-separated."""
+
+    scopes = forms.MultipleChoiceField(choices=list(SCOPES.items()), widget=forms.CheckboxSelectMultiple,
+                                       help_text="What the key may do. At least one.")
+
+    class Meta:
+        model = ApiKey
+        fields = ["user", "account", "name", "scopes", "expires_at"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.initial["scopes"] = sorted(self.instance.scope_set)
+
+    def clean_scopes(self) -> str:
+        return as_text(self.cleaned_data["scopes"])
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     """Keys are created with `manage.py create_api_key` (the raw key is shown once there)."""
 
-    list_display = ["name", "prefix", "user", "account", "created_at", "expires_at", "revoked_at", "last_used_at"]
+    form = ApiKeyAdminForm
+    list_display = ["name", "prefix", "user", "account", "scopes", "created_at", "expires_at", "revoked_at",
+                    "last_used_at"]
     list_filter = ["account"]
     search_fields = ["name", "prefix", "user__username"]
     readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]

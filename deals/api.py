@@ -25,6 +25,7 @@ from deals.serializers import (
 from lev.idempotency import idempotent
 from lev.openapi import IDEMPOTENCY_KEY, READ_ERRORS, WRITE_ERRORS, nullable_fields
 from lev.pagination import StandardPagination, paginated, results_list
+from lev.scopes import DEALS_READ, DEALS_WRITE
 
 # A deal without financials answers every figure, the derived ones and updated_at as null.
 DealFinancialsDoc = nullable_fields(DealFinancialsSerializer, "ltv", "dscr", "updated_at")
@@ -58,6 +59,8 @@ class AccountScopedView(APIView):
 
 
 class DealListCreateApi(AccountScopedView):
+    required_scopes = {"GET": DEALS_READ, "POST": DEALS_WRITE}
+
     @extend_schema(operation_id="deals_list", parameters=[DealListQuerySerializer],
                    responses={200: paginated(DealListItemSerializer, "PaginatedDealList"), **READ_ERRORS})
     def get(self, request: Request) -> Response:
@@ -82,6 +85,8 @@ class DealListCreateApi(AccountScopedView):
 
 
 class DealDetailApi(AccountScopedView):
+    required_scopes = {"GET": DEALS_READ, "PATCH": DEALS_WRITE}
+
     @extend_schema(parameters=[INCLUDE], responses={200: DealSerializer, **READ_ERRORS})
     def get(self, request: Request, deal_id: int) -> Response:
         include = validated(IncludeQuerySerializer, request.query_params.dict()).get("include", frozenset())
@@ -97,6 +102,8 @@ class DealDetailApi(AccountScopedView):
 
 
 class DealArchiveApi(AccountScopedView):
+    required_scopes = {"POST": DEALS_WRITE}
+
     @extend_schema(request=None, responses={200: DealSerializer, **WRITE_ERRORS})
     def post(self, request: Request, deal_id: int) -> Response:
         deal = services.deal_archive(deal=self.deal(request, deal_id))
@@ -104,6 +111,8 @@ class DealArchiveApi(AccountScopedView):
 
 
 class DealPropertyListCreateApi(AccountScopedView):
+    required_scopes = {"GET": DEALS_READ, "POST": DEALS_WRITE}
+
     @extend_schema(operation_id="deals_properties_list",
                    responses={200: results_list(DealPropertySerializer, "DealPropertyList"), **READ_ERRORS})
     def get(self, request: Request, deal_id: int) -> Response:
@@ -123,6 +132,8 @@ class DealPropertyListCreateApi(AccountScopedView):
 
 
 class DealPropertyDetailApi(AccountScopedView):
+    required_scopes = {"GET": DEALS_READ, "PATCH": DEALS_WRITE, "DELETE": DEALS_WRITE}
+
     @extend_schema(responses={200: DealPropertySerializer, **READ_ERRORS})
     def get(self, request: Request, deal_id: int, property_id: int) -> Response:
         prop = selectors.deal_property_get(deal=self.deal(request, deal_id), property_id=property_id)
@@ -143,6 +154,8 @@ class DealPropertyDetailApi(AccountScopedView):
 
 
 class DealFinancialsApi(AccountScopedView):
+    required_scopes = {"GET": DEALS_READ, "PATCH": DEALS_WRITE, "PUT": DEALS_WRITE}
+
     @extend_schema(responses={200: DealFinancialsDoc, **READ_ERRORS})
     def get(self, request: Request, deal_id: int) -> Response:
         deal = self.deal(request, deal_id)

@@ -5,6 +5,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 
+from lev import scopes
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES, choices
 
 
@@ -49,12 +50,19 @@ class ApiKey(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # What the key may do (lev.scopes), space-separated. Keys made before scopes existed got every scope.
+    scopes = models.CharField(max_length=200, default=scopes.as_text(scopes.ALL_SCOPES),
+                              help_text="Space-separated scopes: " + ", ".join(scopes.SCOPES) + ".")
 
     class Meta:
         verbose_name = "API key"
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def scope_set(self) -> frozenset[str]:
+        return scopes.known(self.scopes)
 
 
 class Deal(models.Model):

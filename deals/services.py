@@ -13,6 +13,7 @@ from django.utils.text import slugify
 from deals.auth import generate_key, hash_key
 from deals.models import Account, ApiKey, Deal, DealFinancials, DealProperty, Membership
 from lev.errors import BusinessRuleViolation, DealNotFound
+from lev.scopes import ALL_SCOPES, SCOPES, as_text
 
 DEAL_FIELDS = (
     "title", "loan_amount", "loan_type", "transaction_type", "business_plan", "description",
@@ -76,10 +77,13 @@ def account_create(*, name: str, owner=None) -> Account:
     return account
 
 
-def api_key_create(*, user, account: Account, name: str,
-                   expires_at: dt.datetime | None = None, raw: str | None = None) -> tuple[ApiKey, str]:
+def api_key_create(*, user, account: Account, name: str, expires_at: dt.datetime | None = None,
+                   scopes: frozenset[str] = ALL_SCOPES, raw: str | None = None) -> tuple[ApiKey, str]:
     """Create a key and return it with its raw value — the only time the raw value exists, unless
-    the caller already holds it (`raw`: the demo key that `make run` keeps in a local file)."""
+    the caller already holds it (`raw`: the demo key that `make run` keeps in a local file). `scopes`
+    (lev.scopes) bound what it may do: every scope unless told otherwise."""
+    if not scopes or not scopes <= ALL_SCOPES:
+        raise ValueError(f"an API key needs one or more of the scopes {', '.join(SCOPES)}")
     if not Membership.objects.filter(user=user, account=account).exists():
         raise BusinessRuleViolation(
             f"user {user.pk} is not a member of account {account.pk}",
@@ -87,7 +91,8 @@ def api_key_create(*, user, account: Account, name: str,
         )
     raw = raw or generate_key()
     key = ApiKey.objects.create(
-        user=user, account=account, name=name, prefix=raw[:12], key_hash=hash_key(raw), expires_at=expires_at
+        user=user, account=account, name=name, prefix=raw[:12], key_hash=hash_key(raw), expires_at=expires_at,
+        scopes=as_text(scopes),
     )
     return key, raw
 

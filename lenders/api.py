@@ -23,12 +23,15 @@ from lenders.serializers import (
 )
 from lev.openapi import READ_ERRORS, WRITE_ERRORS, nullable_fields
 from lev.pagination import StandardPagination, paginated, results_list
+from lev.scopes import LENDERS_READ, SEARCHES_WRITE
 
 # `finished_at` is null until the search finishes.
 LenderSearchResultsDoc = nullable_fields(LenderSearchResultsSerializer, "finished_at")
 
 
 class LenderDirectoryApi(APIView):
+    required_scopes = {"GET": LENDERS_READ}
+
     @extend_schema(operation_id="lenders_list", parameters=[DirectoryQuerySerializer],
                    responses={200: paginated(LenderListItemSerializer, "PaginatedLenderList"), **READ_ERRORS})
     def get(self, request: Request) -> Response:
@@ -41,12 +44,16 @@ class LenderDirectoryApi(APIView):
 
 
 class LenderDetailApi(APIView):
+    required_scopes = {"GET": LENDERS_READ}
+
     @extend_schema(responses={200: LenderSerializer, **READ_ERRORS})
     def get(self, request: Request, lender_id: int) -> Response:
         return Response(LenderSerializer(selectors.lender_get(lender_id=lender_id)).data)
 
 
 class AssetTypeListApi(APIView):
+    required_scopes = {"GET": LENDERS_READ}
+
     @extend_schema(operation_id="asset_types_list",
                    responses={200: results_list(AssetTypeSerializer, "AssetTypeList"), **READ_ERRORS})
     def get(self, request: Request) -> Response:
@@ -54,6 +61,8 @@ class AssetTypeListApi(APIView):
 
 
 class DealLenderSearchApi(AccountScopedView):
+    required_scopes = {"POST": SEARCHES_WRITE}
+
     @extend_schema(request=SearchStartInputSerializer,
                    responses={202: LenderSearchStartSerializer, 200: LenderSearchStartSerializer, **WRITE_ERRORS})
     def post(self, request: Request, deal_id: int) -> Response:
@@ -69,6 +78,8 @@ class DealLenderSearchApi(AccountScopedView):
 
 
 class LenderSearchDetailApi(AccountScopedView):
+    required_scopes = {"GET": LENDERS_READ}
+
     @extend_schema(parameters=[SearchResultsQuerySerializer],
                    responses={200: LenderSearchResultsDoc, **READ_ERRORS})
     def get(self, request: Request, search_id: int) -> Response:

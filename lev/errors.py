@@ -255,7 +255,13 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
 
     error = to_application_error(exc) or unexpected_error(exc, where="API view")
     set_rollback()
-    return error_response(error)
+    response = error_response(error)
+    # DRF puts the view's first authentication class's challenge on a refused credential: for a
+    # bearer-protected resource it says where the resource's OAuth metadata is (RFC 9728).
+    auth_header = getattr(exc, "auth_header", None)
+    if error.http_status == 401 and auth_header:
+        response["WWW-Authenticate"] = auth_header
+    return response
 
 
 def unexpected_error(exc: BaseException, *, where: str) -> ApplicationError:

@@ -78,3 +78,14 @@ JSON_MAX_DEPTH = 64
 RATIO_DECIMAL_PLACES = 2
 LTV_MAX_DIGITS = MONEY_MAX_DIGITS + 4
 DSCR_MAX_DIGITS = MONEY_MAX_DIGITS + 2
+
+# OAuth and bearer credentials (lev.scopes, oauth/). A bearer credential longer than this is no key or
+# token this site issued (keys are 50 characters, access tokens 30-40): refused before any lookup.
+BEARER_CREDENTIAL_MAX = 512
+# Dynamic Client Registration (RFC 7591) and Client ID Metadata Documents: what one client may declare.
+OAUTH_REGISTRATION_BODY_MAX_BYTES = 16 * 1024
+OAUTH_REDIRECT_URIS_MAX = 10
+OAUTH_REDIRECT_URI_MAX = 2000
+OAUTH_CLIENT_NAME_MAX = 100
+# The longest client_id a request may carry (a Client ID Metadata Document URL; the column holds 255).
+OAUTH_CLIENT_ID_MAX = 255

@@ -23,6 +23,7 @@ from lev.errors import (
     to_application_error,
     unexpected_error,
 )
+from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
 
 logger = logging.getLogger(__name__)
@@ -35,8 +36,13 @@ _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate")
 
 
+# The OAuth endpoints machines call (token, revocation, registration, metadata) answer JSON like the
+# API; the authorization and connected-apps pages are pages for a person.
+_JSON_OAUTH_PATHS = ("/oauth/token/", "/oauth/revoke/", "/oauth/register/", "/.well-known/")
+
+
 def _is_api_path(path: str) -> bool:
-    return path.startswith("/api/") or path.startswith("/mcp")
+    return path.startswith(("/api/", "/mcp", *_JSON_OAUTH_PATHS))
 
 
 def _is_json(response: HttpResponse) -> bool:
@@ -154,6 +160,12 @@ class ApiErrorMiddleware:
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not _is_api_path(request.path):
+            if is_dependency_outage(exception):
+                # A page (sign-in, consent, admin) during an outage: "try again shortly", not a 500.
+                report_outage(exception, "page")
+                error = UpstreamUnavailable()
+                return HttpResponse(f"<!doctype html><title>Lev</title><p>{error.message}</p>", status=503,
+                                    headers=error.headers())
             return None
         error = to_application_error(exception) or unexpected_error(exception, where="request")
         return _json(error)

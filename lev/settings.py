@@ -14,6 +14,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from lev import limits
+from lev import scopes as scope_table
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -49,8 +50,25 @@ DEBUG = env_bool("DEBUG", not PRODUCTION)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
+# --- OAuth 2.1 authorization server for /mcp (docs/oauth.md) ----------------------------------
+# The site's public address (https://lev.example.com): the OAuth issuer and the resource tokens are
+# bound to. Unset, both come from each request's scheme and Host (development).
+LEV_PUBLIC_URL = os.environ.get("LEV_PUBLIC_URL", "").strip().rstrip("/")
+# Client ID Metadata Documents on this machine's loopback addresses (development and tests only), and a
+# local CA to trust for them.
+LEV_OAUTH_CIMD_ALLOW_LOOPBACK = env_bool("LEV_OAUTH_CIMD_ALLOW_LOOPBACK", False)
+LEV_OAUTH_CIMD_CA_FILE = os.environ.get("LEV_OAUTH_CIMD_CA_FILE", "")
+# Dynamic Client Registration is open, so it is rate-limited per client address.
+LEV_OAUTH_REGISTRATION_RATE = os.environ.get("LEV_OAUTH_REGISTRATION_RATE", "20/hour")
+# A tools/call with an OAuth token that lacks the tool's scope answers HTTP 403 with the
+# `insufficient_scope` challenge, so the client can ask the person for it (step-up); off, it is only
+# the FORBIDDEN tool result (which the 403's body carries too).
+LEV_OAUTH_STEP_UP_CHALLENGE = env_bool("LEV_OAUTH_STEP_UP_CHALLENGE", True)
+
 if PRODUCTION:
     problems = []
+    if LEV_OAUTH_CIMD_ALLOW_LOOPBACK:
+        problems.append("LEV_OAUTH_CIMD_ALLOW_LOOPBACK is for local development only")
     if len(SECRET_KEY) < 50 or SECRET_KEY.startswith("django-insecure"):
         problems.append("SECRET_KEY must be set to a long random value")
     if DEBUG:
@@ -74,8 +92,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "axes",
+    "oauth2_provider",
     "deals",
     "lenders",
+    "oauth",
     "mcp_tools",
 ]
 
@@ -196,11 +216,18 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = limits.REQUEST_BODY_MAX_BYTES
 DATA_UPLOAD_MAX_NUMBER_FIELDS = limits.REQUEST_FIELDS_MAX
 
 REST_FRAMEWORK = {
+    # OAuth access tokens first: its 401 challenge says where the OAuth metadata is (RFC 9728); it
+    # leaves API keys (lev_sk_…) to the next class.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "oauth.authentication.OAuthTokenAuthentication",
         "deals.auth.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Every view names the scope each of its methods needs (`required_scopes`, lev.scopes).
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "lev.permissions.HasRequiredScope",
+    ],
     "DEFAULT_PAGINATION_CLASS": "lev.pagination.StandardPagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # JSON in, JSON out: no browsable-API HTML, no form bodies. An Accept or ?format= that JSON
@@ -236,6 +263,55 @@ SPECTACULAR_SETTINGS = {
         "StateEnum": "lev.enums.US_STATES",
     },
 }
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "oauth-connected-apps"
+
+OAUTH2_PROVIDER = {
+    "SCOPES": dict(scope_table.SCOPES),
+    "DEFAULT_SCOPES": ["__all__"],
+    "OAUTH2_VALIDATOR_CLASS": "oauth.validators.LevOAuth2Validator",
+    "OAUTH2_SERVER_CLASS": "oauth.validators.S256OnlyServer",
+    # Short-lived access tokens (the MCP specification's SHOULD); refresh tokens rotate on every use and
+    # a reused one revokes its whole family (RFC 9700).
+    "ACCESS_TOKEN_EXPIRE_SECONDS": env_int("LEV_OAUTH_ACCESS_TOKEN_SECONDS", 3600),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": env_int("LEV_OAUTH_REFRESH_TOKEN_DAYS", 30) * 86400,
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "PKCE_REQUIRED": True,
+    # RFC 9700: no implicit or password grant, S256 only, tokens in the header only, the `iss`
+    # authorization-response parameter (RFC 9207), tokens stored as digests.
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+    # http for loopback addresses only (a native client's local callback): oauth.validators refuses any
+    # other http redirect URI, so the toolkit's deploy warning about http (W008) is silenced below.
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "http"],
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
+    "OIDC_ISS_ENDPOINT": LEV_PUBLIC_URL,
+    # Dynamic Client Registration (RFC 7591): open, rate-limited and bounded by oauth.views.
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    # Client ID Metadata Documents: fetched hardened against SSRF (oauth.cimd).
+    "CIMD_ENABLED": True,
+    "CIMD_METADATA_FETCHER": "oauth.cimd.LevMetadataFetcher",
+    "CIMD_FETCH_TIMEOUT_SECONDS": env_int("LEV_OAUTH_CIMD_TIMEOUT_SECONDS", 5),
+    "CIMD_MAX_DOCUMENT_SIZE": limits.OAUTH_REGISTRATION_BODY_MAX_BYTES,
+}
+
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
+# The toolkit's models are swappable; named here because oauth.OAuthAuthorization refers to two of them.
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER_GRANT_MODEL = "oauth2_provider.Grant"
 
 # --- MCP endpoint ---------------------------------------------------------------------------
 DJANGO_MCP_GLOBAL_SERVER_CONFIG = {"name": "lev", "stateless": True}

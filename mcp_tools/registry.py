@@ -24,13 +24,18 @@ class ToolSpec:
     name: str
     fn: Callable[..., dict[str, Any]]
     annotations: ToolAnnotations
+    # The scope (lev.scopes) a credential needs to see and call the tool; None is a tool no credential
+    # may call (tests/mcp_tools/test_scopes.py fails while any tool has none).
+    scope: str | None = None
 
 
 TOOLS: dict[str, ToolSpec] = {}
 
 
-def tool(*, title: str, read_only: bool = False, destructive: bool = False, idempotent: bool = False):
-    """Register a tool. Annotations are hints to clients, so set them truthfully."""
+def tool(*, title: str, scope: str | None = None, read_only: bool = False, destructive: bool = False,
+         idempotent: bool = False):
+    """Register a tool. `scope` is the one scope (lev.scopes) it needs: a tool without one is hidden
+    from every credential. Annotations are hints to clients, so set them truthfully."""
 
     def register(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
         annotations = ToolAnnotations(
@@ -40,7 +45,7 @@ def tool(*, title: str, read_only: bool = False, destructive: bool = False, idem
             idempotentHint=True if read_only else idempotent,
             openWorldHint=False,
         )
-        TOOLS[fn.__name__] = ToolSpec(fn.__name__, fn, annotations)
+        TOOLS[fn.__name__] = ToolSpec(fn.__name__, fn, annotations, scope)
         return fn
 
     return register

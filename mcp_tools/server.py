@@ -21,9 +21,10 @@ from django.http import HttpResponse
 from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
 
-from lev import limits
+from lev import limits, scopes
 from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
+from lev.resource import bearer_challenge
 from mcp_tools import jsonrpc
 from mcp_tools.client import LevClient, default_transport
 from mcp_tools.errors import ToolFailure, internal_error, upstream_unavailable, validation_failure
@@ -274,6 +275,9 @@ class LevMCP(DjangoMCP):
                 message=f"Validation failed: unknown tool {name!r}; call tools/list for the available tools",
             )
             return _result(failure.as_dict(), is_error=True)
+        granted = credential_scopes(request)
+        if granted is not None and (spec.scope is None or spec.scope not in granted):
+            return _result(scope_failure(spec).as_dict(), is_error=True)
         arguments = arguments or {}
         unknown = sorted(set(arguments) - set(tool.fn_metadata.arg_model.model_fields))
         if unknown:
@@ -303,6 +307,22 @@ class LevMCP(DjangoMCP):
         ])
         return listed.model_dump(by_alias=True, mode="json", exclude_none=True)
 
+    def tools_list_for(self, granted: frozenset[str] | None) -> dict[str, Any]:
+        """tools/list as a credential sees it: only the tools its scopes let it call (all of them when
+        the caller is not an authenticated request of the endpoint). One cached answer per scope set."""
+        if granted is None:
+            return self.tools_list_result
+        cached = self._tools_by_scopes.get(granted)
+        if cached is None:
+            tools = [t for t in self.tools_list_result["tools"]
+                     if (spec := TOOLS.get(t["name"])) is not None and spec.scope in granted]
+            cached = self._tools_by_scopes[granted] = {**self.tools_list_result, "tools": tools}
+        return cached
+
+    @functools.cached_property
+    def _tools_by_scopes(self) -> dict[frozenset[str], dict[str, Any]]:
+        return {}
+
     @functools.cached_property
     def request_models(self) -> dict[str, type[pydantic.BaseModel]]:
         """method -> the SDK's request model, for every request method this server answers."""
@@ -330,18 +350,62 @@ class LevMCP(DjangoMCP):
         except jsonrpc.JsonRpcError as error:
             return error.response()
         method, params = message["method"], message.get("params") or {}
+        challenge = None
         if method == "tools/list":
-            result: dict[str, Any] = self.tools_list_result
+            result: dict[str, Any] = self.tools_list_for(credential_scopes(request))
         elif method == "tools/call":
-            result = self.call_tool_sync(params["name"], params.get("arguments"), request).model_dump(
-                by_alias=True, mode="json", exclude_none=True
-            )
+            called = self.call_tool_sync(params["name"], params.get("arguments"), request)
+            result = called.model_dump(by_alias=True, mode="json", exclude_none=True)
+            challenge = step_up_challenge(request, called)
         elif method == "ping":
             result = {}
         else:
             return None
         body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}, separators=(",", ":"))
+        if challenge:
+            # An OAuth client may ask the person for the missing scope and retry (the MCP specification's
+            # step-up); one that does not still reads the FORBIDDEN tool result in the body.
+            return HttpResponse(body, status=403, content_type="application/json",
+                                headers={"WWW-Authenticate": challenge})
         return HttpResponse(body, content_type="application/json")
+
+
+def credential_scopes(request: Any) -> frozenset[str] | None:
+    """The scopes of the credential /mcp authenticated; None for a request the endpoint did not
+    authenticate (a direct in-process call): the API behind the tools checks every request's scope."""
+    if request is None or not hasattr(request, "successful_authenticator"):
+        return None
+    return scopes.granted(request.auth) if request.successful_authenticator is not None else frozenset()
+
+
+def scope_failure(spec: ToolSpec) -> ToolFailure:
+    if spec.scope is None:
+        return ToolFailure("FORBIDDEN", f"Forbidden: {spec.name} is not available to any credential",
+                           details={"tool": spec.name})
+    return ToolFailure(
+        "FORBIDDEN",
+        f"Forbidden: {spec.name} needs the scope {spec.scope}, which this credential was not granted",
+        hint=f"Tell the user this needs the '{spec.scope}' permission: they can reconnect Lev and allow it "
+             "(or use an API key that has it). tools/list shows only the tools this connection may call.",
+        details={"required_scope": spec.scope, "tool": spec.name},
+    )
+
+
+def step_up_challenge(request: Any, called: CallToolResult) -> str | None:
+    """The `insufficient_scope` challenge for a tool refused for a scope an OAuth token lacks (HTTP 403,
+    RFC 6750 §3.1, the MCP specification's scope challenge); None when there is nothing to step up to."""
+    from oauth.authentication import OAuthCredential
+
+    if not (called.isError and settings.LEV_OAUTH_STEP_UP_CHALLENGE):
+        return None
+    payload = called.structuredContent or {}
+    scope = (payload.get("details") or {}).get("required_scope")
+    credential = getattr(request, "auth", None) if hasattr(request, "successful_authenticator") else None
+    if payload.get("code") != "FORBIDDEN" or scope not in scopes.ALL_SCOPES or \
+            not isinstance(credential, OAuthCredential):
+        return None
+    return bearer_challenge(request, error="insufficient_scope", scopes=credential.scope_set | {scope},
+                            description=f"{scope} is needed for this tool")
 
 
 _server: LevMCP | None = None

@@ -1,4 +1,4 @@
-"""The /mcp endpoint: Streamable HTTP, stateless, JSON responses, API-key protected.
+"""The /mcp endpoint: Streamable HTTP, stateless, JSON responses, an OAuth protected resource.
 
 A request is checked in this order, so each failure gets the answer the MCP transport
 (specification 2025-11-25, Streamable HTTP) gives it, before DRF's content negotiation can
@@ -9,8 +9,10 @@ answer anything else:
 2. Origin: absent, the server's own origin, or listed in LEV_MCP_ALLOWED_ORIGINS; else 403.
 3. body size: over LEV_MCP_MAX_BODY_BYTES is 413; a chunked body is read within that bound when
    the server hands it over de-chunked (gunicorn), else 411 (Django's runserver cannot).
-4. credential: none or bad is 401 with `WWW-Authenticate: Bearer` (tokens never come from the
-   query string). `Host` is checked by ALLOWED_HOSTS before any of this.
+4. credential: an OAuth access token (oauth.authentication) or an API key (deals.auth), from the
+   Authorization header only (never the query string); none or a bad one is 401 with
+   `WWW-Authenticate: Bearer resource_metadata="…", scope="…"` (RFC 9728: where the OAuth metadata is).
+   `Host` is checked by ALLOWED_HOSTS before any of this.
 5. Content-Type must be application/json (415) and Accept must list it (406).
 6. the JSON-RPC message itself (`mcp_tools.jsonrpc`): parse errors, invalid requests, unknown
    methods, bad params and unsupported protocol versions get JSON-RPC error bodies.
@@ -37,6 +39,7 @@ from lev.outages import is_dependency_outage, report_outage
 from mcp_tools import jsonrpc, resilience
 from mcp_tools.server import get_server
 from mcp_tools.unavailable import unavailable_response
+from oauth.authentication import OAuthTokenAuthentication
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -115,7 +118,7 @@ def read_body(request: Request) -> bytes:
 
 
 class McpView(MCPServerStreamableHttpView):
-    authentication_classes = [ApiKeyAuthentication]
+    authentication_classes = [OAuthTokenAuthentication, ApiKeyAuthentication]
     permission_classes = [IsAuthenticated]
     renderer_classes = [JSONRenderer]
     throttle_classes: list = []  # the API behind the tools enforces the rate limits

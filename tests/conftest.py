@@ -11,11 +11,13 @@ from types import SimpleNamespace
 import pytest
 from django.conf import settings as django_settings
 from django.core.cache import cache
+from django.db import connection, connections
 from rest_framework.test import APIClient
 
 from deals import services
 from mcp_tools import resilience
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
+from tests.faults import TcpProxy
 
 # One namespace per test run in a Redis database that other runs (other worktrees, CI, a developer's
 # `make run`) may share: cache keys and the breaker's keys carry this run's id, and the tests delete
@@ -118,3 +120,21 @@ def other_api(other_account):
     member = MembershipFactory(account=other_account, user=UserFactory(username="mallory"))
     _key, raw = services.api_key_create(user=member.user, account=other_account, name="test")
     return client_with_key(raw)
+
+
+@pytest.fixture
+def db_proxy(transactional_db):
+    """Every new database connection of this process goes through a TCP proxy the test can cut."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the proxy sits in front of PostgreSQL")
+    db = connections.databases["default"]
+    host, port = db["HOST"], db["PORT"]
+    proxy = TcpProxy(host or "127.0.0.1", int(port or 5432)).start()
+    connections.close_all()
+    db["HOST"], db["PORT"] = "127.0.0.1", str(proxy.port)
+    try:
+        yield proxy
+    finally:
+        connections.close_all()
+        db["HOST"], db["PORT"] = host, port
+        proxy.close()

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from lev import limits
+from lev.scopes import DEALS_READ, DEALS_WRITE
 from lev.vocabulary import LOAN_AMOUNT_RULE
 from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool
@@ -98,7 +99,7 @@ def _deal_body(*, estimated_close_date: dt.date | None, **fields: Any) -> dict[s
                      **fields)
 
 
-@tool(title="List deals", read_only=True)
+@tool(title="List deals", scope=DEALS_READ, read_only=True)
 def list_deals(
     loan_type: LoanType | None = None,
     transaction_type: TransactionType | None = None,
@@ -144,7 +145,7 @@ def list_deals(
     return fit_budget(payload, "deals", DEAL_LIST_STEPS)
 
 
-@tool(title="Get a deal", read_only=True)
+@tool(title="Get a deal", scope=DEALS_READ, read_only=True)
 def get_deal(
     deal_id: DealId,
     include: Annotated[
@@ -162,7 +163,7 @@ def get_deal(
 
 
 # Not idempotent by itself: only a repeated idempotency_key makes a repeat harmless.
-@tool(title="Create a deal", destructive=False, idempotent=False)
+@tool(title="Create a deal", scope=DEALS_WRITE, destructive=False, idempotent=False)
 def create_deal(
     title: Title,
     loan_amount: Annotated[LoanAmount | None, Field(description=LOAN_AMOUNT_DESCRIPTION)] = None,
@@ -202,7 +203,7 @@ def create_deal(
     return {"deal": lev().post("/deals/", body, idempotency_key=key)}
 
 
-@tool(title="Update a deal", idempotent=True)
+@tool(title="Update a deal", scope=DEALS_WRITE, idempotent=True)
 def update_deal(
     deal_id: DealId,
     title: Title | None = None,
@@ -227,7 +228,7 @@ def update_deal(
     return {"deal": lev().patch(f"/deals/{deal_id}/", body)}
 
 
-@tool(title="Archive a deal", destructive=True, idempotent=True)
+@tool(title="Archive a deal", scope=DEALS_WRITE, destructive=True, idempotent=True)
 def archive_deal(deal_id: DealId) -> dict[str, Any]:
     """Archive (soft-delete) a deal: it leaves the active list and can no longer be changed.
 
@@ -238,7 +239,7 @@ def archive_deal(deal_id: DealId) -> dict[str, Any]:
     return {"deal": lev().post(f"/deals/{deal_id}/archive/")}
 
 
-@tool(title="Add a property to a deal", destructive=False, idempotent=False)
+@tool(title="Add a property to a deal", scope=DEALS_WRITE, destructive=False, idempotent=False)
 def add_deal_property(
     deal_id: DealId,
     name: PropertyName,
@@ -267,7 +268,7 @@ def add_deal_property(
 PropertyId = Id("Property id (from add_deal_property, or get_deal with include=[\"properties\"]).")
 
 
-@tool(title="Change a property of a deal", idempotent=True)
+@tool(title="Change a property of a deal", scope=DEALS_WRITE, idempotent=True)
 def update_deal_property(
     deal_id: DealId,
     property_id: PropertyId,
@@ -293,7 +294,7 @@ def update_deal_property(
     return {"property": lev().patch(f"/deals/{deal_id}/properties/{property_id}/", body)}
 
 
-@tool(title="Remove a property from a deal", destructive=True, idempotent=True)
+@tool(title="Remove a property from a deal", scope=DEALS_WRITE, destructive=True, idempotent=True)
 def remove_deal_property(deal_id: DealId, property_id: PropertyId) -> dict[str, Any]:
     """Remove a property from a deal for good (e.g. one added by mistake). Confirm with the user first.
 
@@ -319,7 +320,7 @@ AmortizationYears = Annotated[
 ]
 
 
-@tool(title="Get a deal's financials", read_only=True)
+@tool(title="Get a deal's financials", scope=DEALS_READ, read_only=True)
 def get_deal_financials(deal_id: DealId) -> dict[str, Any]:
     """Get a deal's financials and the ratios derived from them.
 
@@ -331,7 +332,7 @@ def get_deal_financials(deal_id: DealId) -> dict[str, Any]:
     return {"financials": lev().get(f"/deals/{deal_id}/financials/")}
 
 
-@tool(title="Set a deal's financials", idempotent=True)
+@tool(title="Set a deal's financials", scope=DEALS_WRITE, idempotent=True)
 def update_deal_financials(
     deal_id: DealId,
     purchase_price: Annotated[Money | None, Field(description="Price paid or to be paid for the real estate, "

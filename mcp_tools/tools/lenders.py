@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from lev import limits
+from lev.scopes import LENDERS_READ, SEARCHES_WRITE
 from lev.vocabulary import LOAN_AMOUNT_RULE
 from mcp_tools.errors import ToolFailure
 from mcp_tools.registry import lev, tool
@@ -57,7 +58,7 @@ DIRECTORY_STEPS = [
 ]
 
 
-@tool(title="Search the lender directory", read_only=True)
+@tool(title="Search the lender directory", scope=LENDERS_READ, read_only=True)
 def search_lender_directory(
     query: Annotated[Text(limits.SEARCH_TEXT_MAX) | None,
                      Field(description="Words in the lender's name or city.")] = None,
@@ -100,7 +101,7 @@ def search_lender_directory(
     return fit_budget(payload, "lenders", DIRECTORY_STEPS)
 
 
-@tool(title="Get a lender", read_only=True)
+@tool(title="Get a lender", scope=LENDERS_READ, read_only=True)
 def get_lender(lender_id: LenderId) -> dict[str, Any]:
     """Get one lender of the directory with its lending programs.
 
@@ -129,7 +130,7 @@ def _start_message(body: dict[str, Any]) -> str:
             "repeat until status is completed.")
 
 
-@tool(title="Find lenders for a deal", idempotent=True)
+@tool(title="Find lenders for a deal", scope=SEARCHES_WRITE, idempotent=True)
 def search_lenders_for_deal(deal_id: DealId) -> dict[str, Any]:
     """Start ranking the lender directory against a deal; returns at once with a search_id.
 
@@ -217,7 +218,7 @@ def _failure(body: dict[str, Any]) -> ToolFailure:
     )
 
 
-@tool(title="Get lender search results", read_only=True)
+@tool(title="Get lender search results", scope=LENDERS_READ, read_only=True)
 def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SIZE_DEFAULT,
                               cursor: Cursor = None) -> dict[str, Any]:
     """Get the status of a lender search and one page of its ranked lenders, best first.

@@ -18,7 +18,6 @@ from lev.outages import is_dependency_outage
 from mcp_tools import resilience
 from tests.backend_stub import BackendStub, Reply, wait_until
 from tests.factories import DealFactory
-from tests.faults import TcpProxy
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -136,24 +135,6 @@ def test_postgres_cancellation_and_refusal_are_outages_but_bad_data_is_not():
 
 
 # --- the database down, for real ------------------------------------------------------------------
-@pytest.fixture
-def db_proxy(transactional_db):
-    """Every new database connection of this process goes through a TCP proxy the test can cut."""
-    if connection.vendor != "postgresql":
-        pytest.skip("the proxy sits in front of PostgreSQL")
-    db = connections.databases["default"]
-    host, port = db["HOST"], db["PORT"]
-    proxy = TcpProxy(host or "127.0.0.1", int(port or 5432)).start()
-    connections.close_all()
-    db["HOST"], db["PORT"] = "127.0.0.1", str(proxy.port)
-    try:
-        yield proxy
-    finally:
-        connections.close_all()
-        db["HOST"], db["PORT"] = host, port
-        proxy.close()
-
-
 def test_database_outage_is_answered_in_json_rpc_opens_the_breaker_and_recovers(live_server, api_key, account,
                                                                                  db_proxy, settings, caplog):
     caplog.set_level("INFO")

@@ -6,10 +6,12 @@ from django.utils import timezone
 
 from deals import services
 from deals.models import Account, Membership
+from lev import scopes
 
 
 class Command(BaseCommand):
-    help = "Create an API key (Bearer lev_sk_...) for a user; the raw key is printed once, never stored."
+    help = ("Create an API key (Bearer lev_sk_...) for a user; the raw key is printed once, never stored. "
+            "It may do everything unless --read-only or --scopes says otherwise.")
 
     def add_arguments(self, parser):
         parser.add_argument("username")
@@ -17,6 +19,10 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="cli", help="A label for the key.")
         parser.add_argument("--expires-in-days", type=int, default=None,
                             help="Days until the key expires (default: never).")
+        access = parser.add_mutually_exclusive_group()
+        access.add_argument("--read-only", action="store_true",
+                            help="Only read: " + ", ".join(sorted(scopes.READ_ONLY_SCOPES)) + ".")
+        access.add_argument("--scopes", help="Comma- or space-separated scopes, of: " + ", ".join(scopes.SCOPES) + ".")
 
     def handle(self, *args, **options):
         user = get_user_model().objects.filter(username=options["username"]).first()
@@ -35,5 +41,16 @@ class Command(BaseCommand):
         if days is not None and days <= 0:
             raise CommandError("--expires-in-days must be a positive number of days.")
         expires_at = timezone.now() + dt.timedelta(days=days) if days else None
-        _key, raw = services.api_key_create(user=user, account=account, name=options["name"], expires_at=expires_at)
+        granted = scopes.ALL_SCOPES
+        if options["read_only"]:
+            granted = scopes.READ_ONLY_SCOPES
+        elif options["scopes"] is not None:
+            try:
+                granted = scopes.parse(options["scopes"])
+            except ValueError as exc:
+                raise CommandError(f"--scopes: {exc}.") from None
+            if not granted:
+                raise CommandError("--scopes: name at least one scope.")
+        _key, raw = services.api_key_create(user=user, account=account, name=options["name"],
+                                            expires_at=expires_at, scopes=granted)
         self.stdout.write(raw)

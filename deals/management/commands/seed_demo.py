@@ -131,6 +131,8 @@ class Command(BaseCommand):
             f"  MCP Inspector (Node 22+):  npx @modelcontextprotocol/inspector --cli {base_url}/mcp --transport http "
             f'--header "{auth}" --method tools/list',
             f'  curl:           curl -H "{auth}" {base_url}/api/v1/deals/',
+            f"  By URL alone:   clients that sign in with OAuth (hosted connectors, \"add server by URL\") "
+            f"take {base_url}/mcp and log in as 'admin' (docs/oauth.md)",
         ]
         for line in lines:
             self.stdout.write(line)

@@ -1,0 +1,114 @@
+"""OAuth 2.1 access tokens as bearer credentials of /mcp and the REST API.
+
+`Authorization: Bearer <token>` only (never the query string). A token is accepted when it exists, has
+not expired, is bound to this site (RFC 8707 audience, `lev.resource`), belongs to a connected app that
+is not revoked, and its user is active; it resolves to (user, OAuthCredential) whose account and scopes
+the API's tenancy and scope checks read exactly as they read an API key's. API keys (`lev_sk_…`) are
+left to deals.auth.ApiKeyAuthentication, the next class in the list.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from django.utils import timezone
+from oauth2_provider.models import get_access_token_model, get_refresh_token_model
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.request import Request
+
+from deals.auth import KEY_PREFIX, PREAUTHENTICATED_ENVIRON_KEY, ApiKeyRejected
+from lev import limits, scopes
+from lev.errors import AuthenticationFailed, SessionExpired
+from lev.resource import audience_allowed, bearer_challenge
+
+INVALID_TOKEN = "Unauthorized: invalid access token."
+
+
+@dataclass(frozen=True)
+class OAuthCredential:
+    """What an OAuth access token grants: the account and scopes the person consented to."""
+
+    token_checksum: str
+    authorization_id: int
+    account_id: int
+    scope_set: frozenset[str]
+    client_name: str
+
+
+def token_checksum(raw: str) -> str:
+    # django-oauth-toolkit looks tokens up by this digest (AccessToken.token_checksum).
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def bearer_value(request: Request) -> str | None:
+    """The credential of `Authorization: Bearer <credential>`; None without a Bearer header.
+    AuthenticationFailed for a malformed one."""
+    header = get_authorization_header(request).split()
+    if not header or header[0].lower() != b"bearer":
+        return None
+    if len(header) != 2:
+        raise AuthenticationFailed("Unauthorized: malformed Authorization header; use 'Bearer <token>'.")
+    if len(header[1]) > limits.BEARER_CREDENTIAL_MAX:
+        raise AuthenticationFailed(INVALID_TOKEN)
+    try:
+        return header[1].decode("ascii")
+    except UnicodeDecodeError:
+        raise AuthenticationFailed(INVALID_TOKEN) from None
+
+
+class OAuthTokenAuthentication(BaseAuthentication):
+    def authenticate(self, request: Request):
+        try:
+            raw = bearer_value(request)
+            if raw is None or raw.startswith(KEY_PREFIX):
+                return None  # not ours: an API key, a session, or nothing
+            return self._authenticate(request, raw)
+        except AuthenticationFailed as error:
+            raise ApiKeyRejected(error) from None
+
+    def _authenticate(self, request: Request, raw: str):
+        checksum = token_checksum(raw)
+        verified = request._request.META.get(PREAUTHENTICATED_ENVIRON_KEY)
+        if verified is not None and getattr(verified[1], "token_checksum", None) == checksum:
+            return verified  # the MCP endpoint checked this token moments ago (in-process call)
+        return authenticate_token(checksum, request)
+
+    def authenticate_header(self, request: Request) -> str:
+        sent = bool(get_authorization_header(request))
+        return bearer_challenge(request, error="invalid_token" if sent else None)
+
+
+def authenticate_token(checksum: str, request) -> tuple:
+    """(user, OAuthCredential) for a live token bound to this site; AuthenticationFailed otherwise."""
+    from oauth.models import OAuthAuthorization
+
+    token = (
+        get_access_token_model().objects.select_related("user", "application")
+        .filter(token_checksum=checksum).first()
+    )
+    if token is None or token.user is None or not token.user.is_active:
+        raise AuthenticationFailed(INVALID_TOKEN)
+    if token.is_expired():
+        raise SessionExpired()
+    if not audience_allowed(token.resource or [], request):
+        raise AuthenticationFailed("Unauthorized: this access token was issued for another resource.")
+    families = get_refresh_token_model().objects.filter(access_token=token).values("token_family")
+    authorization = (
+        OAuthAuthorization.objects.filter(token_family__in=families, user=token.user, revoked_at__isnull=True)
+        .only("id", "account_id", "last_used_at").first()
+    )
+    if authorization is None:
+        raise AuthenticationFailed(INVALID_TOKEN)
+    now = timezone.now()
+    # Touch at most once a minute: the connected-apps page shows it, a write per request would cost more.
+    if authorization.last_used_at is None or (now - authorization.last_used_at).total_seconds() > 60:
+        OAuthAuthorization.objects.filter(pk=authorization.pk).update(last_used_at=now)
+    credential = OAuthCredential(
+        token_checksum=checksum,
+        authorization_id=authorization.pk,
+        account_id=authorization.account_id,
+        scope_set=scopes.known(token.scope),
+        client_name=token.application.name if token.application else "",
+    )
+    return token.user, credential

@@ -1,0 +1,185 @@
+"""The authorization server's pages and endpoints, on top of django-oauth-toolkit's views.
+
+* `ConsentView` (/oauth/authorize/): sign-in with the site's users, then a server-rendered consent page
+  naming the client, the scopes (each can be unticked) and, for a person in several accounts, the
+  account the grant is for.
+* `RegistrationView` (/oauth/register/): RFC 7591, open but rate-limited per client address and
+  bounded (`oauth.registration`).
+* `ResourceMetadataView`: RFC 9728 metadata of the site and of /mcp.
+* `connected_apps` (/oauth/connected-apps/): a person's grants, each revocable.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+from oauth2_provider import views as dot_views
+from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.models import get_application_model
+from oauth2_provider.views import AuthorizationView, DynamicClientRegistrationView
+from oauth2_provider.views.metadata import OAuthProtectedResourceMetadataView
+from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
+
+from deals.models import Membership
+from lev import limits, scopes
+from lev.resource import MCP_PATH, normalize, public_origin, site_resources
+from lev.throttling import count_in_window, parse_rate
+from oauth import selectors, services
+from oauth.registration import client_metadata_problem, error_code
+
+
+class ConsentView(AuthorizationView):
+    template_name = "oauth/authorize.html"
+
+    def validate_authorization_request(self, request):
+        scopes_, credentials = super().validate_authorization_request(request)
+        # RFC 8707: a token for anything but this site would be useless here and is refused up front.
+        for value in request.GET.getlist("resource"):
+            if normalize(value) not in site_resources(request):
+                raise OAuthToolkitError(
+                    error=CustomOAuth2Error(
+                        error="invalid_target", state=credentials.get("state"),
+                        description=f"This server issues tokens only for {public_origin(request)}{MCP_PATH}.",
+                    ),
+                    redirect_uri=credentials.get("redirect_uri"),
+                )
+        return scopes_, credentials
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        application = context.get("application")
+        requested = set(context.get("scopes") or [])
+        context["scope_choices"] = [(name, text) for name, text in scopes.SCOPES.items() if name in requested]
+        context["memberships"] = list(
+            Membership.objects.filter(user=self.request.user).select_related("account").order_by("account__name")
+        )
+        if application is not None:
+            context["client_host"] = urlsplit(application.client_id).hostname \
+                if application.client_id.startswith("https://") else None
+            context["redirect_host"] = urlsplit(context.get("redirect_uri") or "").hostname
+        return context
+
+    def form_valid(self, form):
+        requested = scopes.known(form.cleaned_data.get("scope", ""))
+        chosen = frozenset(self.request.POST.getlist("scope_choice")) & requested
+        membership = None
+        account = self.request.POST.get("account", "")
+        if account.isdigit() and len(account) < 20:
+            membership = Membership.objects.filter(user=self.request.user, account_id=int(account)).first()
+        if form.cleaned_data.get("allow"):
+            if not chosen:
+                return self._refused("Choose at least one permission to allow, or choose Deny.")
+            if membership is None:
+                return self._refused("Choose one of your accounts for this connection.")
+            form.cleaned_data["scope"] = scopes.as_text(chosen)
+        self.account_id = membership.account_id if membership else None
+        return super().form_valid(form)
+
+    def form_invalid(self, form):
+        # Only a tampered or truncated form gets here (the page always posts its hidden fields).
+        return self._refused("The authorization request is incomplete. Start connecting again from the app.")
+
+    def create_authorization_response(self, request, scopes, credentials, allow):
+        # The validator keeps the chosen account with the code (oauth.validators).
+        credentials["lev_account_id"] = getattr(self, "account_id", None)
+        return super().create_authorization_response(request, scopes, credentials, allow)
+
+    def _refused(self, message: str) -> HttpResponse:
+        return render(self.request, self.template_name,
+                      {"error": {"error": "Nothing was allowed", "description": message}}, status=400)
+
+
+class TokenView(dot_views.TokenView):
+    """The token endpoint. oauthlib's error for a refusal raised while the token is saved (e.g. the
+    `invalid_target` of a resource that is not the code's) comes without its Content-Type: it is JSON
+    (RFC 6749 §5.2), and says so."""
+
+    def post(self, request, *args, **kwargs):
+        response = super().post(request, *args, **kwargs)
+        if response.status_code >= 400 and not response.get("Content-Type", "").startswith("application/json"):
+            response["Content-Type"] = "application/json"
+            response["Cache-Control"] = "no-store"
+        return response
+
+
+def client_address(request: HttpRequest) -> str:
+    return request.META.get("REMOTE_ADDR", "") or "unknown"
+
+
+class RegistrationView(DynamicClientRegistrationView):
+    """RFC 7591 registration: open (a client that connects by URL has no one to ask), so bounded: a
+    rate per client address (LEV_OAUTH_REGISTRATION_RATE), a body size, and the metadata limits of
+    `oauth.registration`. Answers are RFC 7591 JSON, never a page or a 500."""
+
+    def post(self, request, *args, **kwargs):
+        limit, period = parse_rate(settings.LEV_OAUTH_REGISTRATION_RATE)
+        window = int(time.time() // period)
+        if count_in_window(f"oauth-register:{client_address(request)}:{window}", period) > limit:
+            response = _registration_error("rate_limited", "Too many client registrations from this address; "
+                                           "retry later.", status=429)
+            response["Retry-After"] = str(max(1, int((window + 1) * period - time.time())))
+            return response
+        length = request.META.get("CONTENT_LENGTH") or "0"
+        if not length.isdigit() or int(length) > limits.OAUTH_REGISTRATION_BODY_MAX_BYTES:
+            return _registration_error("invalid_client_metadata", "The registration request is larger than "
+                                       f"{limits.OAUTH_REGISTRATION_BODY_MAX_BYTES} bytes.", status=413)
+        try:
+            data = json.loads(request.body)
+        except (ValueError, RecursionError):
+            return _registration_error("invalid_client_metadata", "The request body must be a JSON object.")
+        problem = client_metadata_problem(data)
+        if problem:
+            return _registration_error(error_code(problem), problem)
+        return super().post(request, *args, **kwargs)
+
+
+def _registration_error(error: str, description: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": error, "error_description": description}, status=status)
+
+
+class ResourceMetadataView(OAuthProtectedResourceMetadataView):
+    """RFC 9728: `/.well-known/oauth-protected-resource/mcp` describes /mcp (the identifier MCP clients
+    bind tokens to), `/.well-known/oauth-protected-resource` the whole site (REST API included)."""
+
+    def get_resource(self, request):
+        origin = public_origin(request)
+        return origin + MCP_PATH if request.path.rstrip("/").endswith(MCP_PATH) else origin
+
+    def get_authorization_servers(self, request):
+        return [public_origin(request)]
+
+    def get_scopes_supported(self):
+        return list(scopes.SCOPES)
+
+    def get_resource_name(self):
+        return "Lev MCP"
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def connected_apps(request: HttpRequest) -> HttpResponse:
+    """The person's connected apps (OAuth grants); POST `revoke=<id>` disconnects one at once."""
+    if request.method == "POST":
+        value = request.POST.get("revoke", "")
+        authorization = selectors.connected_app_get(user=request.user, authorization_id=value)
+        if authorization is None:
+            raise Http404
+        services.authorization_revoke(authorization=authorization)
+        return redirect("oauth-connected-apps")
+    apps = selectors.connected_apps(user=request.user)
+    Application = get_application_model()
+    return render(request, "oauth/connected_apps.html", {
+        "apps": [
+            {"authorization": item, "scope_texts": [scopes.SCOPES[s] for s in scopes.SCOPES
+                                                    if s in item.scope.split()],
+             "cimd": item.application.registration_source == Application.RegistrationSource.CIMD}
+            for item in apps
+        ],
+    })
