@@ -73,3 +73,13 @@ JSON_MAX_DEPTH = 64
 RATIO_DECIMAL_PLACES = 2
 LTV_MAX_DIGITS = MONEY_MAX_DIGITS + 4
 DSCR_MAX_DIGITS = MONEY_MAX_DIGITS + 2
+
+# Admin pages: ranked lenders per page of a search's page; the top matches on a deal's page and in
+# every score chart; recent searches listed on a deal's page; and deals one "Find lenders" action
+# may start searches for (each may rank in-process where jobs run in-process).
+ADMIN_MATCHES_PER_PAGE = 50
+ADMIN_TOP_MATCHES = 10
+ADMIN_DEAL_RECENT_SEARCHES = 5
+ADMIN_FIND_LENDERS_MAX_DEALS = 20
+# Sponsor states listed before "+N more" where a program's coverage is shown.
+COVERAGE_STATES_SHOWN = 8
