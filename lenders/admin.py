@@ -50,7 +50,7 @@ class LenderProgramForm(forms.ModelForm):
         low, high = data.get("min_loan_amount"), data.get("max_loan_amount")
         if low is not None and high is not None and low > high:
             self.add_error("max_loan_amount", "Must be at least the min loan.")
-        if self.cleaned_data.get("status") == LenderProgram.Status.ACTIVE and not data.get("loan_types"):
+        if data.get("status") == LenderProgram.Status.ACTIVE and data.get("loan_types") == []:
             self.add_error("loan_types", "An active program offers at least one loan type.")
         return data
 

@@ -113,10 +113,13 @@ def ranked_page(search: LenderSearch, *, page: int, size: int, chart_size: int =
 
 
 def page_number(request: HttpRequest, name: str = "page") -> int:
-    """A page number from the query string; anything else (text, 0, huge) reads as page 1."""
+    """A page number from the query string: anything but digits reads as page 1, a number past
+    PAGE_NUMBER_MAX as that (ranked_page then shows the last page there is)."""
     raw = request.GET.get(name, "")
-    if not raw.isascii() or not raw.isdigit() or len(raw) > len(str(limits.PAGE_NUMBER_MAX)):
+    if not raw.isascii() or not raw.isdigit():
         return 1
+    if len(raw) > len(str(limits.PAGE_NUMBER_MAX)):
+        return limits.PAGE_NUMBER_MAX
     return min(max(1, int(raw)), limits.PAGE_NUMBER_MAX)
 
 

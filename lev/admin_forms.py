@@ -32,8 +32,8 @@ class UnitInput(forms.TextInput):
         if isinstance(value, Decimal) and self.grouped:
             whole = value == value.to_integral_value()
             return f"{value:,.0f}" if whole else f"{value:,.2f}"
-        if isinstance(value, Decimal):
-            return format(value.normalize(), "f") if value == value.to_integral_value() else str(value)
+        if isinstance(value, Decimal):  # 6.250 -> 6.25, 77.00 -> 77
+            return format(value.normalize(), "f")
         return str(value)  # what the person typed, shown back with its error
 
     def render(self, name, value, attrs=None, renderer=None):
