@@ -219,7 +219,7 @@ def search_status_badge(status: str | None) -> str:
 @admin.register(Deal)
 class DealAdmin(AccountScopedAdmin):
     form = DealForm
-    list_display = ["title", "account", "property_states", "asset_types", "units", "loan", "loan_type",
+    list_display = ["title", "account", "property_states", "asset_types", "units", "loan", "loan_type_label",
                     "latest_search", "match_count", "updated_at"]
     list_display_links = ["title"]
     list_filter = [ArchivedFilter, PropertyStateFilter, AssetTypeFilter, LatestSearchFilter, "loan_type",
@@ -260,6 +260,10 @@ class DealAdmin(AccountScopedAdmin):
     @admin.display(description="Loan amount", ordering="loan_amount")
     def loan(self, deal: Deal) -> str:
         return formatting.money(deal.loan_amount)
+
+    @admin.display(description="Loan type", ordering="loan_type")
+    def loan_type_label(self, deal: Deal) -> str:
+        return formatting.label(deal.loan_type)
 
     @admin.display(description="Latest search", ordering="latest_search_status")
     def latest_search(self, deal: Deal) -> str:
