@@ -5,8 +5,9 @@ lenders — and the API docs with every request to another host blocked.
 
 The search runs as the configured job mode runs it: through a real Celery worker on the
 PostgreSQL + Redis run, in-process on the embedded one. Screenshots are written to
-artifacts/screenshots/ (LEV_SCREENSHOT_DIR overrides it). With CI=true a missing browser fails the
-test; elsewhere it skips with the reason."""
+artifacts/screenshots/ (LEV_SCREENSHOT_DIR overrides it); with LEV_DOCS_SCREENSHOTS=1 the deal page's
+also replaces the README's docs/images/admin-deal-ranked-lenders.png. With CI=true a missing browser
+fails the test; elsewhere it skips with the reason."""
 
 from __future__ import annotations
 
@@ -130,6 +131,8 @@ def test_a_deal_team_finds_lenders_for_a_demo_deal_in_the_admin(live_server, dem
     assert searches.first.locator("td").nth(5).inner_text() == "admin"  # started by the logged-in user
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(shots / f"admin-deal-ranked-lenders-{suffix}.png"))
+    if os.environ.get("LEV_DOCS_SCREENSHOTS") == "1":
+        page.screenshot(path=str(ROOT / "docs" / "images" / "admin-deal-ranked-lenders.png"))
     page.screenshot(path=str(shots / f"admin-deal-page-full-{suffix}.png"), full_page=True)
 
     if search_jobs is not None:  # ranked by the worker process, not by this one
