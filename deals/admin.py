@@ -295,8 +295,12 @@ class DealAdmin(AccountScopedAdmin):
     #    the old description is then never reused) and archived deals stay unchanged
     def save_model(self, request, obj, form, change):
         if not change:
-            obj.created_by = request.user
-            obj.save()
+            data = {name: form.cleaned_data[name] for name in services.DEAL_FIELDS if name in form.cleaned_data}
+            created = services.deal_create(account=form.cleaned_data["account"], user=request.user, data=data)
+            # The admin goes on with its own instance (inlines, log, redirect): make it the saved row.
+            obj.pk = created.pk
+            obj.refresh_from_db()
+            obj._state.adding = False  # refresh_from_db leaves it set
             return
         changed = {name: form.cleaned_data[name] for name in form.changed_data if name in services.DEAL_FIELDS}
         if changed:
