@@ -220,13 +220,14 @@ def search_status_badge(status: str | None) -> str:
 class DealAdmin(AccountScopedAdmin):
     form = DealForm
     list_display = ["title", "account", "property_states", "asset_types", "units", "loan", "loan_type_label",
-                    "latest_search", "match_count", "updated_at"]
+                    "latest_search"]
     list_display_links = ["title"]
     list_filter = [ArchivedFilter, PropertyStateFilter, AssetTypeFilter, LatestSearchFilter, "loan_type",
                    "transaction_type", "business_plan", "account"]
     search_fields = ["title", "description", "properties__name", "properties__city"]
     list_select_related = ["account"]
     list_per_page = 50
+    date_hierarchy = "created_at"
     fieldsets = [
         (None, {"fields": ["account", "title", "loan_amount", ("loan_type", "transaction_type", "business_plan"),
                            "estimated_close_date", "description"]}),
@@ -265,16 +266,15 @@ class DealAdmin(AccountScopedAdmin):
     def loan_type_label(self, deal: Deal) -> str:
         return formatting.label(deal.loan_type)
 
-    @admin.display(description="Latest search", ordering="latest_search_status")
+    @admin.display(description="Latest search", ordering="latest_search_matches")
     def latest_search(self, deal: Deal) -> str:
-        return search_status_badge(deal.latest_search_status)
-
-    @admin.display(description="Matches", ordering="latest_search_matches")
-    def match_count(self, deal: Deal) -> str:
+        """Its status and match count, linking to the search (one column, so the list fits a screen)."""
         if deal.latest_search_id is None:
             return formatting.EMPTY
         url = reverse("admin:lenders_lendersearch_change", args=[deal.latest_search_id])
-        return format_html('<a href="{}">{}</a>', url, f"{deal.latest_search_matches:,}")
+        matches = deal.latest_search_matches
+        return format_html('{} <a href="{}">{} match{}</a>', search_status_badge(deal.latest_search_status), url,
+                           f"{matches:,}", "" if matches == 1 else "es")
 
     # -- rules the API keeps: an archived deal is read-only, the account is chosen once
     def has_change_permission(self, request, obj=None) -> bool:

@@ -232,7 +232,7 @@ def test_the_deal_list_shows_market_size_money_and_the_latest_search(client, acc
     assert '<td class="field-loan">$18,500,000</td>' in row
     assert "lev-badge--completed" in row
     link = reverse("admin:lenders_lendersearch_change", args=[search.pk])
-    assert f'<a href="{link}">{search.total_matches}</a>' in row
+    assert f'<a href="{link}">{search.total_matches} matches</a>' in row
     assert '<td class="field-latest_search">—</td>' in rows[False]
 
 
