@@ -1,8 +1,34 @@
+"""The deal team's admin: deals with their properties and financials (money as money, LTV, DSCR,
+NOI), their lender searches and ranked lenders, and "Find lenders" — through the same services the
+API uses, so the admin keeps every rule the API keeps (versions, archived deals, readiness)."""
+
+from __future__ import annotations
+
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.core.validators import RegexValidator
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.urls import path, reverse
+from django.utils.html import format_html
 
-from deals import services
+from deals import selectors, services
+from deals.admin_tenancy import ADMIN_CSS, AccountScopedAdmin
 from deals.models import Account, ApiKey, Deal, DealFinancials, DealProperty, IdempotencyRecord, Membership
+from lenders import selectors as lender_selectors
+from lenders import services as lender_services
+from lenders.admin_results import ranked_page
+from lenders.models import LenderSearch
+from lenders.ranking import missing_for_search
+from lenders.serializers import LenderSearchStartSerializer
+from lev import formatting, limits
+from lev.admin_forms import money_field, percent_field
+from lev.enums import ASSET_TYPES, US_STATES
+from lev.errors import UPSTREAM_MESSAGE, ApplicationError, BusinessRuleViolation
+from lev.outages import is_dependency_outage, report_outage
 from lev.scopes import SCOPES, as_text
 
 
@@ -62,37 +88,408 @@ class ApiKeyAdmin(admin.ModelAdmin):
         self.message_user(request, f"Revoked {queryset.count()} key(s).", messages.SUCCESS)
 
 
+# --- forms: the API's bounds (lev.limits), money typed and shown as money --------------------------
+class DealForm(forms.ModelForm):
+    loan_amount = money_field(label="Loan amount")
+
+    class Meta:
+        model = Deal
+        fields = ["account", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
+                  "estimated_close_date", "description"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+
+
+class DealPropertyForm(forms.ModelForm):
+    zip = forms.CharField(label="ZIP", required=False, max_length=10, validators=[
+        RegexValidator(limits.ZIP_PATTERN, "Enter a 5-digit ZIP code (or ZIP+4).")])
+    units = forms.IntegerField(required=False, min_value=0, max_value=limits.UNITS_MAX)
+    square_footage = forms.IntegerField(required=False, min_value=0, max_value=limits.SQUARE_FOOTAGE_MAX)
+    year_built = forms.IntegerField(required=False, min_value=limits.YEAR_BUILT_MIN, max_value=limits.YEAR_BUILT_MAX)
+
+    class Meta:
+        model = DealProperty
+        fields = services.PROPERTY_FIELDS
+
+
+class DealFinancialsForm(forms.ModelForm):
+    purchase_price = money_field(label="Purchase price")
+    estimated_value = money_field(label="Estimated value")
+    in_place_noi = money_field(label="In-place NOI", positive=False, help_text="Net operating income per year.")
+    stabilized_noi = money_field(label="Stabilized NOI", positive=False, help_text="Net operating income per year.")
+    existing_debt = money_field(label="Existing debt", positive=False)
+    cash_out = money_field(label="Cash out", positive=False)
+    interest_rate = percent_field(label="Interest rate", max_value=limits.INTEREST_RATE_MAX, decimal_places=3,
+                                  help_text="Annual, for DSCR.")
+    amortization_years = forms.IntegerField(label="Amortization (years)", min_value=limits.AMORTIZATION_YEARS_MIN,
+                                            max_value=limits.AMORTIZATION_YEARS_MAX, initial=30)
+
+    class Meta:
+        model = DealFinancials
+        fields = services.FINANCIAL_FIELDS
+
+
+# --- inlines: saved through the deal services (see DealAdmin.save_formset) ------------------------
 class DealPropertyInline(admin.StackedInline):
     model = DealProperty
+    form = DealPropertyForm
     extra = 0
-    readonly_fields = ["created_at", "updated_at"]
+    fieldsets = [(None, {"fields": ["name", "address", ("city", "state", "zip"), "asset_type",
+                                    ("units", "square_footage", "year_built")]})]
 
 
 class DealFinancialsInline(admin.StackedInline):
     model = DealFinancials
+    form = DealFinancialsForm
     extra = 0
-    readonly_fields = ["updated_at", "ltv", "dscr"]
+    can_delete = False
+    fieldsets = [(None, {"fields": [("purchase_price", "estimated_value"), ("in_place_noi", "stabilized_noi"),
+                                    ("existing_debt", "cash_out"), ("interest_rate", "amortization_years"),
+                                    ("ltv", "dscr")]})]
+    readonly_fields = ["ltv", "dscr"]
+
+    @admin.display(description="LTV")
+    def ltv(self, financials: DealFinancials) -> str:
+        return formatting.percent(financials.ltv) if financials.pk else formatting.EMPTY
+
+    @admin.display(description="DSCR")
+    def dscr(self, financials: DealFinancials) -> str:
+        return formatting.multiple(financials.dscr) if financials.pk else formatting.EMPTY
+
+
+# --- list filters -------------------------------------------------------------------------------------
+class ArchivedFilter(admin.SimpleListFilter):
+    """Active deals unless archived ones are asked for (archiving is the product's delete)."""
+
+    title = "status"
+    parameter_name = "archived"
+    default = "active"
+
+    def lookups(self, request, model_admin):
+        return [("active", "Active"), ("archived", "Archived"), ("all", "All")]
+
+    def chosen(self) -> str:
+        return self.value() if self.value() in ("archived", "all") else self.default
+
+    def choices(self, changelist):
+        for lookup, title in self.lookup_choices:
+            yield {"selected": self.chosen() == lookup, "display": title,
+                   "query_string": changelist.get_query_string({self.parameter_name: lookup})}
+
+    def queryset(self, request, queryset):
+        chosen = self.chosen()
+        return queryset if chosen == "all" else queryset.filter(archived=chosen == "archived")
+
+
+class PropertyFilter(admin.SimpleListFilter):
+    """Deals with a property of the chosen value (listing only values the user's deals have)."""
+
+    field: str
+    universe: tuple[str, ...]
+
+    def lookups(self, request, model_admin):
+        properties = DealProperty.objects.exclude(**{self.field: ""})
+        account_ids = selectors.staff_account_ids(user=request.user)
+        if account_ids is not None:
+            properties = properties.filter(deal__account_id__in=account_ids)
+        present = set(properties.values_list(self.field, flat=True).distinct())
+        return [(v, formatting.label(v)) for v in self.universe if v in present]
+
+    def queryset(self, request, queryset):
+        if self.value() in self.universe:
+            # A subquery, so a deal with two matching properties is listed once.
+            with_it = DealProperty.objects.filter(**{self.field: self.value()}).values("deal_id")
+            return queryset.filter(pk__in=with_it)
+        return queryset
+
+
+class PropertyStateFilter(PropertyFilter):
+    title = "property state"
+    parameter_name = "property_state"
+    field = "state"
+    universe = US_STATES
+
+
+class AssetTypeFilter(PropertyFilter):
+    title = "asset type"
+    parameter_name = "asset_type"
+    field = "asset_type"
+    universe = ASSET_TYPES
+
+
+class LatestSearchFilter(admin.SimpleListFilter):
+    title = "latest lender search"
+    parameter_name = "latest_search"
+
+    def lookups(self, request, model_admin):
+        return [*LenderSearch.Status.choices, ("none", "None yet")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "none":
+            return queryset.filter(latest_search_status__isnull=True)
+        if self.value() in LenderSearch.Status.values:
+            return queryset.filter(latest_search_status=self.value())
+        return queryset
+
+
+# --- deals ------------------------------------------------------------------------------------------
+def search_status_badge(status: str | None) -> str:
+    if not status:
+        return formatting.EMPTY
+    return format_html('<span class="lev-badge lev-badge--{}">{}</span>', status, LenderSearch.Status(status).label)
 
 
 @admin.register(Deal)
-class DealAdmin(admin.ModelAdmin):
-    list_display = ["id", "title", "account", "loan_amount", "loan_type", "transaction_type", "business_plan",
-                    "archived", "updated_at"]
-    list_filter = ["loan_type", "transaction_type", "business_plan", "archived", "account"]
+class DealAdmin(AccountScopedAdmin):
+    form = DealForm
+    list_display = ["title", "account", "property_states", "asset_types", "units", "loan", "loan_type_label",
+                    "latest_search"]
+    list_display_links = ["title"]
+    list_filter = [ArchivedFilter, PropertyStateFilter, AssetTypeFilter, LatestSearchFilter, "loan_type",
+                   "transaction_type", "business_plan", "account"]
     search_fields = ["title", "description", "properties__name", "properties__city"]
-    readonly_fields = ["created_at", "updated_at", "archived_at", "version"]
     list_select_related = ["account"]
-    inlines = [DealPropertyInline, DealFinancialsInline]
+    list_per_page = 50
     date_hierarchy = "created_at"
+    fieldsets = [
+        (None, {"fields": ["account", "title", "loan_amount", ("loan_type", "transaction_type", "business_plan"),
+                           "estimated_close_date", "description"]}),
+        ("Record", {"classes": ["collapse"],
+                    "fields": ["archived", "archived_at", "created_by", "created_at", "updated_at", "version"]}),
+    ]
+    readonly_fields = ["archived", "archived_at", "created_by", "created_at", "updated_at", "version"]
+    inlines = [DealPropertyInline, DealFinancialsInline]
+    actions = ["find_lenders", "archive"]
+
+    class Media:
+        css = ADMIN_CSS
+
+    # -- list
+    def get_queryset(self, request):
+        deals = selectors.deals_with_property_summary(super().get_queryset(request))
+        return lender_selectors.deals_with_latest_search(deals)
+
+    @admin.display(description="States")
+    def property_states(self, deal: Deal) -> str:
+        return formatting.labels(sorted({p.state for p in deal.property_summary if p.state}))
+
+    @admin.display(description="Asset types")
+    def asset_types(self, deal: Deal) -> str:
+        return formatting.labels({p.asset_type for p in deal.property_summary if p.asset_type}, ASSET_TYPES)
+
+    @admin.display(description="Units", ordering="units_total")
+    def units(self, deal: Deal) -> str:
+        return formatting.EMPTY if deal.units_total is None else f"{deal.units_total:,}"
+
+    @admin.display(description="Loan amount", ordering="loan_amount")
+    def loan(self, deal: Deal) -> str:
+        return formatting.money(deal.loan_amount)
+
+    @admin.display(description="Loan type", ordering="loan_type")
+    def loan_type_label(self, deal: Deal) -> str:
+        return formatting.label(deal.loan_type)
+
+    @admin.display(description="Latest search", ordering="latest_search_matches")
+    def latest_search(self, deal: Deal) -> str:
+        """Its status and match count, linking to the search (one column, so the list fits a screen)."""
+        if deal.latest_search_id is None:
+            return formatting.EMPTY
+        url = reverse("admin:lenders_lendersearch_change", args=[deal.latest_search_id])
+        matches = deal.latest_search_matches
+        return format_html('{} <a href="{}">{} match{}</a>', search_status_badge(deal.latest_search_status), url,
+                           f"{matches:,}", "" if matches == 1 else "es")
+
+    # -- rules the API keeps: an archived deal is read-only, the account is chosen once
+    def has_change_permission(self, request, obj=None) -> bool:
+        return super().has_change_permission(request, obj) and not (obj is not None and obj.archived)
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "account"] if obj is not None else fields
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "account":
+            account_ids = selectors.staff_account_ids(user=request.user)
+            if account_ids is not None:
+                kwargs["queryset"] = Account.objects.filter(pk__in=account_ids)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    # -- saving through the services, so every change bumps the deal's version (a lender search of
+    #    the old description is then never reused) and archived deals stay unchanged
+    def save_model(self, request, obj, form, change):
+        if not change:
+            data = {name: form.cleaned_data[name] for name in services.DEAL_FIELDS if name in form.cleaned_data}
+            created = services.deal_create(account=form.cleaned_data["account"], user=request.user, data=data)
+            # The admin goes on with its own instance (inlines, log, redirect): make it the saved row.
+            obj.pk = created.pk
+            obj.refresh_from_db()
+            obj._state.adding = False  # refresh_from_db leaves it set
+            return
+        changed = {name: form.cleaned_data[name] for name in form.changed_data if name in services.DEAL_FIELDS}
+        if changed:
+            services.deal_update(deal=obj, data=changed)
+
+    def save_formset(self, request, form, formset, change):
+        deal = form.instance
+        if formset.model is DealProperty:
+            formset.save(commit=False)
+            for prop in formset.deleted_objects:
+                services.deal_property_delete(prop=prop)
+            for prop in formset.new_objects:
+                fields = {name: getattr(prop, name) for name in services.PROPERTY_FIELDS}
+                services.deal_property_create(deal=deal, data=fields)
+            for prop, changed in formset.changed_objects:
+                services.deal_property_update(prop=prop, data={name: getattr(prop, name) for name in changed})
+        elif formset.model is DealFinancials:
+            formset.save(commit=False)  # no delete (can_delete is off)
+            for financials in formset.new_objects:
+                fields = {name: getattr(financials, name) for name in services.FINANCIAL_FIELDS}
+                services.deal_financials_update(deal=deal, data=fields)
+            for financials, changed in formset.changed_objects:
+                services.deal_financials_update(deal=deal, data={name: getattr(financials, name) for name in changed})
+        else:  # inlines added later (placements, term sheets) save as Django does
+            super().save_formset(request, form, formset, change)
+
+    # -- actions
+    @admin.action(description="Find lenders for the selected deals")
+    def find_lenders(self, request: HttpRequest, queryset) -> None:
+        deals = list(queryset.order_by("pk")[: limits.ADMIN_FIND_LENDERS_MAX_DEALS + 1])
+        if len(deals) > limits.ADMIN_FIND_LENDERS_MAX_DEALS:
+            self.message_user(request, f"Select at most {limits.ADMIN_FIND_LENDERS_MAX_DEALS} deals to find "
+                                       "lenders for at once.", messages.ERROR)
+            return
+        if not self.has_change_permission(request):
+            raise PermissionDenied
+        for deal in deals:
+            level, text = start_lender_search(request, deal)
+            self.message_user(request, f"{deal.title}: {text}", level)
+
+    @admin.action(description="Archive selected deals")
+    def archive(self, request: HttpRequest, queryset) -> None:
+        archived = 0
+        for deal in queryset:
+            if not deal.archived:
+                services.deal_archive(deal=deal)
+                archived += 1
+        self.message_user(request, f"Archived {archived} deal(s).", messages.SUCCESS)
+
+    # -- the deal page: "Find lenders", its searches and its ranked lenders
+    def get_urls(self):
+        find = path("<path:object_id>/find-lenders/", self.admin_site.admin_view(self.find_lenders_view),
+                    name="deals_deal_find_lenders")
+        return [find, *super().get_urls()]
+
+    def find_lenders_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        deal = self.get_object(request, unquote(object_id))
+        if deal is None:  # missing, or another account's: the same answer
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_change_permission(request):
+            raise PermissionDenied
+        level, text = start_lender_search(request, deal)
+        self.message_user(request, text, level)
+        return HttpResponseRedirect(reverse("admin:deals_deal_change", args=[deal.pk]) + "#lender-searches")
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and obj.pk:
+            context.update(deal_page_context(obj))
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+
+def start_lender_search(request: HttpRequest, deal: Deal) -> tuple[int, str]:
+    """Start (or reuse) a search of the deal through the API's service; the message level and the
+    text the API would answer (what is missing, reused, queued or not, done)."""
+    try:
+        selectors.check_staff_can_write(user=request.user, account_id=deal.account_id)
+        started, created = lender_services.lender_search_start(deal=deal, user=request.user)
+    except BusinessRuleViolation as exc:
+        return messages.ERROR, exc.customer_message
+    except ApplicationError as exc:
+        return messages.ERROR, exc.message
+    except Exception as exc:
+        if not is_dependency_outage(exc):
+            raise
+        report_outage(exc, f"starting a lender search of deal {deal.pk} in the admin")
+        return messages.ERROR, UPSTREAM_MESSAGE
+    # Read back: where jobs run in-process the search has already finished by now.
+    search = LenderSearch.objects.get(pk=started.pk)
+    text = LenderSearchStartSerializer(search, context={"created": created}).data["message"]
+    if search.status == LenderSearch.Status.COMPLETED:
+        return messages.SUCCESS, text
+    if search.status == LenderSearch.Status.FAILED:
+        return messages.ERROR, text
+    if lender_selectors.lender_search_queue_status(search=search) != lender_selectors.QueueStatus.QUEUED:
+        return messages.WARNING, text
+    return messages.INFO, text + " Reload this page to see the ranked lenders."
+
+
+def deal_page_context(deal: Deal) -> dict[str, Any]:
+    """What the deal page shows above its form (template blocks in
+    deals/templates/admin/deals/deal/change_form.html)."""
+    properties = list(DealProperty.objects.filter(deal=deal).order_by("id"))
+    financials = DealFinancials.objects.filter(deal=deal).first()
+    if financials is not None:
+        financials.deal = deal
+    latest = lender_selectors.lender_search_latest_completed(deal=deal)
+    ranked = None
+    if latest is not None:
+        ranked = ranked_page(latest, page=1, size=limits.ADMIN_TOP_MATCHES, chart_size=limits.ADMIN_TOP_MATCHES)
+    return {
+        "lev_deal": {
+            "properties": properties,
+            "states": formatting.labels(sorted({p.state for p in properties if p.state})),
+            "asset_types": formatting.labels({p.asset_type for p in properties if p.asset_type}, ASSET_TYPES),
+            "units": sum(p.units or 0 for p in properties),
+            "financials": financials,
+            "missing": missing_for_search(deal, properties),
+            "searches": lender_selectors.lender_searches_of_deal(deal=deal, limit=limits.ADMIN_DEAL_RECENT_SEARCHES),
+            "ranked": ranked,
+            "ranked_is_stale": latest is not None and latest.deal_version != deal.version,
+            "find_lenders_url": reverse("admin:deals_deal_find_lenders", args=[deal.pk]),
+        }
+    }
 
 
 @admin.register(DealProperty)
-class DealPropertyAdmin(admin.ModelAdmin):
+class DealPropertyAdmin(AccountScopedAdmin):
+    account_path = "deal__account"
+    form = DealPropertyForm
     list_display = ["name", "deal", "city", "state", "asset_type", "units"]
     list_filter = ["state", "asset_type"]
     search_fields = ["name", "address", "city", "deal__title"]
     readonly_fields = ["created_at", "updated_at"]
     list_select_related = ["deal"]
+    autocomplete_fields = ["deal"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        kwargs["fields"] = ["deal", *services.PROPERTY_FIELDS]
+        return super().get_form(request, obj, **kwargs)
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "deal"] if obj is not None else fields
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return super().has_change_permission(request, obj) and not (obj is not None and obj.deal.archived)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return super().has_delete_permission(request, obj) and not (obj is not None and obj.deal.archived)
+
+    def save_model(self, request, obj, form, change):
+        data = {name: form.cleaned_data.get(name) for name in services.PROPERTY_FIELDS}
+        if change:
+            changed = {name: value for name, value in data.items() if name in form.changed_data}
+            services.deal_property_update(prop=obj, data=changed)
+        else:
+            created = services.deal_property_create(deal=form.cleaned_data["deal"], data=data)
+            obj.pk = created.pk
+
+    def delete_model(self, request, obj):
+        services.deal_property_delete(prop=obj)
+
+    def delete_queryset(self, request, queryset):
+        for prop in queryset.select_related("deal"):
+            services.deal_property_delete(prop=prop)
 
 
 @admin.register(IdempotencyRecord)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Sum
 
 from deals.models import Account, Deal, DealFinancials, DealProperty, Membership
 from lenders.ranking.criteria import READINESS_FIELDS
@@ -48,6 +48,25 @@ def check_can_write(*, membership: Membership) -> None:
         raise Forbidden("Forbidden: viewers of an account cannot change its deals.")
 
 
+def staff_account_ids(*, user) -> list[int] | None:
+    """The accounts whose deals a staff user sees in the admin: every account (None) for a
+    superuser (operations), else the accounts the user is a member of — another account's deal is
+    then missing there, exactly as in the API."""
+    if user.is_superuser:
+        return None
+    return list(Membership.objects.filter(user=user).values_list("account_id", flat=True))
+
+
+def check_staff_can_write(*, user, account_id: int) -> None:
+    """Raise Forbidden unless the staff user may change the account's deals (superusers may)."""
+    if user.is_superuser:
+        return
+    membership = Membership.objects.filter(user=user, account_id=account_id).first()
+    if membership is None:  # the admin's scoped querysets never show such a deal
+        raise Forbidden("Forbidden: your user is not a member of this account.")
+    check_can_write(membership=membership)
+
+
 def deal_list(*, account: Account, filters: DealFilters) -> QuerySet[Deal]:
     qs = Deal.objects.filter(account=account, archived=filters.archived)
     if filters.loan_type:
@@ -66,6 +85,19 @@ def deal_list(*, account: Account, filters: DealFilters) -> QuerySet[Deal]:
     # (one more query per page, whatever its size), which also give its property count.
     properties = DealProperty.objects.only(*READINESS_FIELDS).order_by("id")
     return qs.prefetch_related(Prefetch("properties", queryset=properties)).order_by(filters.ordering, "-id")
+
+
+def deals_with_property_summary(deals: QuerySet[Deal]) -> QuerySet[Deal]:
+    """Deals with `units_total` (sum over their properties, sortable) and their properties'
+    states and asset types prefetched (one query for a whole page, not one per deal)."""
+    units = (
+        DealProperty.objects.filter(deal=OuterRef("pk")).order_by().values("deal")
+        .annotate(total=Sum("units")).values("total")
+    )
+    light = DealProperty.objects.only("id", "deal_id", "state", "asset_type").order_by("id")
+    return deals.annotate(units_total=Subquery(units, output_field=IntegerField())).prefetch_related(
+        Prefetch("properties", queryset=light, to_attr="property_summary")
+    )
 
 
 def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozenset()) -> Deal:

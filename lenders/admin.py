@@ -1,13 +1,90 @@
+"""Admin of the lender directory (enum lists as checkboxes, coverage in words) and of lender
+searches (each search's page shows its ranked lenders, a page at a time)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django import forms
 from django.contrib import admin
-from django.db import models
+from django.db.models import Count, Q
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
+from deals.admin_tenancy import ADMIN_CSS, AccountScopedAdmin
+from lenders.admin_results import criteria_summary, page_number, ranked_page
 from lenders.models import AssetType, Lender, LenderActivity, LenderProgram, LenderSearch
+from lev import formatting, limits
+from lev.admin_forms import EnumListField, money_field, multiple_field, percent_field
+from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, POSITIONS, RECOURSE_TYPES, US_STATES, mask_of
+
+# "tbd" is what a deal says before it knows its loan type; no program offers it.
+PROGRAM_LOAN_TYPES = tuple(t for t in LOAN_TYPES if t != "tbd")
 
 
-class LenderProgramInline(admin.StackedInline):
+# --- lender directory -----------------------------------------------------------------------------
+class LenderProgramForm(forms.ModelForm):
+    """Programs' enum lists as checkboxes; the model's save() keeps the bit masks the ranking
+    filters on in step with them."""
+
+    loan_types = EnumListField(PROGRAM_LOAN_TYPES, label="Loan types")
+    positions = EnumListField(POSITIONS, label="Positions")
+    recourse_types = EnumListField(RECOURSE_TYPES, label="Recourse")
+    asset_types = EnumListField(ASSET_TYPES, label="Asset types")
+    sponsor_states = EnumListField(
+        US_STATES, compact=True, label="Sponsor states",
+        help_text="The states this program lends in. Leave every box unchecked for a nationwide program.",
+    )
+    min_loan_amount = money_field(label="Min loan")
+    max_loan_amount = money_field(label="Max loan")
+    max_ltv = percent_field(label="Max LTV", max_value=Decimal(100), help_text="Loan-to-value, percent.")
+    min_dscr = multiple_field(label="Min DSCR", max_value=Decimal("99.99"), help_text="Debt service coverage.")
+
+    class Meta:
+        model = LenderProgram
+        fields = ["title", "status", "capital_source_type", "loan_types", "positions", "recourse_types",
+                  "min_loan_amount", "max_loan_amount", "max_ltv", "min_dscr", "asset_types", "sponsor_states"]
+
+    def clean(self):
+        data = super().clean()
+        low, high = data.get("min_loan_amount"), data.get("max_loan_amount")
+        if low is not None and high is not None and low > high:
+            self.add_error("max_loan_amount", "Must be at least the min loan.")
+        if data.get("status") == LenderProgram.Status.ACTIVE and data.get("loan_types") == []:
+            self.add_error("loan_types", "An active program offers at least one loan type.")
+        return data
+
+
+PROGRAM_HEAD = ["title", "status", "capital_source_type"]
+PROGRAM_FIELDSETS = [
+    ("What it lends", {"fields": ["loan_types", "positions", "recourse_types",
+                                  ("min_loan_amount", "max_loan_amount"), ("max_ltv", "min_dscr")]}),
+    ("Where and on what", {"fields": ["asset_types", "sponsor_states", "coverage"]}),
+]
+
+
+class ProgramCoverage:
+    @admin.display(description="Coverage")
+    def coverage(self, program: LenderProgram) -> str:
+        return formatting.coverage(program.sponsor_states)
+
+
+class LenderProgramInline(ProgramCoverage, admin.StackedInline):
     model = LenderProgram
+    form = LenderProgramForm
     extra = 0
-    readonly_fields = ["created_at", "updated_at"]
+    fieldsets = [(None, {"fields": PROGRAM_HEAD}), *PROGRAM_FIELDSETS]
+    readonly_fields = ["coverage"]
+
+
+class LenderForm(forms.ModelForm):
+    website = forms.URLField(required=False, max_length=200, assume_scheme="https")
+    lender_types = EnumListField(LENDER_TYPES, label="Lender types")
+
+    class Meta:
+        model = Lender
+        fields = ["name", "website", "city", "state", "category", "lender_types", "about"]
+        widgets = {"about": forms.Textarea(attrs={"rows": 3})}
 
 
 class LenderTypeFilter(admin.SimpleListFilter):
@@ -15,36 +92,70 @@ class LenderTypeFilter(admin.SimpleListFilter):
     parameter_name = "lender_type"
 
     def lookups(self, request, model_admin):
-        from lev.enums import LENDER_TYPES, choices
-
-        return choices(LENDER_TYPES)
+        return formatting.label_choices(LENDER_TYPES)
 
     def queryset(self, request, queryset):
-        from lev.enums import LENDER_TYPES, mask_of
-
-        if self.value():
+        if self.value() in LENDER_TYPES:
             return queryset.filter(lender_type_mask__anybit=mask_of([self.value()], LENDER_TYPES))
         return queryset
 
 
 @admin.register(Lender)
 class LenderAdmin(admin.ModelAdmin):
-    list_display = ["name", "city", "state", "category", "lender_types", "updated_at"]
+    form = LenderForm
+    list_display = ["name", "city", "state", "category", "types", "active_programs", "updated_at"]
     list_filter = [LenderTypeFilter, "state", "category"]
     search_fields = ["name", "city", "about"]
     readonly_fields = ["created_at", "updated_at"]
     inlines = [LenderProgramInline]
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    class Media:
+        css = ADMIN_CSS
+
+    def get_queryset(self, request):
+        active = Q(programs__status=LenderProgram.Status.ACTIVE)
+        return super().get_queryset(request).annotate(active_program_count=Count("programs", filter=active))
+
+    @admin.display(description="Lender types")
+    def types(self, lender: Lender) -> str:
+        return formatting.labels(lender.lender_types, LENDER_TYPES)
+
+    @admin.display(description="Active programs", ordering="active_program_count")
+    def active_programs(self, lender: Lender) -> int:
+        return lender.active_program_count
 
 
 @admin.register(LenderProgram)
-class LenderProgramAdmin(admin.ModelAdmin):
-    list_display = ["title", "lender", "status", "min_loan_amount", "max_loan_amount", "max_ltv", "min_dscr"]
+class LenderProgramAdmin(ProgramCoverage, admin.ModelAdmin):
+    form = LenderProgramForm
+    fieldsets = [(None, {"fields": ["lender", *PROGRAM_HEAD]}), *PROGRAM_FIELDSETS,
+                 ("Record", {"classes": ["collapse"], "fields": ["created_at", "updated_at"]})]
+    list_display = ["title", "lender", "status", "loan_types_display", "loan_range", "ltv", "dscr", "coverage"]
     list_filter = ["status", "capital_source_type"]
     search_fields = ["title", "lender__name"]
-    readonly_fields = ["created_at", "updated_at"]
+    readonly_fields = ["coverage", "created_at", "updated_at"]
     list_select_related = ["lender"]
     autocomplete_fields = ["lender"]
+
+    class Media:
+        css = ADMIN_CSS
+
+    @admin.display(description="Loan types")
+    def loan_types_display(self, program: LenderProgram) -> str:
+        return formatting.labels(program.loan_types, LOAN_TYPES)
+
+    @admin.display(description="Loan size", ordering="max_loan_amount")
+    def loan_range(self, program: LenderProgram) -> str:
+        return format_html('<span class="lev-nowrap">{} to {}</span>', formatting.money(program.min_loan_amount),
+                           formatting.money(program.max_loan_amount))
+
+    @admin.display(description="Max LTV", ordering="max_ltv")
+    def ltv(self, program: LenderProgram) -> str:
+        return formatting.percent(program.max_ltv)
+
+    @admin.display(description="Min DSCR", ordering="min_dscr")
+    def dscr(self, program: LenderProgram) -> str:
+        return formatting.multiple(program.min_dscr)
 
 
 @admin.register(AssetType)
@@ -62,22 +173,61 @@ class LenderActivityAdmin(admin.ModelAdmin):
     list_select_related = ["lender"]
 
 
+# --- lender searches ------------------------------------------------------------------------------
 @admin.register(LenderSearch)
-class LenderSearchAdmin(admin.ModelAdmin):
-    """Searches are records of ranking jobs: made by the API, changed only by their jobs."""
+class LenderSearchAdmin(AccountScopedAdmin):
+    """Searches are records of ranking jobs: made by the API (or a deal's "Find lenders"), changed
+    only by their jobs. The page shows the ranked lenders, a page at a time."""
 
-    list_display = ["id", "deal", "deal_version", "status", "progress", "total_matches", "attempts", "error_code",
-                    "created_at", "finished_at"]
-    list_filter = ["status", "error_code"]
+    list_display = ["id", "deal_link", "status", "progress", "matches", "attempts", "error_code", "created_at",
+                    "finished_at"]
+    list_display_links = ["id"]
+    list_filter = ["status", "error_code", "account"]
     search_fields = ["deal__title"]
     list_select_related = ["deal"]
-    readonly_fields = ["account", "deal", "deal_version", "status", "progress", "total_candidates", "total_matches",
-                       "attempts", "error_code", "error_message", "criteria", "created_by", "created_at",
-                       "queued_at", "started_at", "heartbeat_at", "finished_at"]
-    exclude = ["run_token"]
+    fieldsets = [
+        (None, {"fields": ["deal_link", "account", "status", "progress", "matches", "total_candidates",
+                           "attempts", "error"]}),
+        ("What was ranked", {"fields": ["criteria_display", "deal_version"]}),
+        ("Record", {"fields": ["created_by", "created_at", "queued_at", "started_at", "heartbeat_at",
+                               "finished_at"]}),
+    ]
+    readonly_fields = ["deal_link", "account", "status", "progress", "matches", "total_candidates", "attempts",
+                       "error", "criteria_display", "deal_version", "created_by", "created_at", "queued_at",
+                       "started_at", "heartbeat_at", "finished_at"]
+
+    class Media:
+        css = ADMIN_CSS
 
     def has_add_permission(self, request) -> bool:
         return False
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+    @admin.display(description="Deal", ordering="deal__title")
+    def deal_link(self, search: LenderSearch) -> str:
+        url = reverse("admin:deals_deal_change", args=[search.deal_id])
+        return format_html('<a href="{}">{}</a>', url, search.deal.title)
+
+    @admin.display(description="Matches", ordering="total_matches")
+    def matches(self, search: LenderSearch) -> str:
+        return f"{search.total_matches:,}"
+
+    @admin.display(description="Error")
+    def error(self, search: LenderSearch) -> str:
+        if search.status != LenderSearch.Status.FAILED:
+            return formatting.EMPTY
+        return f"{search.error_code or 'INTERNAL_ERROR'}: {search.error_message}"
+
+    @admin.display(description="Criteria")
+    def criteria_display(self, search: LenderSearch) -> str:
+        rows = format_html_join("", "<tr><th>{}</th><td>{}</td></tr>", criteria_summary(search.criteria))
+        return format_html('<table class="lev-criteria">{}</table>', rows)
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            context["ranked"] = ranked_page(obj, page=page_number(request), size=limits.ADMIN_MATCHES_PER_PAGE,
+                                            chart_size=limits.ADMIN_TOP_MATCHES)
+        return super().render_change_form(request, context, add, change, form_url, obj)
+

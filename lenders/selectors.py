@@ -176,6 +176,29 @@ def lender_searches_pending_stale() -> dict[str, int]:
     return {"pending_stale": counts["pending_stale"], "not_queued": counts["not_queued"]}
 
 
+def deals_with_latest_search(deals: QuerySet[Deal]) -> QuerySet[Deal]:
+    """Deals annotated with their latest search's `latest_search_id`, `latest_search_status` and
+    `latest_search_matches` (None without a search): correlated subqueries on the (deal, …)
+    index, evaluated for the rows of a page only."""
+    latest = LenderSearch.objects.filter(deal=OuterRef("pk")).order_by("-created_at", "-id")
+    return deals.annotate(
+        latest_search_id=Subquery(latest.values("id")[:1]),
+        latest_search_status=Subquery(latest.values("status")[:1]),
+        latest_search_matches=Subquery(latest.values("total_matches")[:1]),
+    )
+
+
+def lender_searches_of_deal(*, deal: Deal, limit: int) -> list[LenderSearch]:
+    """The deal's most recent searches, newest first."""
+    return list(LenderSearch.objects.filter(deal=deal).select_related("created_by").order_by("-created_at", "-id")
+                [:limit])
+
+
+def lender_search_latest_completed(*, deal: Deal) -> LenderSearch | None:
+    return (LenderSearch.objects.filter(deal=deal, status=LenderSearch.Status.COMPLETED)
+            .order_by("-created_at", "-id").first())
+
+
 @dataclass(frozen=True)
 class MatchPage:
     matches: list[LenderMatch]

@@ -89,3 +89,13 @@ OAUTH_REDIRECT_URI_MAX = 2000
 OAUTH_CLIENT_NAME_MAX = 100
 # The longest client_id a request may carry (a Client ID Metadata Document URL; the column holds 255).
 OAUTH_CLIENT_ID_MAX = 255
+
+# Admin pages: ranked lenders per page of a search's page; the top matches on a deal's page and in
+# every score chart; recent searches listed on a deal's page; and deals one "Find lenders" action
+# may start searches for (each may rank in-process where jobs run in-process).
+ADMIN_MATCHES_PER_PAGE = 50
+ADMIN_TOP_MATCHES = 10
+ADMIN_DEAL_RECENT_SEARCHES = 5
+ADMIN_FIND_LENDERS_MAX_DEALS = 20
+# Sponsor states listed before "+N more" where a program's coverage is shown.
+COVERAGE_STATES_SHOWN = 8

@@ -1,6 +1,8 @@
 """Real faults for tests: a TCP proxy the test can cut and restore (put between the app and
-PostgreSQL or Redis), so an outage is a refused or reset connection, not a raised exception.
-The machine's shared services are never stopped."""
+PostgreSQL or Redis), so an outage is a refused or reset connection, not a raised exception; a
+redis-server of the test's own to kill or freeze; and this process's jobs sent to a broker URL
+(one where nothing listens is a broker that is down). The machine's shared services are never
+stopped."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+
+from lev.celery_app import app as celery_app
 
 
 class TcpProxy:
@@ -102,6 +106,26 @@ def tcp_proxy(host: str, port: int) -> Iterator[TcpProxy]:
         yield proxy
     finally:
         proxy.close()
+
+
+@contextlib.contextmanager
+def broker(url: str) -> Iterator[None]:
+    """Send this process's jobs to `url` (not run in-process) until the block ends. The Celery
+    app caches its broker connection pools, so they are dropped on the way in and out."""
+    conf = celery_app.conf
+    saved = conf.broker_url, conf.task_always_eager
+
+    def drop_pools() -> None:
+        celery_app._pool = None
+        celery_app.amqp._producer_pool = None
+
+    conf.broker_url, conf.task_always_eager = url, False
+    drop_pools()
+    try:
+        yield
+    finally:
+        conf.broker_url, conf.task_always_eager = saved
+        drop_pools()
 
 
 def free_port() -> int:

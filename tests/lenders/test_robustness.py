@@ -19,7 +19,7 @@ from lenders import services, tasks
 from lenders.demo import seed_directory
 from lenders.models import LenderMatch, LenderSearch
 from lev.celery_app import app as celery_app
-from tests.faults import RedisServer, TcpProxy, free_port
+from tests.faults import RedisServer, TcpProxy, broker, free_port
 from tests.lenders.factories import make_deal, refresh
 from tests.lenders.worker_process import celery_worker, database_url, require_worker_setup, wait_for
 from tests.mcp_helpers import McpCaller
@@ -126,26 +126,6 @@ def test_a_run_cut_off_from_the_database_is_taken_over_by_its_own_retry(account)
 
 
 # --- §7: the broker is down when a search starts ---------------------------------------------------------
-@contextlib.contextmanager
-def broker(url: str) -> Iterator[None]:
-    """Send this process's jobs to `url` (not run in-process) until the block ends. The Celery
-    app caches its broker connection pools, so they are dropped on the way in and out."""
-    conf = celery_app.conf
-    saved = conf.broker_url, conf.task_always_eager
-
-    def drop_pools() -> None:
-        celery_app._pool = None
-        celery_app.amqp._producer_pool = None
-
-    conf.broker_url, conf.task_always_eager = url, False
-    drop_pools()
-    try:
-        yield
-    finally:
-        conf.broker_url, conf.task_always_eager = saved
-        drop_pools()
-
-
 def test_a_search_started_while_the_broker_is_down_is_kept_and_queued_by_the_sweep(live_server, api_key, account):
     seed_directory(40, seed=3)
     deal = make_deal(account)

@@ -1,0 +1,84 @@
+"""How figures read for a person (the admin): money as money, ratios as percentages or multiples,
+enum slugs as words, a state list as the coverage it is. Pure functions; None reads as a dash."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal, InvalidOperation
+
+from lev.limits import COVERAGE_STATES_SHOWN
+
+EMPTY = "—"
+
+
+def _decimal(value: object) -> Decimal | None:
+    if value is None or value == "":
+        return None
+    try:
+        number = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+    return number if number.is_finite() else None
+
+
+def money(value: object) -> str:
+    """$18,500,000 (cents only when there are some: $1,250.50); negative as -$5,000."""
+    number = _decimal(value)
+    if number is None:
+        return EMPTY
+    sign = "-" if number < 0 else ""
+    number = abs(number).quantize(Decimal("0.01"))
+    text = f"{number:,.0f}" if number == number.to_integral_value() else f"{number:,.2f}"
+    return f"{sign}${text}"
+
+
+def _trimmed(number: Decimal, places: int) -> str:
+    text = f"{number:,.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def percent(value: object, places: int = 2) -> str:
+    """A value already in percent: 71.15%, 65% (no trailing zeros)."""
+    number = _decimal(value)
+    return EMPTY if number is None else f"{_trimmed(number, places)}%"
+
+
+def multiple(value: object) -> str:
+    """A coverage ratio such as DSCR: 1.25x (always two decimals, as lenders quote it)."""
+    number = _decimal(value)
+    return EMPTY if number is None else f"{number:,.2f}x"
+
+
+# Slugs whose words are acronyms or hyphenated, as a lender would write them.
+SPECIAL_LABELS = {"cmbs": "CMBS", "sba": "SBA", "non_recourse": "Non-recourse", "tbd": "TBD"}
+
+
+def label(slug: str) -> str:
+    """An enum slug as words: heavy_bridge -> Heavy Bridge, cmbs -> CMBS; codes such as states keep
+    their case."""
+    if slug in SPECIAL_LABELS:
+        return SPECIAL_LABELS[slug]
+    return slug if slug.isupper() else slug.replace("_", " ").title()
+
+
+def label_choices(values: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(slug, label) pairs for a form or a list filter."""
+    return [(v, label(v)) for v in values]
+
+
+def labels(slugs: Iterable[str] | None, universe: tuple[str, ...] | None = None) -> str:
+    """Slugs as words, in the universe's order when one is given (the order of the checkboxes)."""
+    values = list(slugs or ())
+    if universe is not None:
+        values.sort(key=lambda v: universe.index(v) if v in universe else len(universe))
+    return ", ".join(label(v) for v in values) or EMPTY
+
+
+def coverage(states: Iterable[str] | None, limit: int = COVERAGE_STATES_SHOWN) -> str:
+    """Sponsor states as coverage: an empty list means nationwide; a long list is shortened."""
+    values = sorted(set(states or ()))
+    if not values:
+        return "Nationwide"
+    shown = ", ".join(values[:limit])
+    more = len(values) - limit
+    return f"{shown} +{more} more" if more > 0 else shown

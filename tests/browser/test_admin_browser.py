@@ -1,0 +1,170 @@
+"""A real browser against a live server with the demo data: headless Chromium from the
+distribution's packages (/usr/bin/chromium, never a browser Playwright downloads), driven by
+Playwright. A deal team's path — log in, open a demo deal, press "Find lenders", see the ranked
+lenders — and the API docs with every request to another host blocked.
+
+The search runs as the configured job mode runs it: through a real Celery worker on the
+PostgreSQL + Redis run, in-process on the embedded one. Screenshots are written to
+artifacts/screenshots/ (LEV_SCREENSHOT_DIR overrides it); with LEV_DOCS_SCREENSHOTS=1 the deal page's
+also replaces the README's docs/images/admin-deal-ranked-lenders.png. With CI=true a missing browser
+fails the test; elsewhere it skips with the reason."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from io import StringIO
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection
+
+from deals.models import Deal
+from tests.lenders.fixtures import eager_jobs  # noqa: F401  (a fixture: in-process jobs on the embedded run)
+from tests.lenders.worker_process import DEADLINE_S, Worker, celery_worker
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+# The flags this machine's closed network needs (no background connections, no QUIC, no sync).
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
+DEMO_DEAL = "Riverside Apartments Refinance"
+
+
+def screenshot_dir() -> Path:
+    folder = Path(os.environ.get("LEV_SCREENSHOT_DIR") or ROOT / "artifacts" / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def chromium():
+    """Playwright's Chromium launcher on the system browser; fails under CI when either is missing."""
+    missing = None
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing = "the playwright package is not installed (make install)"
+    if missing is None and not os.access(CHROMIUM, os.X_OK):
+        missing = f"{CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)"
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the real-browser test cannot run in CI: {missing}")
+        pytest.skip(missing)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def search_jobs(request) -> Iterator[Worker | None]:
+    """Where lender searches run: a real Celery worker when the run has Redis and PostgreSQL (it
+    shares the test database), else in-process (None) as on the embedded default."""
+    if settings.REDIS_URL and connection.vendor == "postgresql":
+        with celery_worker() as worker:
+            yield worker
+    else:
+        request.getfixturevalue("eager_jobs")
+        yield None
+
+
+@pytest.fixture
+def demo(db) -> dict[str, object]:
+    out = StringIO()
+    call_command("seed_demo", "--lenders", "150", "--print-credentials", stdout=out)
+    password = out.getvalue().split("password '")[1].split("'")[0]
+    deal = Deal.objects.get(title=DEMO_DEAL)
+    return {"password": password, "deal_id": deal.pk}
+
+
+def test_a_deal_team_finds_lenders_for_a_demo_deal_in_the_admin(live_server, demo, search_jobs, chromium):
+    shots = screenshot_dir()
+    suffix = connection.vendor
+    # Everything below goes through the browser: this thread runs Playwright's event loop, where
+    # Django refuses database access (the fixtures before `chromium` did the set-up).
+    context = chromium.new_context(viewport={"width": 1280, "height": 1100})
+    context.add_init_script("localStorage.setItem('django.admin.navSidebarIsOpen', 'false')")
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", demo["password"])
+    page.click("input[type=submit]")
+    page.wait_for_url(f"{live_server.url}/admin/")
+
+    page.goto(f"{live_server.url}/admin/deals/deal/")
+    assert page.locator("#result_list tbody tr").count() == 6  # the demo deals
+    page.screenshot(path=str(shots / f"admin-deal-list-{suffix}.png"), full_page=True)
+    page.get_by_role("link", name=DEMO_DEAL).click()
+    page.wait_for_url(f"**/admin/deals/deal/{demo['deal_id']}/change/")
+    assert page.locator("#ranked-lenders .lev-empty").is_visible()  # no search yet
+
+    page.click("#find-lenders")
+    page.wait_for_load_state()
+    deadline = time.monotonic() + DEADLINE_S
+    while page.locator("#ranked-lenders table.lev-ranked").count() == 0:
+        assert time.monotonic() < deadline, f"no ranked lenders after {DEADLINE_S} s; worker: " + (
+            search_jobs.tail() if search_jobs else "none, jobs run in-process")
+        assert page.locator("#lender-searches .lev-badge--failed").count() == 0, page.inner_text("#lender-searches")
+        time.sleep(1)
+        page.reload()
+    rows = page.locator("#ranked-lenders table.lev-ranked tbody tr")
+    assert rows.count() == 10
+    first = rows.first
+    assert first.locator(".lev-rank").inner_text() == "1"
+    assert first.locator(".lev-lender a").get_attribute("href").startswith("/admin/lenders/lender/")
+    assert 0 < int(first.locator(".lev-score-cell strong").inner_text()) <= 100
+    assert "Asset type: lends on multifamily" in first.inner_text()
+    assert page.locator("#ranked-lenders svg rect").count() == 10  # the score chart
+    searches = page.locator("#lender-searches tbody tr")
+    assert searches.count() == 1 and "Completed" in searches.first.inner_text()
+    assert searches.first.locator("td").nth(5).inner_text() == "admin"  # started by the logged-in user
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(shots / f"admin-deal-ranked-lenders-{suffix}.png"))
+    if os.environ.get("LEV_DOCS_SCREENSHOTS") == "1":
+        page.screenshot(path=str(ROOT / "docs" / "images" / "admin-deal-ranked-lenders.png"))
+    page.screenshot(path=str(shots / f"admin-deal-page-full-{suffix}.png"), full_page=True)
+
+    if search_jobs is not None:  # ranked by the worker process, not by this one
+        assert "run_lender_search" in search_jobs.tail() and " succeeded in " in search_jobs.tail()
+
+    # The lender's admin page, from its link.
+    name = first.locator(".lev-lender a").inner_text()
+    first.locator(".lev-lender a").click()
+    assert page.locator("#id_name").input_value() == name
+    context.close()
+
+
+def test_the_api_docs_render_with_no_network_outside_the_site(live_server, chromium):
+    shots = screenshot_dir()
+    blocked: list[str] = []
+
+    def local_only(route) -> None:
+        if urlsplit(route.request.url).hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort("internetdisconnected")
+
+    context = chromium.new_context(viewport={"width": 1280, "height": 1000})
+    context.route("**/*", local_only)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(f"{live_server.url}/api/v1/docs/")
+    page.wait_for_selector(".opblock-summary-path")
+    paths = page.locator(".opblock-summary-path").all_inner_texts()
+    assert "/api/v1/deals/" in paths and "/api/v1/lender-searches/{search_id}/" in paths
+    assert len(paths) >= 10
+    page.screenshot(path=str(shots / "api-docs-offline.png"))
+    context.close()
+    assert blocked == []  # nothing asked for anything outside the site
