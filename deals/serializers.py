@@ -8,6 +8,7 @@ from lev import limits
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
 from lev.serializers import (
     EnumField,
+    RoundedDecimalField,
     StrictSerializer,
     bool_field,
     date_field,
@@ -66,7 +67,7 @@ class FinancialsInputSerializer(StrictSerializer):
     stabilized_noi = money_field(positive=False, help_text="Net operating income per year, US dollars.")
     existing_debt = money_field(positive=False)
     cash_out = money_field(positive=False)
-    interest_rate = serializers.DecimalField(
+    interest_rate = RoundedDecimalField(
         max_digits=5, decimal_places=3, min_value=0, max_value=limits.INTEREST_RATE_MAX, required=False,
         allow_null=True, coerce_to_string=False, error_messages={
             "invalid": "must be a number", "min_value": "must be 0 or more",

@@ -77,10 +77,11 @@ class EnumListField(serializers.ListField):
         super().__init__(child=EnumField(values), **kwargs)
 
 
-class MoneyField(serializers.DecimalField):
-    """US dollars, rounded half-up to the cent before the digits are checked, as the MCP tools do:
-    a JSON number such as 94300242956.43105 is the amount it says, not an error about decimals
-    the OpenAPI schema never mentioned (it states minimum and maximum only)."""
+class RoundedDecimalField(serializers.DecimalField):
+    """A number rounded half-up to its decimal places before the digits are checked, as the MCP tools
+    do: US dollars to the cent (94300242956.43105 is the amount it says), a rate to 3 places
+    (1e-249 is 0.000), not an error about decimals the OpenAPI schema never mentioned (it states
+    minimum and maximum only)."""
 
     def validate_precision(self, value: Decimal) -> Decimal:
         # The bounds apply to the amount sent, as the schema states them: -0.001 is below a
@@ -100,7 +101,7 @@ class MoneyField(serializers.DecimalField):
 def money_field(*, required: bool = False, positive: bool = True, allow_null: bool = True,
                 help_text: str = "US dollars") -> serializers.DecimalField:
     minimum = MONEY_MIN_POSITIVE if positive else 0
-    return MoneyField(
+    return RoundedDecimalField(
         max_digits=MONEY_MAX_DIGITS,
         decimal_places=MONEY_DECIMAL_PLACES,
         min_value=minimum,

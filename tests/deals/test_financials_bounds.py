@@ -63,3 +63,13 @@ def test_ratios_that_cannot_be_computed_are_null(api, account):
     for financials in reads(api, deal.id):
         assert financials["ltv"] is None
         assert financials["dscr"] is None  # a debt service that rounds to $0.00 covers nothing
+
+
+@pytest.mark.parametrize(("sent", "stored"), [(6.2555, 6.256), (1.0628458718225772e-249, 0.0), (29.9999, 30.0)])
+def test_an_interest_rate_is_rounded_to_three_places_like_the_tools_do(api, account, sent, stored):
+    """The schema states 0..30 and nothing about decimals (fuzzing found 1e-249 refused as 'too large')."""
+    deal = DealFactory(account=account)
+    response = api.patch(f"/api/v1/deals/{deal.id}/financials/", {"interest_rate": sent})
+    assert response.status_code == 200, response.content
+    assert response.json()["interest_rate"] == stored
+    assert api.patch(f"/api/v1/deals/{deal.id}/financials/", {"interest_rate": 30.0004}).status_code == 400
