@@ -18,6 +18,7 @@ from oauthlib.oauth2 import Server
 from oauthlib.oauth2.rfc6749 import errors
 from oauthlib.oauth2.rfc6749.grant_types.authorization_code import code_challenge_method_s256
 
+from deals.models import Membership
 from lev import limits
 from lev.resource import mcp_resource, normalize, site_resources
 
@@ -107,8 +108,12 @@ class LevOAuth2Validator(OAuth2Validator):
         self._bind_to_this_site(request)
         account_id = getattr(request, "lev_account_id", None)
         if account_id is None:
-            # Only the consent form grants codes (no client skips it): it always names the account.
-            raise errors.AccessDeniedError(description="No account was chosen for this grant.", request=request)
+            # The consent form always names the account. Without it (an application an admin marked
+            # "skip authorization") the grant is for the person's only account, or refused.
+            accounts = list(Membership.objects.filter(user=request.user).values_list("account_id", flat=True)[:2])
+            if len(accounts) != 1:
+                raise errors.AccessDeniedError(description="No account was chosen for this grant.", request=request)
+            account_id = accounts[0]
         grant = super()._create_authorization_code(request, code, expires)
         OAuthAuthorization.objects.create(
             user=request.user, account_id=account_id, application=request.client, grant=grant, scope=grant.scope,

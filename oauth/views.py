@@ -38,6 +38,14 @@ from oauth.registration import client_metadata_problem, error_code
 class ConsentView(AuthorizationView):
     template_name = "oauth/authorize.html"
 
+    def get(self, request, *args, **kwargs):
+        # The person always sees the consent page: `approval_prompt=auto` (the toolkit's silent re-approval)
+        # would grant without anyone choosing the account.
+        if "approval_prompt" in request.GET:
+            request.GET = request.GET.copy()
+            request.GET.pop("approval_prompt")
+        return super().get(request, *args, **kwargs)
+
     def validate_authorization_request(self, request):
         scopes_, credentials = super().validate_authorization_request(request)
         # RFC 8707: a token for anything but this site would be useless here and is refused up front.

@@ -488,3 +488,20 @@ def test_a_tampered_consent_form_is_refused_with_a_page(flow):
     answer = flow.browser.post("/oauth/authorize/", {"allow": "1", "account": "1"})
     assert answer.status_code == 400 and b"incomplete" in answer.content
     assert not OAuthAuthorization.objects.exists()
+
+
+def test_approval_prompt_auto_still_asks_the_person(flow):
+    flow.tokens()
+    page = flow.consent_page(approval_prompt="auto")
+    assert page.status_code == 200 and b'name="allow"' in page.content
+    assert OAuthAuthorization.objects.count() == 1
+
+
+def test_an_application_that_skips_consent_gets_the_only_account_or_nothing(flow, app, user, account):
+    app.skip_authorization = True
+    app.save()
+    query = redirect_query(flow.consent_page())
+    assert "code" in query and OAuthAuthorization.objects.get().account == account
+    MembershipFactory(account=AccountFactory(), user=user)  # now two: which one is not for the app to say
+    query = redirect_query(flow.consent_page())
+    assert query["error"] == ["access_denied"] and OAuthAuthorization.objects.count() == 1

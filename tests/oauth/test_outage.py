@@ -55,3 +55,23 @@ def test_database_outage_while_checking_a_token(live_server, user, db_proxy, cap
     db_proxy.restore()
     called = rpc(live_server.url, tokens["access_token"], "tools/call", {"name": "list_deals", "arguments": {}})
     assert called.status_code == 200 and not called.json()["result"].get("isError")
+
+
+def test_split_mcp_service_reaches_its_own_backend_with_the_token(live_server, user, account, settings):
+    """LEV_API_BASE_URL: the tools call the API over HTTP with the caller's token, which the backend (the
+    same resource server, one token store) accepts because it is bound to this site's public address."""
+    from tests.factories import DealFactory
+
+    DealFactory(account=account, title="Over HTTP")
+    settings.LEV_PUBLIC_URL = live_server.url
+    settings.LEV_API_BASE_URL = live_server.url
+    flow = Flow(user=user, client_id=public_client().client_id)
+    resource = f"{live_server.url}/mcp"
+    tokens = flow.exchange(flow.code(scope="deals:read", resource=resource), resource=resource).json()
+    called = rpc(live_server.url, tokens["access_token"], "tools/call", {"name": "list_deals", "arguments": {}})
+    result = called.json()["result"]
+    assert not result.get("isError"), result
+    assert [d["title"] for d in result["structuredContent"]["deals"]] == ["Over HTTP"]
+    refused = rpc(live_server.url, tokens["access_token"], "tools/call", {"name": "create_deal",
+                                                                          "arguments": {"title": "No"}})
+    assert refused.status_code == 403
