@@ -95,7 +95,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "deals",
     "lenders",
-    "oauth",
+    "lev.oauth",
     "mcp_tools",
 ]
 
@@ -219,7 +219,7 @@ REST_FRAMEWORK = {
     # OAuth access tokens first: its 401 challenge says where the OAuth metadata is (RFC 9728); it
     # leaves API keys (lev_sk_…) to the next class.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "oauth.authentication.OAuthTokenAuthentication",
+        "lev.oauth.authentication.OAuthTokenAuthentication",
         "deals.auth.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
@@ -270,8 +270,8 @@ LOGIN_REDIRECT_URL = "oauth-connected-apps"
 OAUTH2_PROVIDER = {
     "SCOPES": dict(scope_table.SCOPES),
     "DEFAULT_SCOPES": ["__all__"],
-    "OAUTH2_VALIDATOR_CLASS": "oauth.validators.LevOAuth2Validator",
-    "OAUTH2_SERVER_CLASS": "oauth.validators.S256OnlyServer",
+    "OAUTH2_VALIDATOR_CLASS": "lev.oauth.validators.LevOAuth2Validator",
+    "OAUTH2_SERVER_CLASS": "lev.oauth.validators.S256OnlyServer",
     # Short-lived access tokens (the MCP specification's SHOULD); refresh tokens rotate on every use and
     # a reused one revokes its whole family (RFC 9700).
     "ACCESS_TOKEN_EXPIRE_SECONDS": env_int("LEV_OAUTH_ACCESS_TOKEN_SECONDS", 3600),
@@ -291,19 +291,19 @@ OAUTH2_PROVIDER = {
     "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
     "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
     "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
-    # http for loopback addresses only (a native client's local callback): oauth.validators refuses any
+    # http for loopback addresses only (a native client's local callback): lev.oauth.validators refuses any
     # other http redirect URI, so the toolkit's deploy warning about http (W008) is silenced below.
     "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "http"],
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
     "OIDC_ISS_ENDPOINT": LEV_PUBLIC_URL,
-    # Dynamic Client Registration (RFC 7591): open, rate-limited and bounded by oauth.views.
+    # Dynamic Client Registration (RFC 7591): open, rate-limited and bounded by lev.oauth.views.
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
-    # Client ID Metadata Documents: fetched hardened against SSRF (oauth.cimd).
+    # Client ID Metadata Documents: fetched hardened against SSRF (lev.oauth.cimd).
     "CIMD_ENABLED": True,
-    "CIMD_METADATA_FETCHER": "oauth.cimd.LevMetadataFetcher",
+    "CIMD_METADATA_FETCHER": "lev.oauth.cimd.LevMetadataFetcher",
     "CIMD_FETCH_TIMEOUT_SECONDS": env_int("LEV_OAUTH_CIMD_TIMEOUT_SECONDS", 5),
     "CIMD_MAX_DOCUMENT_SIZE": limits.OAUTH_REGISTRATION_BODY_MAX_BYTES,
 }

@@ -21,6 +21,6 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("", include("mcp_tools.urls")),
     # OAuth 2.1: /.well-known metadata, /oauth/… endpoints, sign-in and connected apps.
-    path("", include("oauth.urls")),
+    path("", include("lev.oauth.urls")),
     path("", home, name="home"),
 ]

@@ -394,7 +394,7 @@ def scope_failure(spec: ToolSpec) -> ToolFailure:
 def step_up_challenge(request: Any, called: CallToolResult) -> str | None:
     """The `insufficient_scope` challenge for a tool refused for a scope an OAuth token lacks (HTTP 403,
     RFC 6750 §3.1, the MCP specification's scope challenge); None when there is nothing to step up to."""
-    from oauth.authentication import OAuthCredential
+    from lev.oauth.authentication import OAuthCredential
 
     if not (called.isError and settings.LEV_OAUTH_STEP_UP_CHALLENGE):
         return None

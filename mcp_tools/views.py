@@ -9,7 +9,7 @@ answer anything else:
 2. Origin: absent, the server's own origin, or listed in LEV_MCP_ALLOWED_ORIGINS; else 403.
 3. body size: over LEV_MCP_MAX_BODY_BYTES is 413; a chunked body is read within that bound when
    the server hands it over de-chunked (gunicorn), else 411 (Django's runserver cannot).
-4. credential: an OAuth access token (oauth.authentication) or an API key (deals.auth), from the
+4. credential: an OAuth access token (lev.oauth.authentication) or an API key (deals.auth), from the
    Authorization header only (never the query string); none or a bad one is 401 with
    `WWW-Authenticate: Bearer resource_metadata="…", scope="…"` (RFC 9728: where the OAuth metadata is).
    `Host` is checked by ALLOWED_HOSTS before any of this.
@@ -35,11 +35,11 @@ from rest_framework.request import Request
 
 from deals.auth import ApiKeyAuthentication
 from lev.errors import ApplicationError, Forbidden, MethodNotAllowed, ValidationFailed
+from lev.oauth.authentication import OAuthTokenAuthentication
 from lev.outages import is_dependency_outage, report_outage
 from mcp_tools import jsonrpc, resilience
 from mcp_tools.server import get_server
 from mcp_tools.unavailable import unavailable_response
-from oauth.authentication import OAuthTokenAuthentication
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 

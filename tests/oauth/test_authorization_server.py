@@ -17,7 +17,7 @@ from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_application_model, get_refresh_token_model
 
 from deals.models import Membership
-from oauth.models import OAuthAuthorization
+from lev.oauth.models import OAuthAuthorization
 from tests.factories import AccountFactory, DealFactory, MembershipFactory, UserFactory
 from tests.lev.test_settings import STRONG_KEY, run_manage
 from tests.oauth.conftest import cimd_document

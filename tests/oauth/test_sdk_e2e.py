@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from oauth2_provider.models import get_application_model, get_refresh_token_model
 
-from oauth.models import OAuthAuthorization
+from lev.oauth.models import OAuthAuthorization
 from tests.factories import DealFactory
 from tests.oauth.conftest import cimd_document
 

@@ -4,7 +4,7 @@
   naming the client, the scopes (each can be unticked) and, for a person in several accounts, the
   account the grant is for.
 * `RegistrationView` (/oauth/register/): RFC 7591, open but rate-limited per client address and
-  bounded (`oauth.registration`).
+  bounded (`lev.oauth.registration`).
 * `ResourceMetadataView`: RFC 9728 metadata of the site and of /mcp.
 * `connected_apps` (/oauth/connected-apps/): a person's grants, each revocable.
 """
@@ -29,10 +29,10 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from deals.models import Membership
 from lev import limits, scopes
+from lev.oauth import selectors, services
+from lev.oauth.registration import client_metadata_problem, error_code
 from lev.resource import MCP_PATH, normalize, public_origin, site_resources
 from lev.throttling import count_in_window, parse_rate
-from oauth import selectors, services
-from oauth.registration import client_metadata_problem, error_code
 
 
 class ConsentView(AuthorizationView):
@@ -95,7 +95,7 @@ class ConsentView(AuthorizationView):
         return self._refused("The authorization request is incomplete. Start connecting again from the app.")
 
     def create_authorization_response(self, request, scopes, credentials, allow):
-        # The validator keeps the chosen account with the code (oauth.validators).
+        # The validator keeps the chosen account with the code (lev.oauth.validators).
         credentials["lev_account_id"] = getattr(self, "account_id", None)
         return super().create_authorization_response(request, scopes, credentials, allow)
 
@@ -124,7 +124,7 @@ def client_address(request: HttpRequest) -> str:
 class RegistrationView(DynamicClientRegistrationView):
     """RFC 7591 registration: open (a client that connects by URL has no one to ask), so bounded: a
     rate per client address (LEV_OAUTH_REGISTRATION_RATE), a body size, and the metadata limits of
-    `oauth.registration`. Answers are RFC 7591 JSON, never a page or a 500."""
+    `lev.oauth.registration`. Answers are RFC 7591 JSON, never a page or a 500."""
 
     def post(self, request, *args, **kwargs):
         limit, period = parse_rate(settings.LEV_OAUTH_REGISTRATION_RATE)

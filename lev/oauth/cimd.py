@@ -23,7 +23,7 @@ from django.conf import settings
 from oauth2_provider import cimd
 from oauth2_provider.settings import oauth2_settings
 
-from oauth.registration import client_metadata_problem
+from lev.oauth.registration import client_metadata_problem
 
 
 def _loopback_addresses(host: str, port: int) -> list[str]:

@@ -8,7 +8,7 @@ from lev.scopes import SCOPES
 
 
 class OAuthTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "oauth.authentication.OAuthTokenAuthentication"
+    target_class = "lev.oauth.authentication.OAuthTokenAuthentication"
     name = "OAuth2"
 
     def get_security_definition(self, auto_schema):

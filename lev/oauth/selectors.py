@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Exists, OuterRef, QuerySet
 from oauth2_provider.models import get_refresh_token_model
 
-from oauth.models import OAuthAuthorization
+from lev.oauth.models import OAuthAuthorization
 
 
 def connected_apps(*, user) -> QuerySet[OAuthAuthorization]:

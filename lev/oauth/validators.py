@@ -103,7 +103,7 @@ class LevOAuth2Validator(OAuth2Validator):
         request.resource = list(resources) or [mcp_resource(request)]
 
     def _create_authorization_code(self, request, code, expires=None):
-        from oauth.models import OAuthAuthorization
+        from lev.oauth.models import OAuthAuthorization
 
         self._bind_to_this_site(request)
         account_id = getattr(request, "lev_account_id", None)
@@ -125,7 +125,7 @@ class LevOAuth2Validator(OAuth2Validator):
         self._bind_to_this_site(request)
 
     def _create_refresh_token(self, request, refresh_token_code, access_token, previous_refresh_token):
-        from oauth.models import OAuthAuthorization
+        from lev.oauth.models import OAuthAuthorization
 
         refresh_token = super()._create_refresh_token(request, refresh_token_code, access_token,
                                                       previous_refresh_token)

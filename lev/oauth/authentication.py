@@ -81,7 +81,7 @@ class OAuthTokenAuthentication(BaseAuthentication):
 
 def authenticate_token(checksum: str, request) -> tuple:
     """(user, OAuthCredential) for a live token bound to this site; AuthenticationFailed otherwise."""
-    from oauth.models import OAuthAuthorization
+    from lev.oauth.models import OAuthAuthorization
 
     token = (
         get_access_token_model().objects.select_related("user", "application")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lev import limits
-from oauth.validators import redirect_uri_problem
+from lev.oauth.validators import redirect_uri_problem
 
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
 GRANT_TYPES = {"authorization_code", "refresh_token"}

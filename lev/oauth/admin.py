@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 
-from oauth import services
-from oauth.models import OAuthAuthorization
+from lev.oauth import services
+from lev.oauth.models import OAuthAuthorization
 
 
 @admin.register(OAuthAuthorization)

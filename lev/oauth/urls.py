@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from oauth2_provider import views as dot_views
 
-from oauth import views
+from lev.oauth import views
 
 dot_patterns = [
     # RFC 8414 and RFC 9728 metadata, at the origin's root as those RFCs place them.
