@@ -107,8 +107,8 @@ def lender_activity_recompute(*, now: dt.datetime | None = None) -> int:
             cursor.execute(f"SET LOCAL statement_timeout = {int(settings.LEV_ACTIVITY_STATEMENT_TIMEOUT_MS)}")
         cursor.execute(f"DELETE FROM {LenderActivity._meta.db_table}")
         cursor.execute(_sql(), [since, since, since, since, since, stamp])
-        written = cursor.rowcount
-        lender_activity_refresh()
+        # Counted, not cursor.rowcount: SQLite's driver reports -1 for a statement that starts with WITH.
+        written = lender_activity_refresh()
     logger.info("Lender activity recomputed: %d lender markets in %.0f ms", written,
                 (time.monotonic() - started) * 1000)
     return written
