@@ -3,12 +3,12 @@
 The deal: $10M requested on a property valued at $16M with $1M of in-place NOI.
 
 * A — fixed 6 %, $10M, 30-year amortization, 10-year term, no fees. Monthly payment
-  10,000,000 × 0.005 / (1 − 1.005^−360) = $59,955.05 (the textbook figure), so $719,460.63 a year;
+  10,000,000 * 0.005 / (1 - 1.005^-360) = $59,955.05 (the textbook figure), so $719,460.63 a year;
   DSCR 1,000,000 / 719,460.63 = 1.39; LTV 10 / 16 = 62.5 %.
 * B — SOFR (4.30 %) + 250 bp = 6.80 %, $11M, 2 years interest-only then 30-year amortization over a
   5-year term, 1 % origination + 0.5 % exit fee, full recourse, lender minimum DSCR 1.25, max LTV 65 %.
   Fees $110,000 + $55,000; net proceeds $10,890,000; all-in cost 6.80 + 1.5 / 5 years = 7.10 %;
-  interest-only service 11,000,000 × 6.8 % = $748,000; amortizing $71,711.77 × 12 = $860,541.25;
+  interest-only service 11,000,000 * 6.8 % = $748,000; amortizing $71,711.77 * 12 = $860,541.25;
   DSCR 1.16 (below 1.25); LTV 68.75 % (above 65 %).
 * C — fixed 5.75 %, $8M, interest-only for its whole 3-year term, non-recourse: $460,000 a year,
   DSCR 2.17; the lowest cost, but $2M short of the request.
@@ -23,6 +23,7 @@ from decimal import Decimal
 
 import pytest
 
+from deals.models import DealFinancials
 from deals.placement_comparison import (
     all_in_cost,
     amortizing_annual_payment,
@@ -30,7 +31,6 @@ from deals.placement_comparison import (
     term_sheet_comparison,
 )
 from deals.placement_services import base_rate_set, placement_update
-from deals.models import DealFinancials
 from tests.deals.placement_helpers import deal_with_financials, lenders, place, quote
 
 pytestmark = pytest.mark.django_db
