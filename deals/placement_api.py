@@ -17,6 +17,7 @@ from deals.placement_comparison import term_sheet_comparison
 from deals.placement_models import Placement, TermSheet
 from deals.placement_serializers import (
     BaseRateSerializer,
+    ComparisonQuerySerializer,
     ComparisonSerializer,
     PlacementBatchSerializer,
     PlacementCreateInputSerializer,
@@ -137,12 +138,14 @@ class DealTermSheetListApi(PlacementScopedView):
 
 
 class DealTermSheetComparisonApi(PlacementScopedView):
-    @extend_schema(responses={200: ComparisonSerializer, **READ_ERRORS})
+    @extend_schema(parameters=[ComparisonQuerySerializer], responses={200: ComparisonSerializer, **READ_ERRORS})
     def get(self, request: Request, deal_id: int) -> Response:
         """The deal's quotes on one basis (all-in rate and cost, proceeds, fees in dollars, leverage,
         annual debt service, DSCR), best first, with short notes; `unavailable` says what cannot be
         computed and why."""
-        return Response(ComparisonSerializer(term_sheet_comparison(deal=self.deal(request, deal_id))).data)
+        limit = validated(ComparisonQuerySerializer, request.query_params.dict()).get("limit")
+        comparison = term_sheet_comparison(deal=self.deal(request, deal_id))
+        return Response(ComparisonSerializer(comparison, context={"limit": limit}).data)
 
 
 class TermSheetDetailApi(PlacementScopedView):

@@ -129,6 +129,11 @@ class TermSheetInputSerializer(StrictSerializer):
     notes = text_field(max_length=limits.TERM_SHEET_NOTES_MAX)
 
 
+class ComparisonQuerySerializer(StrictSerializer):
+    limit = int_field(min_value=1, max_value=limits.PAGE_SIZE_MAX, allow_null=False,
+                      help_text="Only the best N quotes (`count` still says how many were compared). Default: all.")
+
+
 class PlacementListQuerySerializer(StrictSerializer):
     status = EnumField(PLACEMENT_STATUSES, required=False)
     lender_id = id_field("Only this lender's placements.")
@@ -300,8 +305,8 @@ class ComparisonSerializer(serializers.Serializer):
     base_rates = serializers.SerializerMethodField()
     order = serializers.SerializerMethodField()
     best_term_sheet_id = serializers.IntegerField(allow_null=True)
-    count = serializers.SerializerMethodField()
-    quotes = QuoteComparisonSerializer(many=True)
+    count = serializers.SerializerMethodField(help_text="Quotes compared (all of them, whatever `limit`).")
+    quotes = serializers.SerializerMethodField()
     unavailable = serializers.ListField(child=serializers.CharField(),
                                         help_text="What cannot be computed for this deal, and why.")
 
@@ -315,6 +320,11 @@ class ComparisonSerializer(serializers.Serializer):
 
     def get_count(self, comparison) -> int:
         return len(comparison.quotes)
+
+    @extend_schema_field(QuoteComparisonSerializer(many=True))
+    def get_quotes(self, comparison) -> list[dict[str, Any]]:
+        limit = self.context.get("limit")
+        return QuoteComparisonSerializer(comparison.quotes[:limit], many=True).data
 
 
 class BaseRateSerializer(serializers.ModelSerializer):

@@ -103,6 +103,8 @@ def _term_sheet(item: dict[str, Any]) -> dict[str, Any]:
 PLACEMENT_STEPS = [
     lambda item: {**item, "notes": _clip(item.get("notes") or "", 200)},
     lambda item: {k: v for k, v in item.items() if k not in ("notes", "contact_name", "contact_email")},
+    # What the next call needs: get_placement has the rest.
+    lambda item: {k: item.get(k) for k in ("id", "lender_id", "lender_name", "status", "term_sheet_count")},
 ]
 TERM_SHEET_STEPS = [
     lambda item: {**item, "prepayment": _clip(item.get("prepayment") or "", 80)},
@@ -165,7 +167,8 @@ def create_placements(
     in failed with NOT_FOUND; the others are still placed. Returns {"deal_id", "created",
     "placements": [{id, lender_id, lender_name, status, allowed_next_statuses, …}], "failed":
     [{lender_id, code, message, placement_id?}], "message"}. Use placements[].id with
-    update_placement and add_term_sheet.
+    update_placement and add_term_sheet. A very large answer is trimmed of detail (compacted:
+    true); get_placement has it all.
     """
     body = drop_none(lender_ids=lender_ids, search_id=search_id, top_n=top_n, send=True if send else None,
                      notes=notes)
@@ -195,7 +198,8 @@ def list_placements(
     was recorded), declined, no_response, won, lost, archived. allowed_next_statuses says what
     each placement can become next. Returns {"placements": [{id, lender_id, lender_name, status,
     allowed_next_statuses, term_sheet_count, sent_at, first_response_at, …}], "total",
-    "has_more", "next_cursor"}. No placement is an empty list.
+    "has_more", "next_cursor"}. No placement is an empty list. A very large page is trimmed of
+    detail (compacted: true); use a smaller limit or get_placement.
     """
     page, size = decode_cursor(cursor, limit)
     body = _page(f"/deals/{deal_id}/placements/",
@@ -233,8 +237,9 @@ def update_placement(
     """Record a lender's progress on a placement, or change its notes, contact or program.
 
     Pass at least one field. Status moves only forward (allowed_next_statuses of the placement
-    lists the moves): draft → sent → reviewing → declined | no_response; declined, lost and
-    archived are final, so confirm those with the user first. Asking for the status the placement
+    lists the moves): draft → sent → reviewing → declined | no_response. Declined, lost and
+    archived are final: confirm with the user before setting them, and before marking a placement
+    sent (it records that the deal went to the lender). Asking for the status the placement
     already has changes nothing. An illegal move is a BUSINESS_RULE error whose customerMessage
     names the allowed next statuses. Returns {"placement": {...}}.
     """
@@ -269,14 +274,14 @@ def add_term_sheet(
     interest_only_months: Annotated[int | None, Field(ge=0, le=limits.TERM_MONTHS_MAX,
                                                       description="Interest-only months at the start.")] = None,
     max_ltv: Annotated[_percent(limits.LTV_PERCENT_MAX, 2) | None, Field(
-        description="The lender's maximum loan-to-value, percent (75 means 75 %).")] = None,
+        description="The lender's maximum loan-to-value, percent (75 means 75 %), kept to 2 decimals.")] = None,
     min_dscr: Annotated[_percent(limits.DSCR_INPUT_MAX, 2) | None, Field(
-        description="The lender's minimum debt service coverage ratio, e.g. 1.25.")] = None,
+        description="The lender's minimum debt service coverage ratio, e.g. 1.25, kept to 2 decimals.")] = None,
     recourse: Annotated[Recourse | None, Field(description="full, partial or non_recourse.")] = None,
     origination_fee_percent: Annotated[_percent(limits.FEE_PERCENT_MAX, 3) | None, Field(
-        description="Origination fee, percent of the loan (1 means 1 %).")] = None,
+        description="Origination fee, percent of the loan (1 means 1 %), kept to 3 decimals.")] = None,
     exit_fee_percent: Annotated[_percent(limits.FEE_PERCENT_MAX, 3) | None, Field(
-        description="Exit fee, percent of the loan.")] = None,
+        description="Exit fee, percent of the loan, kept to 3 decimals.")] = None,
     prepayment: Annotated[Text(limits.PREPAYMENT_TEXT_MAX) | None, Field(
         description="Prepayment terms, e.g. 'yield maintenance' or '3-2-1 step-down'.")] = None,
     expires_on: Annotated[Date | None, Field(description="When the quote expires, YYYY-MM-DD.")] = None,
@@ -354,9 +359,10 @@ def compare_term_sheets(
     covering the requested loan, then lowest all-in cost, then highest proceeds. A figure that
     cannot be computed is null, and "unavailable" says why (e.g. no NOI on the deal, no current
     base rate). Quotes of declined or archived placements are left out. Returns {"deal_id",
-    "best_term_sheet_id", "count", "quotes": [...], "base_rates", "unavailable", …}.
+    "best_term_sheet_id", "count" (quotes compared), "quotes": [the best `limit`, each with its
+    term_sheet_id for select_winning_term_sheet], "has_more", "base_rates", "unavailable", …}.
     """
-    body = lev().get(f"/deals/{deal_id}/term-sheets/comparison/")
+    body = lev().get(f"/deals/{deal_id}/term-sheets/comparison/", {"limit": limit})
     quotes = body.get("quotes") or []
     payload = {
         "deal_id": body["deal_id"],
@@ -369,8 +375,8 @@ def compare_term_sheets(
         "base_rates": body.get("base_rates") or [],
         "unavailable": body.get("unavailable") or [],
         "quotes": [{**{k: q.get(k) for k in COMPARISON_KEYS},
-                    "lender_name": _clip(q.get("lender_name") or "", NAME_MAX)} for q in quotes[:limit]],
-        "has_more": len(quotes) > limit,
+                    "lender_name": _clip(q.get("lender_name") or "", NAME_MAX)} for q in quotes],
+        "has_more": body.get("count", len(quotes)) > len(quotes),
     }
     return fit_budget(payload, "quotes", COMPARISON_STEPS)
 
