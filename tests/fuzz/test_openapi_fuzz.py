@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup  # a BaseExceptionGroup: `except Exception` misses it
 
+from deals.placement_serializers import CREATE_TARGET_MESSAGE
+from deals.placement_services import RATE_TERMS_MESSAGE
 from lev.wsgi import application
 from tests.fuzz.conftest import World, budget
 from tests.fuzz.stats import STATS
@@ -29,7 +31,7 @@ SCHEMA = schemathesis.openapi.from_wsgi("/api/v1/schema/", application)
 OPERATIONS = {result.ok().label: result.ok() for result in SCHEMA.get_all_operations()}
 EXAMPLES = 60
 KNOWN_IDS = {"deal_id": "deal_ids", "property_id": "property_ids", "lender_id": "lender_ids",
-             "search_id": "search_ids"}
+             "search_id": "search_ids", "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids"}
 
 
 def first_line(exc: BaseException) -> str:
@@ -39,7 +41,8 @@ def first_line(exc: BaseException) -> str:
 
 # Rules over two fields, which OpenAPI cannot state (the parameters' descriptions say them): a
 # request that breaks one is schema-valid and rightly refused.
-CROSS_FIELD_RULES = {"Validation failed: min_loan_amount must not exceed max_loan_amount"}
+CROSS_FIELD_RULES = {"Validation failed: min_loan_amount must not exceed max_loan_amount",
+                     f"Validation failed: {CREATE_TARGET_MESSAGE}", RATE_TERMS_MESSAGE}
 
 
 def cross_field_rule(response: Any) -> bool:
