@@ -42,8 +42,8 @@ class Placement(models.Model):
         ARCHIVED = "archived", "Archived"
 
     deal = models.ForeignKey("deals.Deal", on_delete=models.CASCADE, related_name="placements")
-    # PROTECT: a lender with placements is part of the record (and of its activity signals).
-    lender = models.ForeignKey("lenders.Lender", on_delete=models.PROTECT, related_name="placements")
+    # Like a lender's search matches, its placements go with it (the admin lists them before a delete).
+    lender = models.ForeignKey("lenders.Lender", on_delete=models.CASCADE, related_name="placements")
     program = models.ForeignKey("lenders.LenderProgram", null=True, blank=True, on_delete=models.SET_NULL,
                                 related_name="+")
     contact_name = models.CharField(max_length=CONTACT_NAME_MAX, blank=True, default="")
