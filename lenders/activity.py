@@ -5,15 +5,16 @@ For each lender and market (a state of a placed deal's properties), over the las
 * `quotes_90d` — placements of the lender that received a quote (a live term sheet) in the window;
 * `closings_90d` — placements the lender won in the window (a winning quote chosen);
 * `avg_response_hours` — the MEDIAN hours from sending the deal to the lender's first answer
-  (reviewing, a quote or a decline), over first answers in the window. The column keeps its
-  historical name (the ranking, the admin and the seeded directory read it); what it holds is the
-  median, which one slow outlier cannot move.
+  (reviewing, a quote or a decline), over first answers in the window, to 0.1 h. The column keeps
+  its historical name (the ranking, the admin and the seeded directory read it); what it holds is
+  the median, which one slow outlier cannot move.
 
 `lender_activity_recompute` replaces the whole LenderActivity table with these figures in one
-transaction, in set-based SQL (one INSERT … SELECT over placements and term sheets; the median with
-window functions, which PostgreSQL and SQLite both have), then scores every row with
-`lenders.services.lender_activity_refresh`. The ranking reads the table as before. Readers see the
-old table until the new one commits.
+transaction and one INSERT … SELECT over placements and term sheets, scored in the same statement
+with the ranking's formula (`lenders.services.activity_score_expression`, compiled for the new
+rows). The median is PostgreSQL's `percentile_cont` in the same aggregation as the counts; SQLite,
+which has no ordered-set aggregates, takes the middle row(s) with window functions. The ranking reads
+the table as before; readers see the old table until the new one commits.
 """
 
 from __future__ import annotations
@@ -27,20 +28,16 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from lenders.models import LenderActivity
-from lenders.services import lender_activity_refresh
+from lenders.services import activity_score_expression
 
 logger = logging.getLogger(__name__)
 
 WINDOW_DAYS = 90
+FRESH = "fresh"  # the name of the recomputed rows in the statement (a CTE)
 
-# Hours between two timestamps, per database.
-_HOURS = {
-    "postgresql": "EXTRACT(EPOCH FROM ({later} - {earlier})) / 3600.0",
-    "sqlite": "(julianday({later}) - julianday({earlier})) * 24.0",
-}
-
-_RECOMPUTE_SQL = """
-WITH markets AS (
+# What happened to each placement in the window (rows only for placements with an event in it).
+_EVENTS = """
+markets AS (
     SELECT DISTINCT deal_id, state FROM {dealproperty} WHERE state <> ''
 ),
 quoted AS (
@@ -53,7 +50,19 @@ events AS (
            CASE WHEN p.first_response_at >= %s AND p.first_response_at >= p.sent_at THEN {hours} END AS hours
     FROM {placement} p LEFT JOIN quoted q ON q.placement_id = p.id
     WHERE q.placement_id IS NOT NULL OR p.decided_at >= %s OR p.first_response_at >= %s
-),
+)"""
+
+# The recomputed rows, named FRESH, with the columns of LenderActivity.
+_FRESH = {
+    "postgresql": """
+fresh AS (
+    SELECT e.lender_id, m.state, SUM(e.quoted) AS quotes_90d, SUM(e.closed) AS closings_90d,
+           ROUND(CAST(percentile_cont(0.5) WITHIN GROUP (ORDER BY e.hours) AS numeric), 1)::float
+               AS avg_response_hours
+    FROM events e JOIN markets m ON m.deal_id = e.deal_id
+    GROUP BY e.lender_id, m.state
+)""",
+    "sqlite": """
 per_market AS (
     SELECT e.lender_id, m.state, e.quoted, e.closed, e.hours
     FROM events e JOIN markets m ON m.deal_id = e.deal_id
@@ -72,29 +81,54 @@ medians AS (
     SELECT lender_id, state, AVG(hours) AS hours
     FROM ranked WHERE position IN ((answered + 1) / 2, (answered + 2) / 2)
     GROUP BY lender_id, state
-)
+),
+fresh AS (
+    SELECT c.lender_id, c.state, c.quotes AS quotes_90d, c.closings AS closings_90d,
+           ROUND(md.hours, 1) AS avg_response_hours
+    FROM counts c LEFT JOIN medians md ON md.lender_id = c.lender_id AND md.state = c.state
+)""",
+}
+
+# Hours between two timestamps, per database.
+_HOURS = {
+    "postgresql": "EXTRACT(EPOCH FROM ({later} - {earlier})) / 3600.0",
+    "sqlite": "(julianday({later}) - julianday({earlier})) * 24.0",
+}
+
+_INSERT = """
 INSERT INTO {activity} (lender_id, state, quotes_90d, closings_90d, avg_response_hours, score, updated_at)
-SELECT c.lender_id, c.state, c.quotes, c.closings, ROUND(md.hours * 10) / 10.0, 0, %s
-FROM counts c LEFT JOIN medians md ON md.lender_id = c.lender_id AND md.state = c.state
-WHERE c.quotes > 0 OR c.closings > 0 OR md.hours IS NOT NULL
+SELECT fresh.lender_id, fresh.state, fresh.quotes_90d, fresh.closings_90d, fresh.avg_response_hours, {score}, %s
+FROM fresh
+WHERE fresh.quotes_90d > 0 OR fresh.closings_90d > 0 OR fresh.avg_response_hours IS NOT NULL
 """
 
 
-def _sql() -> str:
+def _score_sql() -> tuple[str, list]:
+    """The ranking's activity score (one formula, lenders.services) compiled over the FRESH rows."""
+    query = LenderActivity.objects.annotate(activity=activity_score_expression()).query
+    query.change_aliases({LenderActivity._meta.db_table: FRESH})
+    return query.get_compiler(connection=connection).compile(query.annotations["activity"])
+
+
+def _statement(since, stamp) -> tuple[str, list]:
     from deals.models import DealProperty, Placement, TermSheet
 
-    vendor = connection.vendor if connection.vendor in _HOURS else "postgresql"
-    return _RECOMPUTE_SQL.format(
+    vendor = "sqlite" if connection.vendor == "sqlite" else "postgresql"
+    score, score_params = _score_sql()
+    events = _EVENTS.format(
         dealproperty=DealProperty._meta.db_table, termsheet=TermSheet._meta.db_table,
-        placement=Placement._meta.db_table, activity=LenderActivity._meta.db_table,
+        placement=Placement._meta.db_table,
         hours=_HOURS[vendor].format(later="p.first_response_at", earlier="p.sent_at"),
     )
+    sql = ("WITH" + events + "," + _FRESH[vendor]
+           + _INSERT.format(activity=LenderActivity._meta.db_table, score=score))
+    return sql, [since] * 5 + list(score_params) + [stamp]
 
 
 def lender_activity_recompute(*, now: dt.datetime | None = None) -> int:
     """Recompute every lender's per-market activity signals from placements and term sheets (see
-    the module docstring) and their scores. Idempotent: the same records give the same table.
-    Returns the number of (lender, market) rows written."""
+    the module docstring), scored. Idempotent: the same records give the same table. Returns the
+    number of (lender, market) rows written."""
     now = now or timezone.now()
     since = connection.ops.adapt_datetimefield_value(now - dt.timedelta(days=WINDOW_DAYS))
     stamp = connection.ops.adapt_datetimefield_value(now)
@@ -106,9 +140,9 @@ def lender_activity_recompute(*, now: dt.datetime | None = None) -> int:
             # Set-based, but over every placement: give it the task's time, not a web request's.
             cursor.execute(f"SET LOCAL statement_timeout = {int(settings.LEV_ACTIVITY_STATEMENT_TIMEOUT_MS)}")
         cursor.execute(f"DELETE FROM {LenderActivity._meta.db_table}")
-        cursor.execute(_sql(), [since, since, since, since, since, stamp])
+        cursor.execute(*_statement(since, stamp))
         # Counted, not cursor.rowcount: SQLite's driver reports -1 for a statement that starts with WITH.
-        written = lender_activity_refresh()
+        written = LenderActivity.objects.count()
     logger.info("Lender activity recomputed: %d lender markets in %.0f ms", written,
                 (time.monotonic() - started) * 1000)
     return written
