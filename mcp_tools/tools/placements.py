@@ -339,6 +339,11 @@ COMPARISON_STEPS = [
     lambda item: {k: v for k, v in item.items()
                   if k not in ("origination_fee", "exit_fee", "interest_only_debt_service")},
     lambda item: {**item, "notes": item["notes"][:3]},
+    # The figures a choice is made on, and the id to choose with.
+    lambda item: {**{k: item.get(k) for k in ("rank", "term_sheet_id", "lender_id", "lender_name", "all_in_rate",
+                                               "all_in_cost", "proceeds", "total_fees", "ltv", "dscr",
+                                               "annual_debt_service", "recourse", "expired")},
+                  "lender_name": _clip(item.get("lender_name") or "", 40), "notes": item["notes"][:2]},
 ]
 
 

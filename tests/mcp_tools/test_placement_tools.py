@@ -192,6 +192,22 @@ def test_responses_stay_within_the_byte_budget(mcp, account, settings):
     assert len(json.loads(page.content[0].text)["placements"]) == 50
 
 
+def test_a_comparison_of_the_most_quotes_stays_within_the_byte_budget(mcp, account):
+    deal = deal_with_financials(account)
+    for n, lender in enumerate(lenders(100)):
+        lender.name = f"{n:03d} " + "Long Lender Name " * 10  # clipped to 120 characters by the tool
+        lender.save(update_fields=["name"])
+        # Every note a quote can carry: short of the request, DSCR and LTV outside the lender's limits, …
+        quote(place(deal, lender), loan_amount=9_000_000 + n, fixed_rate=6 + n / 100, recourse="full",
+              origination_fee_percent=1, exit_fee_percent=1, interest_only_months=12, min_dscr=9.99, max_ltv=1)
+    result = mcp.call_raw("compare_term_sheets", {"deal_id": deal.id, "limit": 100})
+    text = result.content[0].text
+    assert not result.isError and len(text.encode()) <= settings.LEV_MCP_MAX_RESPONSE_BYTES
+    payload = json.loads(text)
+    assert payload["count"] == 100 and len(payload["quotes"]) == 100 and payload["compacted"] is True
+    assert all(q["term_sheet_id"] and q["all_in_rate"] is not None for q in payload["quotes"])
+
+
 def test_lists_page_with_cursors(mcp, account):
     deal = deal_with_financials(account)
     for lender in lenders(5):
