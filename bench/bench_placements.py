@@ -38,7 +38,6 @@ import django
 
 django.setup()
 
-from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 
 LENDERS = 5000
@@ -203,20 +202,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="Timed recomputes per size (median shown).")
     parser.add_argument("--keepdb", action="store_true", help="Keep the benchmark database afterwards.")
     args = parser.parse_args()
-    if connection.vendor != "postgresql":
-        print(f"DATABASE_URL must point at PostgreSQL; this is {connection.vendor}.", file=sys.stderr)
-        return 2
-    bench_name = f"{settings.DATABASES['default']['NAME']}_placements_bench"
-    with connection._nodb_cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [bench_name])
-        exists = cursor.fetchone() is not None
-    if exists and not args.keepdb:
-        print(f"Database {bench_name!r} already exists; pass --keepdb to reuse it, or drop it first.",
-              file=sys.stderr)
-        return 2
-    connection.settings_dict.setdefault("TEST", {})["NAME"] = bench_name
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=False, keepdb=args.keepdb)
-    try:
+    from bench.own_database import own_database
+
+    with own_database("placements_bench", keepdb=args.keepdb):
         with connection.cursor() as cursor:
             cursor.execute("TRUNCATE deals_termsheet, deals_placement, deals_baserate, lenders_lenderactivity, "
                            "lenders_lenderprogram, lenders_lender, deals_dealproperty, deals_dealfinancials, "
@@ -227,9 +215,6 @@ def main() -> int:
         recompute = bench_recompute(sorted(int(s) for s in args.sizes.split(",")), args.repeat)
         print(flush=True)
         comparison = bench_comparison([int(c) for c in args.quotes.split(",")], repeat=30)
-    finally:
-        if not args.keepdb:
-            connection.creation.destroy_test_db(old_name, verbosity=0)
     print("\nActivity recompute\n" + "\n".join(recompute))
     print("\ncompare_term_sheets (median of 30; MCP returns the best min(quotes, 100))\n" + "\n".join(comparison))
     return 0

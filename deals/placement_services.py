@@ -22,6 +22,7 @@ from deals.models import Deal
 from deals.placement_models import OPEN_STATUSES, QUOTABLE_STATUSES, BaseRate, Placement, TermSheet
 from deals.services import _lock_deal
 from lenders.models import Lender, LenderMatch, LenderProgram, LenderSearch
+from lev.enums import PLACEMENT_UPDATE_STATUSES
 from lev.errors import BusinessRuleViolation, Conflict, NotFound, ValidationFailed
 from lev.limits import TERM_SHEETS_PER_DEAL_MAX
 
@@ -40,7 +41,7 @@ MANUAL_TRANSITIONS: dict[str, tuple[str, ...]] = {
     "lost": ("archived",),
     "archived": (),
 }
-UPDATE_STATUSES = ("sent", "reviewing", "declined", "no_response", "lost", "archived")
+UPDATE_STATUSES = PLACEMENT_UPDATE_STATUSES
 # Statuses in which the lender answered: the first of them sets `first_response_at`.
 RESPONSE_STATUSES = ("reviewing", "quoted", "declined")
 DECIDED_STATUSES = ("declined", "won", "lost")

@@ -16,7 +16,14 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from lev import limits
-from lev.enums import PLACEMENT_STATUSES, QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES
+from lev.enums import (
+    PLACEMENT_STATUSES,
+    PLACEMENT_UPDATE_STATUSES,
+    QUOTE_TYPES,
+    RATE_INDEXES,
+    RATE_TYPES,
+    RECOURSE_TYPES,
+)
 from mcp_tools.errors import ToolFailure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -26,6 +33,7 @@ from mcp_tools.tools.common import (
     Limit,
     Money,
     Text,
+    _lower,
     cursor_failure,
     decode_cursor,
     drop_none,
@@ -34,16 +42,8 @@ from mcp_tools.tools.common import (
 from mcp_tools.tools.deals import InterestRate, require_change
 from mcp_tools.tools.lenders import NAME_MAX, _clip, fit_budget
 
-# The statuses an update may ask for (deals.placement_services.UPDATE_STATUSES; the API refuses others).
-UPDATE_STATUSES = ("sent", "reviewing", "declined", "no_response", "lost", "archived")
-
-
-def _lower(value: Any) -> Any:
-    return value.strip().lower() if isinstance(value, str) else value
-
-
 PlacementStatus = Annotated[Literal[PLACEMENT_STATUSES], BeforeValidator(_lower)]  # type: ignore[valid-type]
-UpdateStatus = Annotated[Literal[UPDATE_STATUSES], BeforeValidator(_lower)]  # type: ignore[valid-type]
+UpdateStatus = Annotated[Literal[PLACEMENT_UPDATE_STATUSES], BeforeValidator(_lower)]  # type: ignore[valid-type]
 QuoteType = Annotated[Literal[QUOTE_TYPES], BeforeValidator(_lower)]  # type: ignore[valid-type]
 RateType = Annotated[Literal[RATE_TYPES], BeforeValidator(_lower)]  # type: ignore[valid-type]
 RateIndex = Annotated[Literal[RATE_INDEXES], BeforeValidator(_lower)]  # type: ignore[valid-type]
