@@ -81,6 +81,10 @@ class DealPlacementListCreateApi(PlacementScopedView):
                 notes=data.get("notes") or "",
             )
             code = status.HTTP_201_CREATED if batch.created else status.HTTP_200_OK
+            # Read back with their lenders and programs: one query, not one per placement.
+            made = [p.pk for p in batch.created]
+            batch.created = list(selectors.placement_list(deal=deal, filters=selectors.PlacementFilters())
+                                 .filter(pk__in=made))
             return Response(PlacementBatchSerializer(batch).data, status=code)
 
         return idempotent(request, create)

@@ -446,6 +446,11 @@ def test_viewers_read_placements_but_do_not_change_them(account):
 
 def test_list_queries_do_not_grow_with_the_placements(api, account, django_assert_max_num_queries):
     deal = DealFactory(account=account)
+    ids = [lender.id for lender in lenders(30)]
+    with django_assert_max_num_queries(20):
+        body = create(api, deal.id, {"lender_ids": ids}).json()
+    assert body["created"] == 30 and all(p["lender_name"] for p in body["placements"])
+    Placement.objects.filter(deal=deal).delete()
     for lender in lenders(6):
         quote(place(deal, lender))
     with django_assert_max_num_queries(12):
