@@ -139,6 +139,8 @@ def lender_activity_recompute(*, now: dt.datetime | None = None) -> int:
             cursor.execute(f"LOCK TABLE {LenderActivity._meta.db_table} IN EXCLUSIVE MODE")
             # Set-based, but over every placement: give it the task's time, not a web request's.
             cursor.execute(f"SET LOCAL statement_timeout = {int(settings.LEV_ACTIVITY_STATEMENT_TIMEOUT_MS)}")
+            # The median sorts every answered placement of the window: in memory, not in temporary files.
+            cursor.execute(f"SET LOCAL work_mem = '{int(settings.LEV_ACTIVITY_WORK_MEM_MB)}MB'")
         cursor.execute(f"DELETE FROM {LenderActivity._meta.db_table}")
         cursor.execute(*_statement(since, stamp))
         # Counted, not cursor.rowcount: SQLite's driver reports -1 for a statement that starts with WITH.

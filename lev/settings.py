@@ -325,6 +325,9 @@ CELERY_BEAT_SCHEDULE = {
 # The activity recompute (lenders.activity) reads every placement: its statement limit is the task's,
 # not a web request's (inside the task's 100 s soft time limit).
 LEV_ACTIVITY_STATEMENT_TIMEOUT_MS = env_int("LEV_ACTIVITY_STATEMENT_TIMEOUT_MS", 90_000)
+# Memory for the recompute's sorts and hashes (PostgreSQL work_mem, for that transaction only): at 1M
+# placements the median's sort spilled ~30 MB to disk with the default 4 MB.
+LEV_ACTIVITY_WORK_MEM_MB = env_int("LEV_ACTIVITY_WORK_MEM_MB", 64)
 LEV_SEARCH_REUSE_SECONDS = env_int("LEV_SEARCH_REUSE_SECONDS", 900)
 # A running search heartbeats at every phase and chunk; its longest silent phase is one candidate
 # query, bounded by LEV_DB_STATEMENT_TIMEOUT_MS (10 s). Twice that without a heartbeat means its
