@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
@@ -21,6 +20,7 @@ from lev.serializers import (
     _messages,
     bool_field,
     date_field,
+    decimal_field,
     int_field,
     money_field,
     page_field,
@@ -35,20 +35,6 @@ CREATE_TARGET_MESSAGE = "pass lender_ids, or search_id (optionally with top_n)"
 def id_field(help_text: str, *, required: bool = False, allow_null: bool = False) -> serializers.IntegerField:
     return int_field(min_value=1, max_value=limits.MAX_ID, required=required, allow_null=allow_null,
                      help_text=help_text)
-
-
-def decimal_field(*, max_value: int, decimal_places: int, max_digits: int, help_text: str) -> MoneyField:
-    """A figure rounded half-up to `decimal_places` (like money is to the cent): 6.2555 is 6.256,
-    not an error about decimal places the OpenAPI schema never states."""
-    return MoneyField(
-        max_digits=max_digits, decimal_places=decimal_places, min_value=Decimal(0), max_value=Decimal(max_value),
-        required=False, allow_null=True, coerce_to_string=False, help_text=help_text,
-        error_messages=_messages(
-            invalid="must be a number", min_value="must be 0 or more", max_value=f"must be at most {max_value}",
-            max_digits=f"must be at most {max_value}", max_whole_digits=f"must be at most {max_value}",
-            max_decimal_places=f"may have at most {decimal_places} decimal places", max_string_length="is too long",
-        ),
-    )
 
 
 def rate_field(help_text: str) -> MoneyField:

@@ -11,6 +11,7 @@ from lev.serializers import (
     StrictSerializer,
     bool_field,
     date_field,
+    decimal_field,
     int_field,
     money_field,
     page_field,
@@ -66,14 +67,9 @@ class FinancialsInputSerializer(StrictSerializer):
     stabilized_noi = money_field(positive=False, help_text="Net operating income per year, US dollars.")
     existing_debt = money_field(positive=False)
     cash_out = money_field(positive=False)
-    interest_rate = serializers.DecimalField(
-        max_digits=5, decimal_places=3, min_value=0, max_value=limits.INTEREST_RATE_MAX, required=False,
-        allow_null=True, coerce_to_string=False, error_messages={
-            "invalid": "must be a number", "min_value": "must be 0 or more",
-            "max_value": f"must be at most {limits.INTEREST_RATE_MAX}",
-            "max_decimal_places": "may have at most 3 decimal places", "max_digits": "is too large",
-        },
-    )
+    # Rounded to the 3 decimals stored, as the MCP tool does: 12.3456 is 12.346, not "too large".
+    interest_rate = decimal_field(max_value=limits.INTEREST_RATE_MAX, decimal_places=3, max_digits=5,
+                                  help_text="Percent per year, kept to 3 decimals.")
     amortization_years = int_field(min_value=limits.AMORTIZATION_YEARS_MIN, max_value=limits.AMORTIZATION_YEARS_MAX)
 
 

@@ -63,3 +63,19 @@ def test_ratios_that_cannot_be_computed_are_null(api, account):
     for financials in reads(api, deal.id):
         assert financials["ltv"] is None
         assert financials["dscr"] is None  # a debt service that rounds to $0.00 covers nothing
+
+
+@pytest.mark.parametrize(("sent", "stored"), [(12.3456, 12.346), (29.9996, 30.0), (0.0004, 0.0)])
+def test_an_interest_rate_within_the_schema_is_rounded_to_three_decimals_not_refused(api, account, sent, stored):
+    # The schema states 0 to 30 only (the fuzz suite sent 12.3456 and got "is too large").
+    deal = DealFactory(account=account)
+    response = api.patch(f"/api/v1/deals/{deal.id}/financials/", {"interest_rate": sent}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["interest_rate"] == stored
+
+
+def test_an_interest_rate_past_the_schema_is_refused_naming_its_bound(api, account):
+    deal = DealFactory(account=account)
+    response = api.patch(f"/api/v1/deals/{deal.id}/financials/", {"interest_rate": 30.0005}, format="json")
+    assert response.status_code == 400
+    assert response.json()["message"] == f"Validation failed: interest_rate must be at most {limits.INTEREST_RATE_MAX}"
