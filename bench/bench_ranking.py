@@ -171,27 +171,12 @@ def main() -> int:
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
 
-    if connection.vendor != "postgresql":
-        print("DATABASE_URL must point at PostgreSQL (the production database); "
-              f"this is {connection.vendor}.", file=sys.stderr)
-        return 2
-
+    from bench.own_database import own_database
     from lenders.demo import seed_directory
     from lenders.models import Lender, LenderProgram
 
-    bench_name = f"{settings.DATABASES['default']['NAME']}_ranking_bench"
-    with connection._nodb_cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [bench_name])
-        exists = cursor.fetchone() is not None
-    if exists and not args.keepdb:
-        # Never drop a database this run did not create.
-        print(f"Database {bench_name!r} already exists; pass --keepdb to reuse it, or drop it first.",
-              file=sys.stderr)
-        return 2
-    connection.settings_dict.setdefault("TEST", {})["NAME"] = bench_name
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=False, keepdb=args.keepdb)
     rows = []
-    try:
+    with own_database("ranking_bench", keepdb=args.keepdb):
         reset_directory()
         deal_ids = make_deals()
         for size in sizes:
@@ -220,9 +205,6 @@ def main() -> int:
                         "ORDER BY id OFFSET %s LIMIT 1)", [size - 1])
                 for label, deal_id in deal_ids.items():
                     e2e[(label, size)] = search_to_completed(deal_id, args.repeat)
-    finally:
-        if not args.keepdb:
-            connection.creation.destroy_test_db(old_name, verbosity=0)
 
     print()
     print(f"PostgreSQL {connection.pg_version // 10000}, {args.repeat} timed runs per row, worker time in ms "

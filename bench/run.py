@@ -7,8 +7,10 @@ shared machine are noisy; ratios of interleaved runs are not).
 2. list_deals / search_lender_directory with page sizes 20 and 100: latency and response bytes.
 3. Ranking time vs directory size (bench/bench_ranking.py).
 4. Breaker-open fast-fail latency vs a backend timeout.
+5. Activity recompute over 100k and 1M placements, compare_term_sheets at 10/50/200 quotes
+   (bench/bench_placements.py).
 
-Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking]
+Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements]
 Uses DATABASE_URL (PostgreSQL recommended; point it at a scratch database: demo data is seeded
 and the demo admin password reset) and REDIS_URL when set; without DATABASE_URL it uses its own
 SQLite file under bench/results/.
@@ -223,12 +225,20 @@ def bench_ranking() -> str:
     return "\n### 3. Ranking vs directory size\n\n" + (out.stdout.strip() or out.stderr[-2000:])
 
 
+def bench_placements() -> str:
+    script = ROOT / "bench" / "bench_placements.py"
+    out = subprocess.run([PY, str(script)], cwd=ROOT, env={**ENV, "DJANGO_SETTINGS_MODULE": "lev.settings"},
+                         capture_output=True, text=True, timeout=3600)
+    return "\n### 5. Placements: activity recompute and comparison\n\n" + (out.stdout.strip() or out.stderr[-2000:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=5, help="seconds per load run (default 5)")
     parser.add_argument("--clients", type=int, default=4, help="concurrent client threads (default 4)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--skip-ranking", action="store_true", help="skip the ranking benchmark")
+    parser.add_argument("--skip-placements", action="store_true", help="skip the placements benchmark")
     args = parser.parse_args()
 
     manage("migrate", "--noinput")
@@ -259,6 +269,8 @@ def main() -> None:
     if not args.skip_ranking:
         print(bench_ranking(), flush=True)
     print(bench_breaker(), flush=True)
+    if not args.skip_placements:
+        print(bench_placements(), flush=True)
 
 
 if __name__ == "__main__":

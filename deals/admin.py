@@ -500,3 +500,4 @@ class IdempotencyRecordAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False
+from deals import placement_admin  # noqa: E402, F401  (registers placements, term sheets, base rates)

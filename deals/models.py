@@ -191,3 +191,10 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.method} {self.path} ({self.key})"
+
+
+# Placements, term sheets and base rates: models of this app, kept in their own module.
+from deals.placement_models import BaseRate, Placement, TermSheet  # noqa: E402
+
+__all__ = ["Account", "ApiKey", "BaseRate", "Deal", "DealFinancials", "DealProperty", "IdempotencyRecord",
+           "Membership", "Placement", "TermSheet"]

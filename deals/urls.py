@@ -11,3 +11,8 @@ urlpatterns = [
          name="deal-property-detail"),
     path("deals/<int:deal_id>/financials/", api.DealFinancialsApi.as_view(), name="deal-financials"),
 ]
+
+# Placements, term sheets and base rates (deals.placement_urls).
+from deals.placement_urls import urlpatterns as placement_urlpatterns  # noqa: E402
+
+urlpatterns += placement_urlpatterns

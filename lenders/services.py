@@ -301,9 +301,9 @@ def lender_search_recover_if_stale(*, search: LenderSearch) -> LenderSearch:
     return search
 
 
-def lender_activity_refresh() -> int:
-    """Recompute every LenderActivity.score from its counts, in one UPDATE (the formula is
-    `scoring.activity_score`). Returns the number of rows updated."""
+def activity_score_expression():
+    """`scoring.activity_score` as a database expression over a LenderActivity row's counts (the
+    activity recompute compiles the same expression for the rows it inserts)."""
     def ratio(name: str, full: float):
         return Least(Cast(name, FloatField()) / Value(full), Value(1.0))
 
@@ -315,7 +315,12 @@ def lender_activity_refresh() -> int:
         output_field=FloatField(),
     )
     weights = scoring.ACTIVITY_WEIGHTS
-    score = (Value(weights["quotes"]) * ratio("quotes_90d", scoring.QUOTES_FULL)
-             + Value(weights["closings"]) * ratio("closings_90d", scoring.CLOSINGS_FULL)
-             + Value(weights["response"]) * response)
-    return LenderActivity.objects.update(score=score, updated_at=timezone.now())
+    return (Value(weights["quotes"]) * ratio("quotes_90d", scoring.QUOTES_FULL)
+            + Value(weights["closings"]) * ratio("closings_90d", scoring.CLOSINGS_FULL)
+            + Value(weights["response"]) * response)
+
+
+def lender_activity_refresh() -> int:
+    """Recompute every LenderActivity.score from its counts, in one UPDATE (the formula is
+    `scoring.activity_score`). Returns the number of rows updated."""
+    return LenderActivity.objects.update(score=activity_score_expression(), updated_at=timezone.now())

@@ -15,6 +15,7 @@ from celery import shared_task
 from django.conf import settings
 
 from lenders import services
+from lenders.activity import lender_activity_recompute
 from lev.outages import is_dependency_outage, report_outage
 
 COMMON = {"acks_late": True, "reject_on_worker_lost": True}
@@ -55,5 +56,13 @@ def sweep_stale_searches() -> dict[str, int]:
 
 @shared_task(name="lenders.tasks.refresh_lender_activity", soft_time_limit=100, time_limit=110, **COMMON)
 def refresh_lender_activity() -> int:
-    """Recompute the activity score of every lender market from its recent counts."""
-    return services.lender_activity_refresh()
+    """Recompute every lender's activity signals per market (quotes and closings in 90 days, median
+    response hours) from placements and term sheets, and their scores (lenders.activity). While the
+    database is down there is nothing to do: the next run does it."""
+    try:
+        return lender_activity_recompute()
+    except Exception as exc:
+        if not is_dependency_outage(exc):
+            raise
+        report_outage(exc, "lender activity recompute")
+        return 0

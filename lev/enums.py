@@ -35,3 +35,19 @@ def mask_of(values: list[str] | tuple[str, ...] | None, universe: tuple[str, ...
         if value in universe:
             mask |= 1 << universe.index(value)
     return mask
+
+
+# Placements and term sheets (deals.placement_models). Statuses in the order of the workflow.
+PLACEMENT_STATUSES = ("draft", "sent", "reviewing", "quoted", "declined", "no_response", "won", "lost", "archived")
+# The statuses a person asks for; `quoted` comes from recording a term sheet, `won` from choosing the
+# winning one (deals.placement_services).
+PLACEMENT_UPDATE_STATUSES = ("sent", "reviewing", "declined", "no_response", "lost", "archived")
+QUOTE_TYPES = ("indicative", "soft_quote", "term_sheet", "commitment")
+RATE_TYPES = ("fixed", "floating")
+# Base rate indexes a floating quote is priced over; BaseRate stores the current value of each.
+RATE_INDEXES = ("sofr", "term_sofr_1m", "term_sofr_3m", "treasury_5y", "treasury_7y", "treasury_10y", "prime")
+RATE_INDEX_NAMES = {
+    "sofr": "SOFR", "term_sofr_1m": "1-month Term SOFR", "term_sofr_3m": "3-month Term SOFR",
+    "treasury_5y": "5-year Treasury", "treasury_7y": "7-year Treasury", "treasury_10y": "10-year Treasury",
+    "prime": "Prime",
+}

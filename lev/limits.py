@@ -99,3 +99,26 @@ ADMIN_DEAL_RECENT_SEARCHES = 5
 ADMIN_FIND_LENDERS_MAX_DEALS = 20
 # Sponsor states listed before "+N more" where a program's coverage is shown.
 COVERAGE_STATES_SHOWN = 8
+
+# Placements and term sheets.
+PLACEMENTS_PER_CREATE_MAX = 50  # lenders one create_placements call may place
+PLACEMENT_TOP_N_DEFAULT = 5  # the top N of a search placed when no lender ids are given
+PLACEMENT_NOTES_MAX = 2000
+CONTACT_NAME_MAX = 200
+EMAIL_MAX = 254
+# The same pattern in the API and the tools' schemas, so both accept exactly the same addresses
+# (Django's EmailValidator accepts and refuses addresses no JSON Schema pattern can mirror).
+EMAIL_PATTERN = r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$"
+TERM_SHEET_NOTES_MAX = 2000
+PREPAYMENT_TEXT_MAX = 500
+# A quoted rate or base rate, percent per year, kept to 3 decimals (6.125 = 6.125 %).
+RATE_PERCENT_MAX = INTEREST_RATE_MAX
+RATE_DECIMAL_PLACES = 3
+SPREAD_BPS_MAX = 3000  # basis points over the index (3000 = 30 %)
+TERM_MONTHS_MAX = 600  # 50 years
+AMORTIZATION_MONTHS_MAX = 600
+LTV_PERCENT_MAX = 100
+DSCR_INPUT_MAX = 10
+FEE_PERCENT_MAX = 10  # origination / exit fee, percent of the loan
+# Live quotes (not removed) one deal may hold: bounds the comparison's work and size.
+TERM_SHEETS_PER_DEAL_MAX = 200

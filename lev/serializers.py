@@ -154,6 +154,21 @@ def money_field(*, required: bool = False, positive: bool = True, allow_null: bo
     )
 
 
+def decimal_field(*, max_value: int, decimal_places: int, max_digits: int, help_text: str = "") -> MoneyField:
+    """A figure from 0 to `max_value` (a rate, a percentage, a ratio), rounded half-up to
+    `decimal_places` like money is to the cent: 6.2555 is 6.256, not an error about decimal places or
+    digits the OpenAPI schema never states (it states minimum and maximum only)."""
+    return MoneyField(
+        max_digits=max_digits, decimal_places=decimal_places, min_value=Decimal(0), max_value=Decimal(max_value),
+        required=False, allow_null=True, coerce_to_string=False, help_text=help_text,
+        error_messages=_messages(
+            invalid="must be a number", min_value="must be 0 or more", max_value=f"must be at most {max_value}",
+            max_digits=f"must be at most {max_value}", max_whole_digits=f"must be at most {max_value}",
+            max_decimal_places=f"may have at most {decimal_places} decimal places", max_string_length="is too long",
+        ),
+    )
+
+
 _CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 

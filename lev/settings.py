@@ -13,6 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from lev import enums as _enums
 from lev import limits
 from lev import scopes as scope_table
 
@@ -261,6 +262,13 @@ SPECTACULAR_SETTINGS = {
         "BusinessPlanEnum": "lev.enums.BUSINESS_PLANS",
         "AssetTypeEnum": "lev.enums.ASSET_TYPES",
         "StateEnum": "lev.enums.US_STATES",
+        # Placements and term sheets: (value, label) pairs as their model fields and EnumFields have
+        # them, so one name covers the model's and the input's use of a list.
+        "PlacementStatusEnum": _enums.choices(_enums.PLACEMENT_STATUSES),
+        "QuoteTypeEnum": _enums.choices(_enums.QUOTE_TYPES),
+        "RateTypeEnum": _enums.choices(_enums.RATE_TYPES),
+        "RateIndexEnum": _enums.choices(_enums.RATE_INDEXES),
+        "RecourseEnum": _enums.choices(_enums.RECOURSE_TYPES),
     },
 }
 
@@ -389,9 +397,16 @@ LEV_SEARCH_SWEEP_SECONDS = env_float("LEV_SEARCH_SWEEP_SECONDS", 5.0)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-lender-searches": {"task": "lenders.tasks.sweep_stale_searches",
                                     "schedule": LEV_SEARCH_SWEEP_SECONDS},
-    "refresh-lender-activity": {"task": "lenders.tasks.refresh_lender_activity", "schedule": 3600.0},
+    "refresh-lender-activity": {"task": "lenders.tasks.refresh_lender_activity",
+                                "schedule": env_float("LEV_ACTIVITY_REFRESH_SECONDS", 3600.0)},
     "purge-idempotency-records": {"task": "deals.tasks.purge_idempotency_records", "schedule": 3600.0},
 }
+# The activity recompute (lenders.activity) reads every placement: its statement limit is the task's,
+# not a web request's (inside the task's 100 s soft time limit).
+LEV_ACTIVITY_STATEMENT_TIMEOUT_MS = env_int("LEV_ACTIVITY_STATEMENT_TIMEOUT_MS", 90_000)
+# Memory for the recompute's sorts and hashes (PostgreSQL work_mem, for that transaction only): at 1M
+# placements the median's sort spilled ~30 MB to disk with the default 4 MB.
+LEV_ACTIVITY_WORK_MEM_MB = env_int("LEV_ACTIVITY_WORK_MEM_MB", 64)
 LEV_SEARCH_REUSE_SECONDS = env_int("LEV_SEARCH_REUSE_SECONDS", 900)
 # A running search heartbeats at every phase and chunk; its longest silent phase is one candidate
 # query, bounded by LEV_DB_STATEMENT_TIMEOUT_MS (10 s). Twice that without a heartbeat means its

@@ -102,8 +102,10 @@ def kind(message: Any) -> str:
             return "response"
         raise _invalid('a request needs "method" (and "id"); a response needs "id" and "result" or "error"',
                        request_id)
-    if not isinstance(message["method"], str) or not message["method"]:
-        raise _invalid('"method" must be a non-empty string', request_id)
+    # Any string names a method, the empty one too (JSON-RPC 2.0 and both SDKs' schemas say "a string"):
+    # a request for one this server lacks is well formed and answered -32601 with HTTP 200.
+    if not isinstance(message["method"], str):
+        raise _invalid('"method" must be a string', request_id)
     if "params" in message and not isinstance(message["params"], dict | list):
         raise _invalid('"params" must be an object', request_id)
     if "id" not in message:

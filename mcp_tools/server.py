@@ -81,6 +81,7 @@ _PATTERN_MESSAGES = {
     limits.ZIP_PATTERN: "must be a 5-digit ZIP code (or ZIP+4)",
     limits.IDEMPOTENCY_KEY_PATTERN: f"must be 1 to {limits.IDEMPOTENCY_KEY_MAX} visible ASCII characters "
                                     "(no spaces or control characters)",
+    limits.EMAIL_PATTERN: "must be an email address such as name@lender.com",
 }
 # Tool arguments are at most a list of objects deep; anything much deeper is garbage, refused before
 # it is serialized (so no RecursionError).

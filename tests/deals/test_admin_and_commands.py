@@ -31,7 +31,8 @@ def counts():
 
 def test_seed_demo_is_idempotent_and_deterministic(seeded):
     first = counts()
-    assert first[0] == 60 and 60 <= first[1] <= 240 and first[3] == 6
+    assert first[0] == 60 and 60 <= first[1] <= 240
+    assert Deal.objects.filter(account__slug="demo-capital").count() == 6  # the others: its market history
     names = list(Lender.objects.order_by("website").values_list("name", flat=True))
     call_command("seed_demo", "--lenders", "60", stdout=StringIO())
     assert counts() == first

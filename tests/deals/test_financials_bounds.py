@@ -78,3 +78,10 @@ def test_an_interest_rate_is_kept_to_three_decimals_as_the_tool_does(api, accoun
         assert response.status_code == 200, response.content
         assert response.json()["interest_rate"] == stored
     assert api.patch(path, {"interest_rate": 30.0001}, format="json").status_code == 400
+
+
+def test_an_interest_rate_past_the_schema_is_refused_naming_its_bound(api, account):
+    deal = DealFactory(account=account)
+    response = api.patch(f"/api/v1/deals/{deal.id}/financials/", {"interest_rate": 30.0005}, format="json")
+    assert response.status_code == 400
+    assert response.json()["message"] == f"Validation failed: interest_rate must be at most {limits.INTEREST_RATE_MAX}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass
@@ -96,6 +97,8 @@ class World:
     property_ids: list[int]
     lender_ids: list[int]
     search_ids: list[int]
+    placement_ids: list[int] = dataclasses.field(default_factory=list)
+    term_sheet_ids: list[int] = dataclasses.field(default_factory=list)
 
 
 def make_world(account_slug: str = "fuzz") -> World:
@@ -115,12 +118,22 @@ def make_world(account_slug: str = "fuzz") -> World:
     from lenders import services as lender_services
 
     search, _created = lender_services.lender_search_start(deal=full, user=user)
+    # Placements and quotes (issue #13): a sent one with two quotes, a draft one.
+    from deals import placement_services
+
+    sent, draft = placement_services.placements_create(deal=full, lender_ids=[programs[0].lender_id],
+                                                       send=True).created + placement_services.placements_create(
+        deal=full, lender_ids=[programs[1].lender_id]).created
+    quote = {"loan_amount": Decimal("9000000"), "rate_type": "fixed", "fixed_rate": Decimal("6.25")}
+    term_sheets = [placement_services.term_sheet_add(placement=sent, data=quote) for _ in range(2)]
     return World(
         api_key=raw, other_api_key=other_raw,
         deal_ids=[plain.id, full.id, archived.id],
         property_ids=[prop.id],
         lender_ids=[p.lender_id for p in programs],
         search_ids=[search.id],
+        placement_ids=[sent.id, draft.id],
+        term_sheet_ids=[t.id for t in term_sheets],
     )
 
 

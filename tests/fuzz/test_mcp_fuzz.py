@@ -21,6 +21,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from deals.placement_serializers import CREATE_TARGET_MESSAGE
+from deals.placement_services import RATE_TERMS_MESSAGE
 from mcp_tools import resilience
 from mcp_tools.registry import TOOLS
 from tests.fuzz.conftest import RawMcp, World, budget
@@ -121,6 +123,9 @@ CROSS_ARGUMENT_RULES = {
     "update_deal": "Validation failed: pass at least one field to change",
     "update_deal_property": "Validation failed: pass at least one field to change",
     "update_deal_financials": "Validation failed: pass at least one figure to change",
+    "create_placements": f"Validation failed: {CREATE_TARGET_MESSAGE}",
+    "update_placement": "Validation failed: pass at least one field to change",
+    "add_term_sheet": RATE_TERMS_MESSAGE,
 }
 
 

@@ -286,14 +286,15 @@ def test_a_database_that_stays_down_fails_the_search_as_retryable(account, direc
 
 
 # --- activity signals --------------------------------------------------------------------------------------
-def test_refresh_lender_activity_recomputes_every_score_from_its_counts(db):
+def test_activity_refresh_recomputes_every_score_from_its_counts(db):
     rows = [
         LenderActivityFactory(quotes_90d=0, closings_90d=0, avg_response_hours=None, score=0.9),
         LenderActivityFactory(quotes_90d=40, closings_90d=9, avg_response_hours=1.0, score=0),
         LenderActivityFactory(quotes_90d=7, closings_90d=2, avg_response_hours=50.0, score=0),
         LenderActivityFactory(quotes_90d=12, closings_90d=1, avg_response_hours=200.0, score=0),
     ]
-    assert tasks.refresh_lender_activity() == 4
+    # The score step of the recompute (lenders.activity, tested in test_activity.py), on its own.
+    assert services.lender_activity_refresh() == 4
     for row in rows:
         fresh = LenderActivity.objects.get(pk=row.pk)
         assert fresh.score == pytest.approx(activity_score(row.quotes_90d, row.closings_90d,

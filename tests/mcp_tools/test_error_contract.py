@@ -9,6 +9,7 @@ import json
 import pytest
 from django.test import RequestFactory
 
+from deals.placement_services import RATE_TERMS_MESSAGE
 from lev import errors
 from mcp_tools.errors import from_application_error
 from mcp_tools.registry import TOOLS
@@ -35,6 +36,21 @@ TABLE = [
     (errors.BusinessRuleViolation("deal 5 is archived", customer_message="This deal is archived."), 409,
      "BUSINESS_RULE", "Not allowed: deal 5 is archived", "BUSINESS_RULE", "business", False,
      "Not allowed: deal 5 is archived"),
+    # Placements and term sheets (issue #13): the errors their services raise.
+    (errors.NotFound("Placement", 12), 404, "NOT_FOUND", "Placement not found: 12", "NOT_FOUND", "validation", False,
+     "Placement not found: 12"),
+    (errors.NotFound("Term sheet", 4), 404, "NOT_FOUND", "Term sheet not found: 4", "NOT_FOUND", "validation", False,
+     "Term sheet not found: 4"),
+    (errors.NotFound("Lender program", 3), 404, "NOT_FOUND", "Lender program not found: 3", "NOT_FOUND", "validation",
+     False, "Lender program not found: 3"),
+    (errors.ValidationFailed({"fixed_rate": ["is required for a fixed rate_type"]}, message=RATE_TERMS_MESSAGE), 400,
+     "VALIDATION_ERROR", RATE_TERMS_MESSAGE, "VALIDATION_ERROR", "validation", False, RATE_TERMS_MESSAGE),
+    (errors.BusinessRuleViolation("placement 5 cannot go from draft to reviewing; allowed next: sent, archived",
+                                  customer_message="This placement is draft, so it can't be marked reviewing."),
+     409, "BUSINESS_RULE", "Not allowed: placement 5 cannot go from draft to reviewing", "BUSINESS_RULE", "business",
+     False, "Not allowed: placement 5 cannot go from draft to reviewing"),
+    (errors.Conflict("another winning term sheet was chosen for this deal at the same time"), 409, "CONFLICT",
+     "Conflict: another winning term sheet", "CONFLICT", "business", False, "Conflict: another winning term sheet"),
     (errors.AuthenticationFailed(), 401, "AUTH_ERROR", "Unauthorized: a valid API key is required.", "AUTH_ERROR",
      "permission", False, "Unauthorized: a valid API key is required."),
     (errors.SessionExpired(), 401, "AUTH_ERROR", "Unauthorized: your session has expired. Please sign in again.",
@@ -97,7 +113,7 @@ def test_error_class_to_rest_body_and_tool_result(row, api, api_key, monkeypatch
     else:
         assert "retryAfterMs" not in payload
     if isinstance(error, errors.BusinessRuleViolation):
-        assert payload["customerMessage"] == "This deal is archived."
+        assert payload["customerMessage"] == error.customer_message
     if isinstance(error, errors.RateLimited):
         assert payload["retryAfterMs"] == 5000
 

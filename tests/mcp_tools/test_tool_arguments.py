@@ -19,6 +19,14 @@ from django.test import RequestFactory
 from rest_framework import serializers
 
 from deals.models import Deal, DealProperty
+from deals.placement_serializers import (
+    ComparisonQuerySerializer,
+    PlacementCreateInputSerializer,
+    PlacementListQuerySerializer,
+    PlacementUpdateInputSerializer,
+    TermSheetInputSerializer,
+    TermSheetListQuerySerializer,
+)
 from deals.serializers import (
     DealInputSerializer,
     DealListQuerySerializer,
@@ -29,6 +37,7 @@ from lenders.models import LenderSearch
 from lenders.serializers import DirectoryQuerySerializer, SearchResultsQuerySerializer
 from lev import limits
 from mcp_tools.server import get_server
+from tests.deals.placement_helpers import place, quote
 from tests.factories import DealFactory, DealPropertyFactory, LenderFactory
 from tests.lenders.fixtures import eager_jobs
 from tests.mcp_helpers import McpCaller
@@ -85,9 +94,14 @@ def branch(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def required(schema: dict[str, Any]) -> dict[str, Any]:
-    """Valid values for a tool's required arguments (ids and names)."""
-    return {name: 1 if schema["properties"][name].get("type") == "integer" else "T"
-            for name in schema.get("required", [])}
+    """Valid values for a tool's required arguments (ids, amounts, enums and names)."""
+    def valid(prop: dict[str, Any]) -> Any:
+        prop = branch(prop, schema.get("$defs", {}))
+        if "enum" in prop:
+            return prop["enum"][0]
+        return 1 if prop.get("type") in ("integer", "number") else "T"
+
+    return {name: valid(schema["properties"][name]) for name in schema.get("required", [])}
 
 
 # --- 1. strict types ------------------------------------------------------------------------------
@@ -230,8 +244,14 @@ API_INPUTS = {
     "get_lender_search_results": (SearchResultsQuerySerializer, {"limit": "page_size"}),
     "update_deal_property": (PropertyInputSerializer, {}),
     "update_deal_financials": (FinancialsInputSerializer, {}),
+    "create_placements": (PlacementCreateInputSerializer, {}),
+    "list_placements": (PlacementListQuerySerializer, {"limit": "page_size"}),
+    "update_placement": (PlacementUpdateInputSerializer, {}),
+    "add_term_sheet": (TermSheetInputSerializer, {}),
+    "list_term_sheets": (TermSheetListQuerySerializer, {"limit": "page_size"}),
+    "compare_term_sheets": (ComparisonQuerySerializer, {}),
 }
-IDS = {"deal_id", "lender_id", "search_id", "property_id"}
+IDS = {"deal_id", "lender_id", "search_id", "property_id", "placement_id", "term_sheet_id", "program_id"}
 TOOL_ONLY = {"cursor", "idempotency_key", "include"}  # checked by the tool itself (or tested below)
 
 
@@ -243,6 +263,10 @@ def check_against_field(where: str, prop: dict[str, Any], field: serializers.Fie
         for name, item_prop in item["properties"].items():
             check_against_field(f"{where}.{name}", item_prop, field.child.fields[name], defs)
         assert set(item["properties"]) == set(field.child.fields), where
+    elif isinstance(field, serializers.ListField):
+        assert schema["type"] == "array", where
+        assert (schema.get("minItems"), schema.get("maxItems")) == (field.min_length, field.max_length), where
+        check_against_field(f"{where}.items", schema["items"], field.child, defs)
     elif isinstance(field, serializers.DecimalField):
         assert schema["type"] == "number", where
         assert Decimal(str(schema["maximum"])) == field.max_value, where
@@ -297,7 +321,10 @@ def bounded_cases() -> list[tuple[str, str, Any, Any]]:
                 walk(name, f"{path}.0.{child}", child_prop, defs)
             cases.append((name, path, [{"name": "P"}] * schema["maxItems"], [{"name": "P"}] * (schema["maxItems"] + 1)))
         if "maxLength" in schema:
-            cases.append((name, path, "x" * schema["maxLength"], "x" * (schema["maxLength"] + 1)))
+            # A patterned text at its longest must still match: an email address is padded before the @.
+            tail = "@ab.co" if schema.get("pattern") == limits.EMAIL_PATTERN else ""
+            cases.append((name, path, "x" * (schema["maxLength"] - len(tail)) + tail,
+                          "x" * (schema["maxLength"] + 1 - len(tail)) + tail))
         step = 1 if schema.get("type") == "integer" else Decimal("0.01")
         if "maximum" in schema:
             top = schema["maximum"]
@@ -323,6 +350,11 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
     deal, archived_target = DealFactory(account=account), DealFactory(account=account)
     prop = DealPropertyFactory(deal=deal)
     search = LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version, status="completed")
+    placement = place(deal, LenderFactory())
+    term_sheets = [quote(placement), quote(placement)]
+    fixed = {"placement_id": placement.id, "loan_amount": 1, "rate_type": "fixed", "fixed_rate": 6}
+    floating = {"placement_id": placement.id, "loan_amount": 1, "rate_type": "floating", "rate_index": "sofr",
+                "spread_bps": 100}
     base = {
         "list_deals": {}, "create_deal": {"title": "T"}, "get_deal": {"deal_id": deal.id},
         "update_deal": {"deal_id": deal.id, "title": "T"}, "archive_deal": {"deal_id": archived_target.id},
@@ -333,7 +365,16 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "remove_deal_property": {"deal_id": deal.id, "property_id": DealPropertyFactory(deal=deal).id},
         "get_deal_financials": {"deal_id": deal.id},
         "update_deal_financials": {"deal_id": deal.id, "cash_out": 1},
+        # A search of the deal rather than lender ids: top_n goes with a search only.
+        "create_placements": {"deal_id": deal.id, "search_id": search.id},
+        "list_placements": {"deal_id": deal.id}, "get_placement": {"placement_id": placement.id},
+        "update_placement": {"placement_id": placement.id, "notes": "n"},
+        "list_term_sheets": {"deal_id": deal.id}, "compare_term_sheets": {"deal_id": deal.id},
+        "select_winning_term_sheet": {"term_sheet_id": term_sheets[0].id},
+        "remove_term_sheet": {"term_sheet_id": term_sheets[1].id},
     }
+    # The rate terms go with their rate type (a rule over two arguments): each bound is tried on its type.
+    rate_base = {"fixed_rate": fixed, "spread_bps": floating, "rate_index": floating}
     cases = bounded_cases()
     assert {(n, p) for n, p, *_ in cases} >= {
         ("create_deal", "loan_amount"), ("create_deal", "properties.0.units"),
@@ -341,10 +382,11 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         ("update_deal", "description"), ("list_deals", "limit"), ("get_deal", "deal_id"),
     }
     for name, path, extreme, past in cases:
-        tools.invalid(name, with_value(base[name], path, past), path)
+        arguments = rate_base.get(path, fixed) if name == "add_term_sheet" else base[name]
+        tools.invalid(name, with_value(arguments, path, past), path)
         if path == "cursor":
             continue  # opaque: its longest allowed value is no cursor this server issued
-        is_error, payload = tools.call(name, with_value(base[name], path, extreme))
+        is_error, payload = tools.call(name, with_value(arguments, path, extreme))
         # An id at the schema's maximum names no row: NOT_FOUND, never a validation error.
         assert not (is_error and payload["code"] in ("VALIDATION_ERROR", "INTERNAL_ERROR")), (name, path, payload)
 

@@ -128,6 +128,8 @@ GOOD_ID = 41
         (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', 400, -32600, None),
         (b'{"jsonrpc":"2.0","id":41,"method":"no/such/method"}', 200, -32601, GOOD_ID),
         (b'{"jsonrpc":"2.0","id":"abc","method":"tasks/list"}', 200, -32601, "abc"),
+        # An empty method name is a method this server lacks (the protocol fuzzer's well-formed request).
+        (b'{"jsonrpc":"2.0","id":"\\ud83d\\ude00x","method":"","params":{}}', 200, -32601, "\U0001f600x"),
         (b'{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":3}}', 200, -32602, GOOD_ID),
         (b'{"jsonrpc":"2.0","id":41,"method":"tools/call"}', 200, -32602, GOOD_ID),
         (b'{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"get_deal","arguments":[1]}}',

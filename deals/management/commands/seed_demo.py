@@ -9,7 +9,9 @@ from django.db import connection, transaction
 from deals import services
 from deals.demo_key import demo_api_key_ensure, key_file
 from deals.models import Account, Deal, DealFinancials, DealProperty, Membership
+from lenders.activity import lender_activity_recompute
 from lenders.demo import seed_directory
+from lenders.demo_history import seed_base_rates, seed_demo_pipeline, seed_market_history
 
 DEMO_DEALS = [
     {
@@ -73,7 +75,8 @@ class Command(BaseCommand):
                                  "HOST and PORT).")
 
     def handle(self, *args, **options):
-        lenders, programs = seed_directory(options["lenders"], seed=options["seed"])
+        # No seeded activity counters: the signals are computed from the market history below.
+        lenders, programs = seed_directory(options["lenders"], seed=options["seed"], with_activity=False)
         self.stdout.write(f"Lender directory: {lenders} lenders and {programs} programs added.")
         if lenders and connection.vendor == "postgresql":
             # Fresh statistics, so the first queries on the new rows get sensible plans.
@@ -81,6 +84,7 @@ class Command(BaseCommand):
                 cursor.execute("ANALYZE lenders_lender, lenders_lenderprogram, lenders_lenderactivity")
         account, user, created = self._seed_account()
         self.stdout.write(f"Demo account {account.slug!r}: {created} deals added.")
+        self._seed_placements(account, user, seed=options["seed"])
         if options["print_credentials"]:
             self._print_credentials(account, user, options["base_url"].rstrip("/"))
 
@@ -110,6 +114,18 @@ class Command(BaseCommand):
                 DealFinancials.objects.create(deal=deal, **spec["financials"])
             created += 1
         return account, user, created
+
+    def _seed_placements(self, account, user, *, seed: int) -> None:
+        """Base rates, a market history of placements and quotes, the activity signals computed from
+        it, and one demo deal in mid-placement (lenders.demo_history)."""
+        seed_base_rates()
+        history = seed_market_history(seed=seed)
+        self.stdout.write(f"Market history: {history}." if history.deals else "Market history: already there.")
+        markets = lender_activity_recompute()
+        self.stdout.write(f"Lender activity: {markets} lender markets computed from placements and term sheets.")
+        deal = Deal.objects.filter(account=account, title=DEMO_DEALS[0]["title"]).first()
+        if deal is not None and seed_demo_pipeline(deal=deal, user=user):
+            self.stdout.write(f"Deal {deal.title!r}: placed with lenders, two quotes recorded.")
 
     def _print_credentials(self, account, user, base_url: str):
         password = secrets.token_urlsafe(12)
