@@ -17,6 +17,7 @@ from deals.models import ApiKey
 from lev import scopes
 from lev.permissions import HasRequiredScope, required_scope
 from mcp_tools.registry import TOOLS
+from tests.deals.placement_helpers import FIXED, place, quote
 from tests.factories import DealFactory, DealPropertyFactory, LenderFactory, LenderProgramFactory
 from tests.lenders.fixtures import eager_jobs
 from tests.oauth.flow import Flow, public_client
@@ -99,11 +100,14 @@ def objects(account):
         "deal": deal, "lender": lender,
         "doomed": DealFactory(account=account),
         "property": DealPropertyFactory(deal=deal), "spare": DealPropertyFactory(deal=deal),
+        "new_lender": LenderFactory(),
     }
 
 
 def _arguments(objects, search_id):
     deal = objects["deal"].pk
+    placement = place(objects["deal"], objects["lender"])
+    winner, spare = quote(placement), quote(placement)
     return {
         "list_deals": {}, "get_deal": {"deal_id": deal}, "create_deal": {"title": "New"},
         "update_deal": {"deal_id": deal, "title": "Renamed"}, "archive_deal": {"deal_id": objects["doomed"].pk},
@@ -113,6 +117,12 @@ def _arguments(objects, search_id):
         "get_deal_financials": {"deal_id": deal}, "update_deal_financials": {"deal_id": deal, "purchase_price": 9e6},
         "search_lender_directory": {}, "get_lender": {"lender_id": objects["lender"].pk},
         "search_lenders_for_deal": {"deal_id": deal}, "get_lender_search_results": {"search_id": search_id},
+        "create_placements": {"deal_id": deal, "lender_ids": [objects["new_lender"].pk]},
+        "list_placements": {"deal_id": deal}, "get_placement": {"placement_id": placement.pk},
+        "update_placement": {"placement_id": placement.pk, "notes": "Called them"},
+        "add_term_sheet": {"placement_id": placement.pk, **FIXED},
+        "list_term_sheets": {"deal_id": deal}, "compare_term_sheets": {"deal_id": deal},
+        "select_winning_term_sheet": {"term_sheet_id": winner.pk}, "remove_term_sheet": {"term_sheet_id": spare.pk},
     }
 
 
