@@ -4,6 +4,7 @@ API uses, so the admin keeps every rule the API keeps (versions, archived deals,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -14,10 +15,12 @@ from django.core.validators import RegexValidator
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.http import url_has_allowed_host_and_scheme
 
-from deals import selectors, services
+from deals import placement_selectors, placement_services, selectors, services
 from deals.admin_tenancy import ADMIN_CSS, AccountScopedAdmin
 from deals.models import Account, ApiKey, Deal, DealFinancials, DealProperty, IdempotencyRecord, Membership
+from deals.placement_comparison import term_sheet_comparison
 from lenders import selectors as lender_selectors
 from lenders import services as lender_services
 from lenders.admin_results import ranked_page
@@ -376,7 +379,8 @@ class DealAdmin(AccountScopedAdmin):
     def get_urls(self):
         find = path("<path:object_id>/find-lenders/", self.admin_site.admin_view(self.find_lenders_view),
                     name="deals_deal_find_lenders")
-        return [find, *super().get_urls()]
+        place = path("<path:object_id>/place/", self.admin_site.admin_view(self.place_view), name="deals_deal_place")
+        return [find, place, *super().get_urls()]
 
     def find_lenders_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         if request.method != "POST":
@@ -390,27 +394,74 @@ class DealAdmin(AccountScopedAdmin):
         self.message_user(request, text, level)
         return HttpResponseRedirect(reverse("admin:deals_deal_change", args=[deal.pk]) + "#lender-searches")
 
+    def place_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """"Place with selected lenders": the ranked lenders ticked on the deal page or on one of
+        its searches' pages (`search_id`), placed as drafts."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        deal = self.get_object(request, unquote(object_id))
+        if deal is None:  # missing, or another account's: the same answer
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_change_permission(request):
+            raise PermissionDenied
+        back = request.POST.get("next", "")
+        if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+            back = ""
+        back = back or reverse("admin:deals_deal_change", args=[deal.pk]) + "#placements"
+        lender_ids = sorted({int(v) for v in request.POST.getlist("lender_ids") if v.isdigit() and len(v) < 10})
+        if not lender_ids:
+            self.message_user(request, "Tick one or more ranked lenders to place the deal with.", messages.WARNING)
+            return HttpResponseRedirect(back)
+        if len(lender_ids) > limits.PLACEMENTS_PER_CREATE_MAX:
+            self.message_user(request, f"Place the deal with at most {limits.PLACEMENTS_PER_CREATE_MAX} lenders "
+                                       "at once.", messages.ERROR)
+            return HttpResponseRedirect(back)
+        search_id = request.POST.get("search_id", "")
+        search = None
+        if search_id:
+            search = LenderSearch.objects.filter(deal=deal, pk=int(search_id)).first() if (
+                search_id.isdigit() and len(search_id) < 10) else None
+            if search is None:
+                self.message_user(request, "That lender search is not one of this deal's.", messages.ERROR)
+                return HttpResponseRedirect(back)
+        for level, text in place_with_lenders(request, deal, lender_ids, search):
+            self.message_user(request, text, level)
+        return HttpResponseRedirect(back)
+
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None and obj.pk:
             context.update(deal_page_context(obj))
         return super().render_change_form(request, context, add, change, form_url, obj)
 
 
-def start_lender_search(request: HttpRequest, deal: Deal) -> tuple[int, str]:
-    """Start (or reuse) a search of the deal through the API's service; the message level and the
-    text the API would answer (what is missing, reused, queued or not, done)."""
+def relay(description: str, call: Callable[[], Any]) -> tuple[tuple[int, str] | None, Any]:
+    """Call a service for an admin page: (None, its result), or the message its refusal or a
+    dependency outage gives a person ((level, text), None) — never a 500 for either."""
     try:
-        selectors.check_staff_can_write(user=request.user, account_id=deal.account_id)
-        started, created = lender_services.lender_search_start(deal=deal, user=request.user)
+        return None, call()
     except BusinessRuleViolation as exc:
-        return messages.ERROR, exc.customer_message
+        return (messages.ERROR, exc.customer_message), None
     except ApplicationError as exc:
-        return messages.ERROR, exc.message
+        return (messages.ERROR, exc.message), None
     except Exception as exc:
         if not is_dependency_outage(exc):
             raise
-        report_outage(exc, f"starting a lender search of deal {deal.pk} in the admin")
-        return messages.ERROR, UPSTREAM_MESSAGE
+        report_outage(exc, description)
+        return (messages.ERROR, UPSTREAM_MESSAGE), None
+
+
+def start_lender_search(request: HttpRequest, deal: Deal) -> tuple[int, str]:
+    """Start (or reuse) a search of the deal through the API's service; the message level and the
+    text the API would answer (what is missing, reused, queued or not, done)."""
+
+    def start():
+        selectors.check_staff_can_write(user=request.user, account_id=deal.account_id)
+        return lender_services.lender_search_start(deal=deal, user=request.user)
+
+    refused, result = relay(f"starting a lender search of deal {deal.pk} in the admin", start)
+    if refused:
+        return refused
+    started, created = result
     # Read back: where jobs run in-process the search has already finished by now.
     search = LenderSearch.objects.get(pk=started.pk)
     text = LenderSearchStartSerializer(search, context={"created": created}).data["message"]
@@ -421,6 +472,28 @@ def start_lender_search(request: HttpRequest, deal: Deal) -> tuple[int, str]:
     if lender_selectors.lender_search_queue_status(search=search) != lender_selectors.QueueStatus.QUEUED:
         return messages.WARNING, text
     return messages.INFO, text + " Reload this page to see the ranked lenders."
+
+
+def place_with_lenders(request: HttpRequest, deal: Deal, lender_ids: list[int],
+                       search: LenderSearch | None) -> list[tuple[int, str]]:
+    """Place the deal with the chosen lenders through the service every door uses (drafts: the
+    deal team sends each when it has contacted the lender); a message per outcome."""
+
+    def create():
+        selectors.check_staff_can_write(user=request.user, account_id=deal.account_id)
+        return placement_services.placements_create(deal=deal, user=request.user, lender_ids=lender_ids,
+                                                    search=search)
+
+    refused, batch = relay(f"placing deal {deal.pk} with lenders in the admin", create)
+    if refused:
+        return [refused]
+    outcomes = []
+    if batch.created:
+        names = ", ".join(p.lender.name for p in batch.created)
+        outcomes.append((messages.SUCCESS, f"Placed with {len(batch.created)} lender"
+                                           f"{'s' if len(batch.created) != 1 else ''} (drafts): {names}."))
+    outcomes.extend((messages.WARNING, failure["message"]) for failure in batch.failed)
+    return outcomes
 
 
 def deal_page_context(deal: Deal) -> dict[str, Any]:
@@ -446,6 +519,10 @@ def deal_page_context(deal: Deal) -> dict[str, Any]:
             "ranked": ranked,
             "ranked_is_stale": latest is not None and latest.deal_version != deal.version,
             "find_lenders_url": reverse("admin:deals_deal_find_lenders", args=[deal.pk]),
+            "place_url": reverse("admin:deals_deal_place", args=[deal.pk]),
+            "placements": list(placement_selectors.placement_list(deal=deal,
+                                                                  filters=placement_selectors.PlacementFilters())),
+            "comparison": term_sheet_comparison(deal=deal),
         }
     }
 

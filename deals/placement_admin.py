@@ -13,34 +13,28 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q
 
 from deals import placement_services as services
+from deals import selectors as deal_selectors
+from deals.admin_tenancy import AccountScopedAdmin
 from deals.placement_models import BaseRate, Placement, TermSheet
 from lev.enums import RATE_INDEX_NAMES
 from lev.errors import ApplicationError
-
-
-def money(value: Decimal | None) -> str:
-    return "—" if value is None else f"${value:,.2f}"
-
-
-def percent(value: Decimal | None, places: int = 3) -> str:
-    if value is None:
-        return "—"
-    text = f"{value:.{places}f}".rstrip("0").rstrip(".")
-    return f"{text}%"
+from lev.formatting import money, percent
 
 
 def rate_text(term_sheet: TermSheet) -> str:
     if term_sheet.rate_type == "fixed":
-        return percent(term_sheet.fixed_rate)
+        return percent(term_sheet.fixed_rate, 3)
     index = RATE_INDEX_NAMES.get(term_sheet.rate_index, term_sheet.rate_index)
     return f"{index} + {percent(Decimal(term_sheet.spread_bps or 0) / 100, 2)}"
 
 
 def _run(modeladmin: admin.ModelAdmin, request, objects, action, done: str) -> None:
-    """Call `action` on each object; report how many succeeded and each refusal's message."""
+    """Call `action` on each object; report how many succeeded and each refusal's message (a viewer
+    of the object's account is refused as the API refuses it)."""
     succeeded = 0
     for obj in objects:
         try:
+            deal_selectors.check_staff_can_write(user=request.user, account_id=obj.deal.account_id)
             action(obj)
             succeeded += 1
         except ApplicationError as error:
@@ -83,7 +77,8 @@ def _status_action(status: str, description: str):
 
 
 @admin.register(Placement)
-class PlacementAdmin(admin.ModelAdmin):
+class PlacementAdmin(AccountScopedAdmin):
+    account_path = "deal__account"
     list_display = ["id", "deal", "lender", "status", "source_rank", "quotes", "sent_at", "first_response_at",
                     "decided_at"]
     list_filter = ["status", "deal__account", "sent_at"]
@@ -122,7 +117,8 @@ class PlacementAdmin(admin.ModelAdmin):
 
 
 @admin.register(TermSheet)
-class TermSheetAdmin(admin.ModelAdmin):
+class TermSheetAdmin(AccountScopedAdmin):
+    account_path = "deal__account"
     list_display = ["id", "deal", "lender", "quote_type", "amount", "rate", "term_months", "recourse", "fees",
                     "expires_on", "winning", "received_at", "removed"]
     list_filter = ["winning", "quote_type", "rate_type", "rate_index", "recourse",
@@ -146,7 +142,7 @@ class TermSheetAdmin(admin.ModelAdmin):
 
     @admin.display(description="Fees (orig. / exit)")
     def fees(self, term_sheet: TermSheet) -> str:
-        return f"{percent(term_sheet.origination_fee_percent)} / {percent(term_sheet.exit_fee_percent)}"
+        return f"{percent(term_sheet.origination_fee_percent, 3)} / {percent(term_sheet.exit_fee_percent, 3)}"
 
     @admin.display(description="Removed", boolean=True)
     def removed(self, term_sheet: TermSheet) -> bool:
@@ -185,7 +181,7 @@ class BaseRateAdmin(admin.ModelAdmin):
 
     @admin.display(description="Percent per year")
     def rate_text(self, base: BaseRate) -> str:
-        return percent(base.rate)
+        return percent(base.rate, 3)
 
     def get_readonly_fields(self, request, obj=None):
         # An index is the row's identity: a rate is changed, an index is not renamed.

@@ -229,5 +229,8 @@ class LenderSearchAdmin(AccountScopedAdmin):
         if obj is not None:
             context["ranked"] = ranked_page(obj, page=page_number(request), size=limits.ADMIN_MATCHES_PER_PAGE,
                                             chart_size=limits.ADMIN_TOP_MATCHES)
+            # "Place with selected lenders": the deal page's view places the ticked lenders of this search.
+            context["place_url"] = reverse("admin:deals_deal_place", args=[obj.deal_id])
+            context["place_form_id"] = "lev-place-form"
         return super().render_change_form(request, context, add, change, form_url, obj)
 

@@ -8,7 +8,8 @@ state, asset type and loan size. Each lender has a temperament drawn from its pl
 (how fast it answers, how often it quotes and wins), so signals differ between lenders the way they
 do in a real market. Lenders answer, decline or stay silent; quotes arrive as term sheets; about half
 of the deals end with a winner and the other open placements lost. Times run over the last
-`HISTORY_DAYS` days before `now`, and nothing happens after `now`.
+`HISTORY_DAYS` days before `now`, and nothing happens after `now`. The past deals are archived, so
+the admin's deal list (active deals by default) shows the deal team's own demo deals.
 
 Deterministic: the same directory, seed and `now` give the same records (random draws follow the
 directory's order by website, not database ids). Idempotent: nothing is created when the history is
@@ -133,7 +134,9 @@ def seed_market_history(*, seed: int = 7, deals: int = 400, now: dt.datetime | N
         Deal(account=account, title=f"Past {asset.replace('_', ' ')} loan in {state} #{index + 1:03d}",
              loan_amount=amount, loan_type="permanent" if rng.random() < 0.6 else "light_bridge",
              transaction_type=rng.choice(("acquisition", "refinance")),
-             business_plan=rng.choice(("stabilized", "value_add")), description="Demo market history.")
+             business_plan=rng.choice(("stabilized", "value_add")), description="Demo market history.",
+             # Past deals: archived, so a deal team's lists (active deals by default) show its own.
+             archived=True, archived_at=now)
         for index, state, asset, amount, _started, _chosen in plans
     ])
     DealProperty.objects.bulk_create([

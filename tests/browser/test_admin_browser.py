@@ -138,7 +138,27 @@ def test_a_deal_team_finds_lenders_for_a_demo_deal_in_the_admin(live_server, dem
     if search_jobs is not None:  # ranked by the worker process, not by this one
         assert "run_lender_search" in search_jobs.tail() and " succeeded in " in search_jobs.tail()
 
+    # The demo deal is mid-placement: its placements and its two quotes compared, best first.
+    placements = page.locator("#placements table.lev-placements tbody tr")
+    placed = placements.count()
+    assert placed >= 2
+    quotes = page.locator("#term-sheets table.lev-comparison tbody tr")
+    assert quotes.count() == 2 and "$" in quotes.first.inner_text()
+    # Tick the best ranked lender not yet placed and place the deal with it.
+    placed_names = set(page.locator("#placements tbody td:nth-child(2)").all_inner_texts())
+    pick = next(i for i in range(rows.count()) if rows.nth(i).locator(".lev-lender a").inner_text() not in placed_names)
+    name = rows.nth(pick).locator(".lev-lender a").inner_text()
+    rows.nth(pick).locator("input[name=lender_ids]").check()
+    page.get_by_role("button", name="Place with selected lenders").first.click()
+    page.wait_for_url("**#placements")
+    assert f"Placed with 1 lender (drafts): {name}." in page.inner_text(".messagelist")
+    assert placements.count() == placed + 1
+    assert name in placements.last.inner_text() and "Draft" in placements.last.inner_text()
+    page.locator("#placements").screenshot(path=str(shots / f"admin-deal-placements-{suffix}.png"))
+    page.locator("#term-sheets").screenshot(path=str(shots / f"admin-deal-term-sheets-{suffix}.png"))
+
     # The lender's admin page, from its link.
+    first = page.locator("#ranked-lenders table.lev-ranked tbody tr").first
     name = first.locator(".lev-lender a").inner_text()
     first.locator(".lev-lender a").click()
     assert page.locator("#id_name").input_value() == name

@@ -10,8 +10,9 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from deals.models import BaseRate, Placement, TermSheet
-from deals.placement_admin import money, percent, rate_text
+from deals.placement_admin import rate_text
 from deals.placement_services import base_rate_set
+from lev.formatting import money, percent
 from tests.deals.placement_helpers import deal_with_financials, lenders, place, quote
 
 pytestmark = pytest.mark.django_db
@@ -35,8 +36,9 @@ def pipeline(account):
 
 
 def test_formatting():
-    assert money(Decimal("18500000")) == "$18,500,000.00" and money(None) == "—"
-    assert percent(Decimal("6.125")) == "6.125%" and percent(Decimal("6.100")) == "6.1%" and percent(None) == "—"
+    # The admin's one formatting module (lev.formatting): money as money, rates to their 3 places.
+    assert money(Decimal("18500000")) == "$18,500,000" and money(None) == "—"
+    assert percent(Decimal("6.125"), 3) == "6.125%" and percent(Decimal("6.100"), 3) == "6.1%" and percent(None) == "—"
 
 
 def test_lists_filters_and_pages_load(staff, pipeline):
@@ -47,7 +49,7 @@ def test_lists_filters_and_pages_load(staff, pipeline):
             response = staff.get(reverse(f"admin:deals_{name}_changelist") + query)
             assert response.status_code == 200, (name, query)
     page = staff.get(reverse("admin:deals_termsheet_changelist")).content.decode()
-    assert "$10,000,000.00" in page and "6.125%" in page and "SOFR + 2.75%" in page
+    assert "$10,000,000" in page and "6.125%" in page and "SOFR + 2.75%" in page
     assert rate_text(pipeline["floating"]) == "SOFR + 2.75%"
     placement_page = staff.get(reverse("admin:deals_placement_change", args=[pipeline["sent"].pk]))
     assert placement_page.status_code == 200 and "6.125%" in placement_page.content.decode()
