@@ -195,6 +195,12 @@ class _NoControlCharacters:
             if not isinstance(v, ProhibitNullCharactersValidator | ProhibitSurrogateCharactersValidator)
         ]
 
+    def to_internal_value(self, data: Any) -> Any:
+        # Text is a JSON string, as the schema states: DRF would store the number -5.8e16 as text.
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
     def run_validators(self, value: Any) -> None:
         # Alone and first: DRF reports every failing validator, and text with a control character
         # also fails the schema's pattern validator; one message says it.

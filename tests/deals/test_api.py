@@ -289,3 +289,12 @@ def test_financials_derive_ltv_and_dscr(account):
                                 interest_rate=Decimal("6.0"))
     assert fin.ltv == Decimal("75.00")
     assert fin.dscr == Decimal("1.16")  # 12M at 6 %, 30 years: debt service 863,353 a year
+
+
+@pytest.mark.parametrize("field, value", [("description", -5.795884152146792e16), ("title", 42), ("title", True)])
+def test_text_is_a_json_string_not_a_number_made_text(api, field, value):
+    # The schema says string; DRF alone would store the number as its text (the REST fuzzer found it).
+    body = {"title": "Numbers", field: value}
+    response = api.post("/api/v1/deals/", body, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["message"] == f"Validation failed: {field} must be text"

@@ -121,11 +121,12 @@ class Command(BaseCommand):
         seed_base_rates()
         history = seed_market_history(seed=seed)
         self.stdout.write(f"Market history: {history}." if history.deals else "Market history: already there.")
-        markets = lender_activity_recompute()
-        self.stdout.write(f"Lender activity: {markets} lender markets computed from placements and term sheets.")
         deal = Deal.objects.filter(account=account, title=DEMO_DEALS[0]["title"]).first()
         if deal is not None and seed_demo_pipeline(deal=deal, user=user):
             self.stdout.write(f"Deal {deal.title!r}: placed with lenders, two quotes recorded.")
+        # After the demo deal's placements too, so a second run computes the same signals.
+        markets = lender_activity_recompute()
+        self.stdout.write(f"Lender activity: {markets} lender markets computed from placements and term sheets.")
 
     def _print_credentials(self, account, user, base_url: str):
         password = secrets.token_urlsafe(12)
