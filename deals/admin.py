@@ -382,14 +382,22 @@ class DealAdmin(AccountScopedAdmin):
         place = path("<path:object_id>/place/", self.admin_site.admin_view(self.place_view), name="deals_deal_place")
         return [find, place, *super().get_urls()]
 
-    def find_lenders_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+    def _posted_deal(self, request: HttpRequest, object_id: str) -> Deal | HttpResponse:
+        """The deal a button on its page posts to, or the answer instead: 405 for anything but POST,
+        the admin's "not found" for a missing deal or another account's (the same answer)."""
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         deal = self.get_object(request, unquote(object_id))
-        if deal is None:  # missing, or another account's: the same answer
+        if deal is None:
             return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
         if not self.has_change_permission(request):
             raise PermissionDenied
+        return deal
+
+    def find_lenders_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        deal = self._posted_deal(request, object_id)
+        if not isinstance(deal, Deal):
+            return deal
         level, text = start_lender_search(request, deal)
         self.message_user(request, text, level)
         return HttpResponseRedirect(reverse("admin:deals_deal_change", args=[deal.pk]) + "#lender-searches")
@@ -397,13 +405,9 @@ class DealAdmin(AccountScopedAdmin):
     def place_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """"Place with selected lenders": the ranked lenders ticked on the deal page or on one of
         its searches' pages (`search_id`), placed as drafts."""
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
-        deal = self.get_object(request, unquote(object_id))
-        if deal is None:  # missing, or another account's: the same answer
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
-        if not self.has_change_permission(request):
-            raise PermissionDenied
+        deal = self._posted_deal(request, object_id)
+        if not isinstance(deal, Deal):
+            return deal
         back = request.POST.get("next", "")
         if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
             back = ""
