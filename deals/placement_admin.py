@@ -10,8 +10,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django.contrib import admin, messages
-from django.db.models import Count, Q
 
+from deals import placement_selectors
 from deals import placement_services as services
 from deals import selectors as deal_selectors
 from deals.admin_tenancy import AccountScopedAdmin
@@ -98,12 +98,11 @@ class PlacementAdmin(AccountScopedAdmin):
                _status_action("archived", "Archive")]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(
-            live_quotes=Count("term_sheets", filter=Q(term_sheets__deleted_at=None)))
+        return placement_selectors.with_term_sheet_count(super().get_queryset(request))
 
-    @admin.display(description="Quotes", ordering="live_quotes")
+    @admin.display(description="Quotes", ordering="term_sheet_count")
     def quotes(self, placement: Placement) -> int:
-        return placement.live_quotes
+        return placement.term_sheet_count
 
     def has_add_permission(self, request) -> bool:
         return False

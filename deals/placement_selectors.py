@@ -26,7 +26,8 @@ class TermSheetFilters:
     winning: bool | None = None
 
 
-def _with_term_sheet_count(qs: QuerySet[Placement]) -> QuerySet[Placement]:
+def with_term_sheet_count(qs: QuerySet[Placement]) -> QuerySet[Placement]:
+    """Placements with `term_sheet_count`: their live (not removed) quotes."""
     return qs.annotate(term_sheet_count=Count("term_sheets", filter=Q(term_sheets__deleted_at=None)))
 
 
@@ -37,13 +38,13 @@ def placement_list(*, deal: Deal, filters: PlacementFilters) -> QuerySet[Placeme
         qs = qs.filter(status=filters.status)
     if filters.lender_id is not None:
         qs = qs.filter(lender_id=filters.lender_id)
-    return _with_term_sheet_count(qs.select_related("lender", "program")).order_by("id")
+    return with_term_sheet_count(qs.select_related("lender", "program")).order_by("id")
 
 
 def placement_get(*, account: Account, placement_id: int) -> Placement:
     """The account's placement, or NotFound — the same answer for another account's placement."""
     placement = (
-        _with_term_sheet_count(Placement.objects.select_related("lender", "program", "deal"))
+        with_term_sheet_count(Placement.objects.select_related("lender", "program", "deal"))
         .filter(deal__account=account, pk=placement_id)
         .first()
     )
