@@ -412,7 +412,7 @@ class DealAdmin(AccountScopedAdmin):
         if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
             back = ""
         back = back or reverse("admin:deals_deal_change", args=[deal.pk]) + "#placements"
-        lender_ids = sorted({int(v) for v in request.POST.getlist("lender_ids") if v.isdigit() and len(v) < 10})
+        lender_ids = sorted({i for i in map(_form_id, request.POST.getlist("lender_ids")) if i is not None})
         if not lender_ids:
             self.message_user(request, "Tick one or more ranked lenders to place the deal with.", messages.WARNING)
             return HttpResponseRedirect(back)
@@ -423,8 +423,8 @@ class DealAdmin(AccountScopedAdmin):
         search_id = request.POST.get("search_id", "")
         search = None
         if search_id:
-            search = LenderSearch.objects.filter(deal=deal, pk=int(search_id)).first() if (
-                search_id.isdigit() and len(search_id) < 10) else None
+            pk = _form_id(search_id)
+            search = LenderSearch.objects.filter(deal=deal, pk=pk).first() if pk is not None else None
             if search is None:
                 self.message_user(request, "That lender search is not one of this deal's.", messages.ERROR)
                 return HttpResponseRedirect(back)
@@ -436,6 +436,11 @@ class DealAdmin(AccountScopedAdmin):
         if obj is not None and obj.pk:
             context.update(deal_page_context(obj))
         return super().render_change_form(request, context, add, change, form_url, obj)
+
+
+def _form_id(text: str) -> int | None:
+    """A row id posted by an admin form: digits only, at most 9 of them, else None."""
+    return int(text) if text.isdigit() and len(text) < 10 else None
 
 
 def relay(description: str, call: Callable[[], Any]) -> tuple[tuple[int, str] | None, Any]:
