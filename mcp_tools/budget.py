@@ -12,9 +12,9 @@ N bytes costs a little over 2N. Not counted: the JSON-RPC envelope around `resul
 (`{"jsonrpc":"2.0","id":…,"result":…}`: 30 bytes plus the id the client chose) and the HTTP headers.
 
 Responses are written as UTF-8 rather than with `\\uXXXX` escapes: a non-ASCII character costs 2-4
-bytes instead of 6 (7 inside the text copy). A string that is not valid Unicode (a lone surrogate,
-which no tool returns, but a client may send one as a JSON-RPC id) falls back to escapes, so writing
-a response never fails.
+bytes instead of 6 (7 inside the text copy). A payload holding a string that is not valid Unicode (a
+lone surrogate, which no tool returns) falls back to escapes, so writing a response never fails; the
+JSON-RPC id, which the client chose, is always written escaped.
 
 Tools fit their own answers under the budget (`mcp_tools.tools.common.fit_budget`: trim detail, then
 shorten the page with a cursor to the rest, and say so); `mcp_tools.server` checks every result
@@ -41,6 +41,8 @@ def limit() -> int:
 def dumps(value: Any) -> str:
     """Compact JSON as the server writes it: UTF-8 text, escapes only for what UTF-8 cannot carry."""
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: \\ud800 is valid JSON, raw it is not valid UTF-8
@@ -50,8 +52,10 @@ def dumps(value: Any) -> str:
 
 def result_size(text: str, *, is_error: bool = False) -> int:
     """Bytes of the `result` of a tools/call response whose payload is `text` (from `dumps`)."""
-    payload_bytes = len(text.encode("utf-8"))
-    quoted_bytes = len(json.dumps(text, ensure_ascii=False).encode("utf-8"))
+    payload_bytes = len(text) if text.isascii() else len(text.encode("utf-8"))
+    # The text copy is `text` as a JSON string: quoted, with " and \ escaped. Nothing else needs an
+    # escape: JSON text holds no raw control characters (json.dumps wrote them as \n, \u0000, ...).
+    quoted_bytes = payload_bytes + 2 + text.count('"') + text.count("\\")
     return _PREFIX + quoted_bytes + _MIDDLE + payload_bytes + _SUFFIX[is_error]
 
 

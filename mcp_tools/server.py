@@ -404,8 +404,9 @@ class LevMCP(DjangoMCP):
             result = {}
         else:
             return None
-        # UTF-8, as `mcp_tools.budget` counts it (a lone surrogate in the id falls back to escapes).
-        body = budget.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        # The result in UTF-8, exactly as `mcp_tools.budget` counts it; the id as the client may send it
+        # (escaped, so even a lone surrogate in it is valid JSON in a UTF-8 body).
+        body = f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{budget.dumps(result)}}}'
         if challenge:
             # An OAuth client may ask the person for the missing scope and retry (the MCP specification's
             # step-up); one that does not still reads the FORBIDDEN tool result in the body.
