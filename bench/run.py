@@ -9,6 +9,7 @@ shared machine are noisy; ratios of interleaved runs are not).
 4. Breaker-open fast-fail latency vs a backend timeout.
 5. Activity recompute over 100k and 1M placements, compare_term_sheets at 10/50/200 quotes
    (bench/bench_placements.py).
+6. Byte budget: each tool's answer before/after against LEV_MCP_MAX_RESPONSE_BYTES (bench/bench_budget.py).
 
 Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements]
 Uses DATABASE_URL (PostgreSQL recommended; point it at a scratch database: demo data is seeded
@@ -232,6 +233,13 @@ def bench_placements() -> str:
     return "\n### 5. Placements: activity recompute and comparison\n\n" + (out.stdout.strip() or out.stderr[-2000:])
 
 
+def bench_budget() -> str:
+    script = ROOT / "bench" / "bench_budget.py"
+    out = subprocess.run([PY, str(script)], cwd=ROOT, env={**ENV, "DJANGO_SETTINGS_MODULE": "lev.settings"},
+                         capture_output=True, text=True, timeout=600)
+    return "\n### Byte budget of tool answers (bench/bench_budget.py)\n\n" + (out.stdout.strip() or out.stderr[-2000:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=5, help="seconds per load run (default 5)")
@@ -271,6 +279,7 @@ def main() -> None:
     print(bench_breaker(), flush=True)
     if not args.skip_placements:
         print(bench_placements(), flush=True)
+    print(bench_budget(), flush=True)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,9 @@ from deals.serializers import (
 )
 from lev.idempotency import idempotent
 from lev.openapi import IDEMPOTENCY_KEY, READ_ERRORS, WRITE_ERRORS, nullable_fields
-from lev.pagination import StandardPagination, paginated, results_list
+from lev.pagination import StandardPagination, paginated
 from lev.scopes import DEALS_READ, DEALS_WRITE
+from lev.serializers import PageQuerySerializer
 
 # A deal without financials answers every figure, the derived ones and updated_at as null.
 DealFinancialsDoc = nullable_fields(DealFinancialsSerializer, "ltv", "dscr", "updated_at")
@@ -113,11 +114,15 @@ class DealArchiveApi(AccountScopedView):
 class DealPropertyListCreateApi(AccountScopedView):
     required_scopes = {"GET": DEALS_READ, "POST": DEALS_WRITE}
 
-    @extend_schema(operation_id="deals_properties_list",
-                   responses={200: results_list(DealPropertySerializer, "DealPropertyList"), **READ_ERRORS})
+    @extend_schema(operation_id="deals_properties_list", parameters=[PageQuerySerializer],
+                   responses={200: paginated(DealPropertySerializer, "PaginatedDealPropertyList"), **READ_ERRORS})
     def get(self, request: Request, deal_id: int) -> Response:
-        deal = self.deal(request, deal_id, include=frozenset({"properties"}))
-        return Response({"results": DealPropertySerializer(deal.properties.all(), many=True).data})
+        """The deal's properties, oldest first, one page at a time (a deal may have hundreds)."""
+        validated(PageQuerySerializer, request.query_params.dict())
+        properties = selectors.deal_property_list(deal=self.deal(request, deal_id))
+        paginator = StandardPagination()
+        page = paginator.paginate_queryset(properties, request, view=self)
+        return paginator.get_paginated_response(DealPropertySerializer(page, many=True).data)
 
     @extend_schema(request=PropertyInputSerializer, responses={201: DealPropertySerializer, **WRITE_ERRORS},
                    parameters=[IDEMPOTENCY_KEY])

@@ -113,6 +113,11 @@ def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozen
     return deal
 
 
+def deal_property_list(*, deal: Deal) -> QuerySet[DealProperty]:
+    """The deal's properties, oldest first: the order of the deal's detail and of every page."""
+    return DealProperty.objects.filter(deal=deal).order_by("id")
+
+
 def deal_property_get(*, deal: Deal, property_id: int) -> DealProperty:
     prop = DealProperty.objects.filter(deal=deal, pk=property_id).first()
     if prop is None:

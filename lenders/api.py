@@ -15,6 +15,7 @@ from lenders.serializers import (
     AssetTypeSerializer,
     DirectoryQuerySerializer,
     LenderListItemSerializer,
+    LenderProgramSerializer,
     LenderSearchResultsSerializer,
     LenderSearchStartSerializer,
     LenderSerializer,
@@ -24,6 +25,7 @@ from lenders.serializers import (
 from lev.openapi import READ_ERRORS, WRITE_ERRORS, nullable_fields
 from lev.pagination import StandardPagination, paginated, results_list
 from lev.scopes import LENDERS_READ, SEARCHES_WRITE
+from lev.serializers import PageQuerySerializer
 
 # `finished_at` is null until the search finishes.
 LenderSearchResultsDoc = nullable_fields(LenderSearchResultsSerializer, "finished_at")
@@ -49,6 +51,20 @@ class LenderDetailApi(APIView):
     @extend_schema(responses={200: LenderSerializer, **READ_ERRORS})
     def get(self, request: Request, lender_id: int) -> Response:
         return Response(LenderSerializer(selectors.lender_get(lender_id=lender_id)).data)
+
+
+class LenderProgramListApi(APIView):
+    required_scopes = {"GET": LENDERS_READ}
+
+    @extend_schema(operation_id="lenders_programs_list", parameters=[PageQuerySerializer],
+                   responses={200: paginated(LenderProgramSerializer, "PaginatedLenderProgramList"), **READ_ERRORS})
+    def get(self, request: Request, lender_id: int) -> Response:
+        """The lender's programs, one page at a time, in the order of the lender's detail (active first)."""
+        validated(PageQuerySerializer, request.query_params.dict())
+        programs = selectors.lender_program_list(lender_id=lender_id)
+        paginator = StandardPagination()
+        page = paginator.paginate_queryset(programs, request, view=self)
+        return paginator.get_paginated_response(LenderProgramSerializer(page, many=True).data)
 
 
 class AssetTypeListApi(APIView):

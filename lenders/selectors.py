@@ -78,10 +78,15 @@ def lender_directory(*, filters: DirectoryFilters) -> QuerySet[Lender]:
     ).order_by("name", "id")
 
 
+# A lender's programs in one order everywhere (its detail and its paged list): active first ("active"
+# sorts before "inactive"), then by id. (It was "-status", which listed inactive programs first.)
+PROGRAM_ORDER = ("status", "id")
+
+
 def lender_get(*, lender_id: int) -> Lender:
     lender = (
         Lender.objects.prefetch_related(
-            Prefetch("programs", queryset=LenderProgram.objects.order_by("-status", "id"))
+            Prefetch("programs", queryset=LenderProgram.objects.order_by(*PROGRAM_ORDER))
         )
         .filter(pk=lender_id)
         .first()
@@ -89,6 +94,13 @@ def lender_get(*, lender_id: int) -> Lender:
     if lender is None:
         raise LenderNotFound(lender_id)
     return lender
+
+
+def lender_program_list(*, lender_id: int) -> QuerySet[LenderProgram]:
+    """A lender's programs, in the order of its detail (PROGRAM_ORDER); LenderNotFound for no lender."""
+    if not Lender.objects.filter(pk=lender_id).exists():
+        raise LenderNotFound(lender_id)
+    return LenderProgram.objects.filter(lender_id=lender_id).order_by(*PROGRAM_ORDER)
 
 
 def asset_type_list() -> QuerySet[AssetType]:

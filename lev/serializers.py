@@ -290,3 +290,10 @@ def page_size_field(default: int = PAGE_SIZE_DEFAULT) -> serializers.IntegerFiel
 
 def page_field() -> serializers.IntegerField:
     return int_field(min_value=1, max_value=PAGE_NUMBER_MAX, allow_null=False, help_text="Default 1.")
+
+
+class PageQuerySerializer(StrictSerializer):
+    """`?page=N&page_size=M` of a list with no filters (a deal's properties, a lender's programs)."""
+
+    page = page_field()
+    page_size = page_size_field()

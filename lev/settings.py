@@ -330,7 +330,9 @@ LEV_API_TIMEOUT_SECONDS = env_float("LEV_API_TIMEOUT_SECONDS", 10.0)
 LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
 # Origins allowed to call /mcp from a browser; requests without Origin are always allowed.
 LEV_MCP_ALLOWED_ORIGINS = env_list("LEV_MCP_ALLOWED_ORIGINS", [])
-# Byte budget for any one tool response.
+# Byte budget of one tool answer, counted as the client receives it: the `result` of the JSON-RPC response
+# to tools/call in UTF-8 bytes, text content and structuredContent together (mcp_tools.budget). Tools trim
+# detail and shorten pages to fit; an answer still over it is an INTERNAL_ERROR result, never cut JSON.
 LEV_MCP_MAX_RESPONSE_BYTES = env_int("LEV_MCP_MAX_RESPONSE_BYTES", 60_000)
 # Where `seed_demo --print-credentials` (make run) keeps the demo API key, so it is the same on every
 # run: a local file (mode 0600, gitignored, not in the image), never the repository.

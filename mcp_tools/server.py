@@ -25,7 +25,7 @@ from lev import limits, scopes
 from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
 from lev.resource import bearer_challenge
-from mcp_tools import jsonrpc
+from mcp_tools import budget, jsonrpc
 from mcp_tools.client import LevClient, default_transport
 from mcp_tools.errors import ToolFailure, internal_error, upstream_unavailable, validation_failure
 from mcp_tools.metrics import record_tool_call
@@ -194,16 +194,58 @@ def _arguments_json(arguments: dict[str, Any]) -> tuple[str | None, dict[str, li
     return ("{" + ",".join(parts) + "}", fields) if not fields else (None, fields)
 
 
-def _result(payload: dict[str, Any], *, is_error: bool) -> CallToolResult:
-    text = json.dumps(payload, separators=(",", ":"), default=str)
-    if len(text) > settings.LEV_MCP_MAX_RESPONSE_BYTES:
-        logger.warning("Tool response of %d bytes is over the %d byte budget",
-                       len(text), settings.LEV_MCP_MAX_RESPONSE_BYTES)
+def _result(payload: dict[str, Any], *, is_error: bool, tool: str | None = None) -> CallToolResult:
+    """The CallToolResult of a payload: its JSON as text content and the object as structuredContent.
+
+    The final guard of the byte budget (`mcp_tools.budget`): tools fit their answers themselves, so an
+    answer still over budget is a bug of the tool. It is never cut (cut JSON is no answer) and never
+    sent whole: it becomes an INTERNAL_ERROR result naming the tool, logged as an error. An error
+    payload over budget (thousands of bad arguments named) keeps its code and message and lists only
+    the first named arguments."""
+    text = budget.dumps(payload)
+    size = budget.result_size(text, is_error=is_error)
+    if size > budget.limit():
+        payload = _shrunk_error(payload, size) if is_error else _oversize_error(tool, size)
+        is_error = True
+        text = budget.dumps(payload)
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structuredContent=payload,
         isError=is_error,
     )
+
+
+# What an over-budget error keeps: the first named arguments (names and messages shortened).
+ERROR_FIELDS_KEPT = 20
+# Characters kept of an over-budget error's message and hint (a message may name every bad argument).
+ERROR_TEXT_KEPT = 1000
+ERROR_NAME_KEPT = 200
+
+
+def _oversize_error(tool: str | None, size: int) -> dict[str, Any]:
+    logger.error("Tool %s answer of %d bytes is over the %d byte budget (LEV_MCP_MAX_RESPONSE_BYTES): "
+                 "answered INTERNAL_ERROR", tool, size, budget.limit())
+    return ToolFailure(
+        "INTERNAL_ERROR",
+        f"Internal error: the answer of {tool or 'this tool'} was too large to send.",
+        hint="Ask for less (a smaller limit, fewer include items or narrower filters); the same call "
+             "would fail again. Report the time of the call to Lev support.",
+        details={"tool": tool, "response_bytes": size, "max_response_bytes": budget.limit()},
+    ).as_dict()
+
+
+def _shrunk_error(payload: dict[str, Any], size: int) -> dict[str, Any]:
+    logger.warning("Error answer of %d bytes is over the %d byte budget: its details were shortened",
+                   size, budget.limit())
+    details = payload.get("details") if isinstance(payload.get("details"), dict) else {}
+    fields = details.get("fields") if isinstance(details.get("fields"), dict) else {}
+    kept = {str(name)[:ERROR_NAME_KEPT]: [str(m)[:ERROR_NAME_KEPT] for m in messages[:3]]
+            if isinstance(messages, list) else messages
+            for name, messages in list(fields.items())[:ERROR_FIELDS_KEPT]}
+    shrunk = {key: (value[:ERROR_TEXT_KEPT] if isinstance(value, str) else value)
+              for key, value in payload.items() if key != "details"}
+    shrunk["details"] = {"fields": kept, "omitted_fields": len(fields) - len(kept), "truncated": True}
+    return shrunk
 
 
 def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Any) -> CallToolResult:
@@ -222,7 +264,7 @@ def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Any) -> CallToo
     client_token = bind_client(client)
     try:
         payload = spec.fn(**arguments)
-        return _result(payload, is_error=False)
+        return _result(payload, is_error=False, tool=spec.name)
     except ToolFailure as failure:
         if failure.code != "UPSTREAM_UNAVAILABLE":  # an outage is logged once per interval, not per call
             logger.info("Tool %s failed: %s %s", spec.name, failure.code, failure.message)
@@ -362,7 +404,9 @@ class LevMCP(DjangoMCP):
             result = {}
         else:
             return None
-        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}, separators=(",", ":"))
+        # The result in UTF-8, exactly as `mcp_tools.budget` counts it; the id as the client may send it
+        # (escaped, so even a lone surrogate in it is valid JSON in a UTF-8 body).
+        body = f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{budget.dumps(result)}}}'
         if challenge:
             # An OAuth client may ask the person for the missing scope and retry (the MCP specification's
             # step-up); one that does not still reads the FORBIDDEN tool result in the body.

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Literal
 
-from django.conf import settings
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
@@ -36,7 +35,9 @@ from lev.limits import (
     TEXT_PATTERN,
 )
 from lev.vocabulary import MONEY_EXAMPLE, Slip, canonical_choice, loan_amount_too_small_message, money_text_message
-from mcp_tools.errors import validation_failure
+from mcp_tools import budget
+from mcp_tools.errors import ToolFailure, validation_failure
+from mcp_tools.registry import lev
 
 
 def _choice(values: tuple[str, ...]) -> Callable[[Any], Any]:
@@ -222,29 +223,138 @@ def drop_none(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+# --- pages that may be cut short ------------------------------------------------------------------
+# The cursor of a list that shortens a page to fit the byte budget: the page and page size of the
+# REST list it reads, plus how many items of that page were already returned ("s", "skip"). A page
+# cut after k items points its next_cursor at the same page with skip k, so the rest comes next,
+# without gaps or repeats. Cursors without "s" (encode_cursor's) read as skip 0.
+def encode_page_cursor(page: int, size: int, skip: int = 0) -> str:
+    data: dict[str, int] = {"p": page, "l": size}
+    if skip:
+        data["s"] = skip
+    raw = json.dumps(data, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_page_cursor(cursor: str | None, limit: int) -> tuple[int, int, int]:
+    """(page, page size, skip) for a cursor of `encode_page_cursor`; the first page for None.
+    Anything else is a VALIDATION_ERROR naming `cursor`, as for `decode_cursor`."""
+    if cursor is None:
+        return 1, limit, 0
+    if not cursor:
+        raise cursor_failure("may not be empty; omit cursor for the first page")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, binascii.Error, RecursionError):
+        raise cursor_failure() from None
+    if not isinstance(data, dict) or set(data) not in ({"p", "l"}, {"p", "l", "s"}):
+        raise cursor_failure()
+    page, size, skip = data["p"], data["l"], data.get("s", 0)
+    if any(type(v) is not int for v in (page, size, skip)):
+        raise cursor_failure()
+    if not (1 <= page <= PAGE_NUMBER_MAX and 1 <= size <= PAGE_SIZE_MAX and 0 <= skip < size):
+        raise cursor_failure()
+    return page, size, skip
+
+
+def cursor_at(offset: int, size: int) -> str:
+    """The cursor of pages of `size` items that starts at item `offset` (0-based) of the list."""
+    return encode_page_cursor(offset // size + 1, size, offset % size)
+
+
+def get_page(path: str, query: dict[str, Any], page: int) -> dict[str, Any]:
+    """One page of a REST list; a page past the end (the list got shorter since the cursor was
+    made: the API's bare "Resource not found", where a missing parent names itself) is a cursor error."""
+    try:
+        return lev().get(path, query)
+    except ToolFailure as failure:
+        if failure.code == "NOT_FOUND" and page > 1 and (failure.details or {}).get("resource") == "resource":
+            raise cursor_failure("points past the last page (the list changed); omit cursor to start "
+                                 "again from the first page") from None
+        raise
+
+
+def read_page(body: dict[str, Any], key: str, page: int, size: int, skip: int, items: list[Any],
+              steps: list[Callable[[dict[str, Any]], dict[str, Any]]] = ()) -> dict[str, Any]:
+    """A REST page (`count`, `next`) as the tools' page shape, without the `skip` items an earlier
+    shortened answer already returned, fitted to the byte budget: detail trimmed by `steps` first
+    (`fit_budget`), then the page shortened (`shorten_to_fit`)."""
+    payload = {
+        key: items[skip:],
+        "total": body.get("count", len(items)),
+        "has_more": bool(body.get("next")),
+        "next_cursor": encode_page_cursor(page + 1, size) if body.get("next") else None,
+    }
+    payload = fit_budget(payload, key, list(steps))
+    return shorten_to_fit(payload, key, lambda kept: encode_page_cursor(page, size, skip + kept)
+                          if skip + kept < len(items) else payload["next_cursor"])
+
+
 # --- byte budget -----------------------------------------------------------------------------------
-# Room left for the keys around the list when checking a response against the byte budget.
-BUDGET_MARGIN = 512
-
-
-def _size(payload: dict[str, Any]) -> int:
-    # As the server writes a result (mcp_tools.server._result): compact, non-ASCII escaped.
-    return len(json.dumps(payload, separators=(",", ":"), default=str).encode("utf-8"))
-
-
+# What the budget counts is in mcp_tools.budget: the text content and structuredContent together.
 def clip(text: str | None, limit: int) -> str | None:
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
 def fit_budget(payload: dict[str, Any], key: str,
                steps: list[Callable[[dict[str, Any]], dict[str, Any]]]) -> dict[str, Any]:
-    """Keep a page under LEV_MCP_MAX_RESPONSE_BYTES by trimming detail, never items: each step
-    shrinks every item a little more until the page fits. Items stay in place, so cursors still
-    page without gaps; `compacted: true` tells the agent detail was trimmed."""
-    budget = settings.LEV_MCP_MAX_RESPONSE_BYTES - BUDGET_MARGIN
+    """Keep a page under LEV_MCP_MAX_RESPONSE_BYTES (as mcp_tools.budget counts it) by trimming
+    detail, never items: each step shrinks every item a little more until the page fits. Items stay
+    in place, so cursors still page without gaps; `compacted: true` tells the agent detail was
+    trimmed."""
     for step in steps:
-        if _size(payload) <= budget:
+        if budget.fits(payload):
             break
         payload[key] = [step(item) for item in payload[key]]
         payload["compacted"] = True
     return payload
+
+
+def shorten_to_fit(payload: dict[str, Any], key: str,
+                   cursor_after: Callable[[int], str | None] | None) -> dict[str, Any]:
+    """Keep a page under the budget by returning fewer items, never fewer than one: the page ends
+    early with `truncated: true`, has_more true and a next_cursor (`cursor_after(kept)`) that
+    continues right after the last item returned. Detail is never trimmed this way. Without
+    `cursor_after` (a best-N list such as compare_term_sheets) the leading items are kept."""
+    items = payload[key]
+    if budget.fits(payload) or not items:
+        return payload
+
+    def cut(kept: int) -> dict[str, Any]:
+        paging = {"has_more": True, "next_cursor": cursor_after(kept)} if cursor_after else {"has_more": True}
+        return {**payload, key: items[:kept], **paging, "truncated": True}
+
+    low, high = 1, len(items)  # never fewer than one item: the server's guard answers for one too large
+    while low < high:
+        middle = (low + high + 1) // 2
+        if budget.fits(cut(middle)):
+            low = middle
+        else:
+            high = middle - 1
+    return cut(low)
+
+
+def cut_nested(payload: dict[str, Any], holder: str, key: str, total: int,
+               continue_with: Callable[[int], dict[str, Any]]) -> dict[str, Any]:
+    """Fit a detail answer whose object `payload[holder]` carries a list `key` (a deal's properties, a
+    lender's programs): keep the leading items that fit, and when any of the `total` is left out say
+    so with `truncated: true` and `continue_with` ({"tool", "arguments", "remaining"}: the call that
+    returns the rest, from `continue_with(kept)`). Zero items may be kept: the object itself comes first."""
+    obj = payload[holder]
+    items = obj[key]
+    if len(items) == total and budget.fits(payload):
+        return payload
+
+    def shaped(kept: int) -> dict[str, Any]:
+        rest = {**continue_with(kept), "remaining": total - kept}
+        return {**payload, holder: {**obj, key: items[:kept]}, "truncated": True, "continue_with": rest}
+
+    low, high = 0, len(items)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if budget.fits(shaped(middle)):
+            low = middle
+        else:
+            high = middle - 1
+    return shaped(low) if low < total else payload

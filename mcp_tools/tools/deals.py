@@ -29,11 +29,16 @@ from mcp_tools.tools.common import (
     Text,
     TransactionType,
     clip,
+    cursor_at,
     cursor_failure,
+    cut_nested,
     decode_cursor,
+    decode_page_cursor,
     drop_none,
     fit_budget,
+    get_page,
     page_result,
+    read_page,
 )
 
 DealId = Id("Deal id (from list_deals or create_deal).")
@@ -82,6 +87,9 @@ DEAL_LIST_STEPS = [
     lambda d: {**d, "title": clip(d["title"], 80), "missing_for_search": [
         clip(m, 80) for m in d.get("missing_for_search", [])[:1]]},
     lambda d: {**d, "title": clip(d["title"], 40), "missing_for_search": []},
+    # Both copies of a page of 100 count against the budget: keep what finds and picks a deal.
+    lambda d: {k: d[k] for k in ("id", "title", "loan_amount", "loan_type", "property_count", "ready_for_search")
+               if k in d},
 ]
 
 
@@ -125,8 +133,9 @@ def list_deals(
     ready_for_search (true when search_lenders_for_deal can rank it now; never for an archived
     deal) and missing_for_search (what to add first, in words, e.g. "state of property 'Pine
     Court' (id 7)": fix it with update_deal, add_deal_property or update_deal_property). A very
-    large page may be trimmed of title and missing detail (compacted: true); use get_deal or a
-    smaller limit for all of it.
+    large page may be trimmed of title and missing detail, then of the fields besides id, title,
+    loan_amount, loan_type, property_count and ready_for_search (compacted: true); use get_deal
+    or a smaller limit for all of it.
     """
     page, size = decode_cursor(cursor, limit)
     try:
@@ -145,21 +154,64 @@ def list_deals(
     return fit_budget(payload, "deals", DEAL_LIST_STEPS)
 
 
+# Properties get_deal shows at most (the first page of list_deal_properties); fewer when the byte budget
+# is reached first. The rest: list_deal_properties with the cursor in continue_with.
+PROPERTIES_SHOWN = limits.PAGE_SIZE_DEFAULT
+
+
+def _with_properties(payload: dict[str, Any], deal_id: int, total: int) -> dict[str, Any]:
+    """The deal's properties cut to what fits, saying how many there are and where the rest is."""
+    payload["deal"]["property_count"] = total
+    return cut_nested(payload, "deal", "properties", total, lambda kept: {
+        "tool": "list_deal_properties",
+        "arguments": {"deal_id": deal_id, "cursor": cursor_at(kept, PROPERTIES_SHOWN)},
+    })
+
+
 @tool(title="Get a deal", scope=DEALS_READ, read_only=True)
 def get_deal(
     deal_id: DealId,
     include: Annotated[
         list[Literal["properties", "financials"]] | None,
-        Field(description="Related data to include: properties, financials (LTV/DSCR derived)."),
+        Field(description=f"Related data to include: properties (the first {PROPERTIES_SHOWN}, with "
+                          "property_count), financials (LTV/DSCR derived)."),
     ] = None,
 ) -> dict[str, Any]:
     """Get one deal by id, optionally with its properties and financials.
 
     Amounts are US dollars; ltv is percent. A deal that does not exist (or belongs to another
-    account) is a NOT_FOUND error.
+    account) is a NOT_FOUND error. With include=["properties"] the deal carries property_count
+    and its first properties (up to 20, oldest first, fewer if the answer would be too large);
+    when some are left out the answer has truncated: true and continue_with: {"tool":
+    "list_deal_properties", "arguments": {...}, "remaining"}: call that tool with those arguments
+    for the rest.
     """
-    query = {"include": ",".join(dict.fromkeys(include))} if include else None
-    return {"deal": lev().get(f"/deals/{deal_id}/", query)}
+    wanted = list(dict.fromkeys(include or ()))
+    # Properties come from their own paged list: a deal may have hundreds, and only a page is shown.
+    rest = [part for part in wanted if part != "properties"]
+    deal = lev().get(f"/deals/{deal_id}/", {"include": ",".join(rest)} if rest else None)
+    if "properties" not in wanted:
+        return {"deal": deal}
+    page = lev().get(f"/deals/{deal_id}/properties/", {"page_size": PROPERTIES_SHOWN})
+    deal["properties"] = page["results"]
+    return _with_properties({"deal": deal}, deal_id, page["count"])
+
+
+@tool(title="List a deal's properties", scope=DEALS_READ, read_only=True)
+def list_deal_properties(deal_id: DealId, limit: Limit = limits.PAGE_SIZE_DEFAULT,
+                         cursor: Cursor = None) -> dict[str, Any]:
+    """List a deal's properties, oldest first, one page at a time.
+
+    Use it for a deal with more properties than get_deal shows (its continue_with gives the
+    cursor to start from). Each property: id, name, address, city, state, zip, asset_type,
+    units, square_footage, year_built, created_at, updated_at. Returns {"properties": [...],
+    "total", "has_more", "next_cursor"}; pass next_cursor back for the next page. A page that
+    would be too large ends early (truncated: true); its next_cursor continues right after the
+    last property returned, so nothing is skipped. No property is an empty list.
+    """
+    page, size, skip = decode_page_cursor(cursor, limit)
+    body = get_page(f"/deals/{deal_id}/properties/", {"page": page, "page_size": size}, page)
+    return read_page(body, "properties", page, size, skip, body["results"])
 
 
 # Not idempotent by itself: only a repeated idempotency_key makes a repeat harmless.
@@ -192,7 +244,9 @@ def create_deal(
     with the amount it likely means (18.5 -> "did you mean 18500000?"). "bridge" is not a
     loan_type: choose light_bridge or heavy_bridge. A property's state may be its code or its name
     (TX or Texas). Dates are "YYYY-MM-DD" strings. Safe to repeat with the same idempotency_key.
-    Returns {"deal": {...}} with the new id and its properties.
+    Returns {"deal": {...}} with the new id, property_count and its properties (if they would make
+    the answer too large, the first ones, with truncated: true and continue_with naming
+    list_deal_properties and its arguments for the rest).
     """
     body = _deal_body(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
@@ -200,7 +254,8 @@ def create_deal(
         properties=[p.model_dump(exclude_none=True) for p in properties] if properties else None,
     )
     key = idempotency_key or f"mcp-{uuid.uuid4()}"
-    return {"deal": lev().post("/deals/", body, idempotency_key=key)}
+    deal = lev().post("/deals/", body, idempotency_key=key)
+    return _with_properties({"deal": deal}, deal["id"], len(deal.get("properties") or []))
 
 
 @tool(title="Update a deal", scope=DEALS_WRITE, idempotent=True)
@@ -265,7 +320,8 @@ def add_deal_property(
 
 
 # --- properties, one by one -----------------------------------------------------------------------
-PropertyId = Id("Property id (from add_deal_property, or get_deal with include=[\"properties\"]).")
+PropertyId = Id("Property id (from add_deal_property, list_deal_properties, or get_deal with "
+                "include=[\"properties\"]).")
 
 
 @tool(title="Change a property of a deal", scope=DEALS_WRITE, idempotent=True)

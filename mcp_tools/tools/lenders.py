@@ -23,12 +23,17 @@ from mcp_tools.tools.common import (
     StateCode,
     Text,
     clip,
+    cursor_at,
     cursor_failure,
+    cut_nested,
     decode_cursor,
+    decode_page_cursor,
     drop_none,
     encode_cursor,
     fit_budget,
+    get_page,
     page_result,
+    read_page,
 )
 
 LenderId = Id("Lender id (from search results or the directory).")
@@ -101,14 +106,52 @@ def search_lender_directory(
     return fit_budget(payload, "lenders", DIRECTORY_STEPS)
 
 
+# Programs get_lender shows at most (the first page of list_lender_programs), fewer when the byte budget
+# is reached first; and the characters of `about` shown (free text of any length in the directory).
+PROGRAMS_SHOWN = limits.PAGE_SIZE_DEFAULT
+ABOUT_MAX = 2000
+
+
 @tool(title="Get a lender", scope=LENDERS_READ, read_only=True)
 def get_lender(lender_id: LenderId) -> dict[str, Any]:
-    """Get one lender of the directory with its lending programs.
+    """Get one lender of the directory with its lending programs (active ones first).
 
     Programs list loan types, loan size range (US dollars), states covered (empty = nationwide),
-    asset types, max LTV (percent) and min DSCR. Returns {"lender": {...}}.
+    asset types, max LTV (percent) and min DSCR. Returns {"lender": {..., "programs": [...],
+    "programs_total"}}: at most the first 20 programs (fewer if the answer would be too large);
+    when some are left out the answer has truncated: true and continue_with: {"tool":
+    "list_lender_programs", "arguments": {...}, "remaining"}: call that tool with those arguments
+    for the rest. An `about` text longer than 2000 characters is cut (compacted: true).
     """
-    return {"lender": lev().get(f"/lenders/{lender_id}/")}
+    lender = lev().get(f"/lenders/{lender_id}/")
+    programs = lender.get("programs") or []
+    lender["programs"], lender["programs_total"] = programs[:PROGRAMS_SHOWN], len(programs)
+    payload: dict[str, Any] = {"lender": lender}
+    if len(lender.get("about") or "") > ABOUT_MAX:
+        lender["about"] = clip(lender["about"], ABOUT_MAX)
+        payload["compacted"] = True
+    return cut_nested(payload, "lender", "programs", len(programs), lambda kept: {
+        "tool": "list_lender_programs",
+        "arguments": {"lender_id": lender_id, "cursor": cursor_at(kept, PROGRAMS_SHOWN)},
+    })
+
+
+@tool(title="List a lender's programs", scope=LENDERS_READ, read_only=True)
+def list_lender_programs(lender_id: LenderId, limit: Limit = limits.PAGE_SIZE_DEFAULT,
+                         cursor: Cursor = None) -> dict[str, Any]:
+    """List a lender's lending programs, active first, one page at a time.
+
+    Use it for a lender with more programs than get_lender shows (its continue_with gives the
+    cursor to start from). Each program: id, title, status, loan_types, recourse_types,
+    min_loan_amount and max_loan_amount (US dollars), capital_source_type, positions,
+    sponsor_states (empty = nationwide), asset_types, max_ltv (percent), min_dscr. Returns
+    {"programs": [...], "total", "has_more", "next_cursor"}; pass next_cursor back for the next
+    page. A page that would be too large ends early (truncated: true); its next_cursor continues
+    right after the last program returned, so nothing is skipped.
+    """
+    page, size, skip = decode_page_cursor(cursor, limit)
+    body = get_page(f"/lenders/{lender_id}/programs/", {"page": page, "page_size": size}, page)
+    return read_page(body, "programs", page, size, skip, body["results"])
 
 
 # --- lender searches -------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ from lev.enums import (
     RECOURSE_TYPES,
 )
 from lev.scopes import PLACEMENTS_READ, PLACEMENTS_WRITE
-from mcp_tools.errors import ToolFailure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
     Cursor,
@@ -36,11 +35,16 @@ from mcp_tools.tools.common import (
     Text,
     _choice,
     clip,
-    cursor_failure,
+    cursor_at,
+    cut_nested,
     decode_cursor,
+    decode_page_cursor,
     drop_none,
     fit_budget,
+    get_page,
     page_result,
+    read_page,
+    shorten_to_fit,
 )
 from mcp_tools.tools.deals import InterestRate, require_change
 from mcp_tools.tools.lenders import NAME_MAX
@@ -103,6 +107,9 @@ def _term_sheet(item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Term sheets get_placement shows at most (the first page of list_term_sheets for the placement).
+TERM_SHEETS_SHOWN = limits.PAGE_SIZE_DEFAULT
+
 PLACEMENT_STEPS = [
     lambda item: {**item, "notes": clip(item.get("notes") or "", 200)},
     lambda item: {k: v for k, v in item.items() if k not in ("notes", "contact_name", "contact_email")},
@@ -113,18 +120,6 @@ TERM_SHEET_STEPS = [
     lambda item: {**item, "prepayment": clip(item.get("prepayment") or "", 80)},
     lambda item: {k: v for k, v in item.items() if k not in ("prepayment", "received_at")},
 ]
-
-
-def _page(path: str, query: dict[str, Any], page: int) -> dict[str, Any]:
-    try:
-        return lev().get(path, query)
-    except ToolFailure as failure:
-        # A page past the end is the API's bare "Resource not found" (a missing deal names the deal):
-        # the list got shorter since the cursor was made.
-        if failure.code == "NOT_FOUND" and page > 1 and (failure.details or {}).get("resource") == "resource":
-            raise cursor_failure("points past the last page (the list changed); omit cursor to start "
-                                 "again from the first page") from None
-        raise
 
 
 # --- placements -------------------------------------------------------------------------------------
@@ -205,8 +200,8 @@ def list_placements(
     detail (compacted: true); use a smaller limit or get_placement.
     """
     page, size = decode_cursor(cursor, limit)
-    body = _page(f"/deals/{deal_id}/placements/",
-                 drop_none(status=status, lender_id=lender_id, page=page, page_size=size), page)
+    body = get_page(f"/deals/{deal_id}/placements/",
+                    drop_none(status=status, lender_id=lender_id, page=page, page_size=size), page)
     payload = page_result("placements", body, page, size, [_placement(p) for p in body["results"]])
     return fit_budget(payload, "placements", PLACEMENT_STEPS)
 
@@ -217,12 +212,21 @@ def get_placement(placement_id: PlacementId) -> dict[str, Any]:
 
     Returns {"placement": {id, deal_id, lender_id, lender_name, status, allowed_next_statuses,
     contact, program, timestamps, "term_sheets": [{id, loan_amount, rate_type, fixed_rate or
-    rate_index + spread_bps, …}]}}. Another account's placement is NOT_FOUND.
+    rate_index + spread_bps, …}]}}. Another account's placement is NOT_FOUND. At most the first
+    20 term sheets are shown (fewer if the answer would be too large), with term_sheet_count;
+    when some are left out the answer has truncated: true and continue_with: {"tool":
+    "list_term_sheets", "arguments": {...}, "remaining"} for the rest.
     """
     body = lev().get(f"/placements/{placement_id}/")
     placement = _placement(body)
-    placement["term_sheets"] = [_term_sheet(t) for t in body.get("term_sheets") or []]
-    return {"placement": placement}
+    term_sheets = [_term_sheet(t) for t in body.get("term_sheets") or []]
+    placement["term_sheets"] = term_sheets[:TERM_SHEETS_SHOWN]
+    # The rest in list_term_sheets' order (by id), the deal's quotes of this placement.
+    return cut_nested({"placement": placement}, "placement", "term_sheets", len(term_sheets), lambda kept: {
+        "tool": "list_term_sheets",
+        "arguments": {"deal_id": placement["deal_id"], "placement_id": placement_id,
+                      "cursor": cursor_at(kept, TERM_SHEETS_SHOWN)},
+    })
 
 
 @tool(scope=PLACEMENTS_WRITE, title="Update a placement", destructive=True, idempotent=True)
@@ -324,13 +328,15 @@ def list_term_sheets(
     To see them side by side on one basis (all-in rate, proceeds, fees, DSCR), use
     compare_term_sheets instead. Returns {"term_sheets": [{id, placement_id, lender_id,
     lender_name, quote_type, loan_amount, rate_type, fixed_rate, rate_index, spread_bps, …,
-    winning}], "total", "has_more", "next_cursor"}. No quote yet is an empty list.
+    winning}], "total", "has_more", "next_cursor"}. No quote yet is an empty list. A very large
+    page is trimmed of prepayment detail (compacted: true), then ends early (truncated: true)
+    with a next_cursor that continues right after the last quote returned.
     """
-    page, size = decode_cursor(cursor, limit)
-    body = _page(f"/deals/{deal_id}/term-sheets/",
-                 drop_none(placement_id=placement_id, page=page, page_size=size), page)
-    payload = page_result("term_sheets", body, page, size, [_term_sheet(t) for t in body["results"]])
-    return fit_budget(payload, "term_sheets", TERM_SHEET_STEPS)
+    page, size, skip = decode_page_cursor(cursor, limit)
+    body = get_page(f"/deals/{deal_id}/term-sheets/",
+                    drop_none(placement_id=placement_id, page=page, page_size=size), page)
+    return read_page(body, "term_sheets", page, size, skip, [_term_sheet(t) for t in body["results"]],
+                     TERM_SHEET_STEPS)
 
 
 COMPARISON_KEYS = ("rank", "term_sheet_id", "placement_id", "lender_id", "lender_name", "quote_type", "winning",
@@ -369,6 +375,8 @@ def compare_term_sheets(
     base rate). Quotes of declined or archived placements are left out. Returns {"deal_id",
     "best_term_sheet_id", "count" (quotes compared), "quotes": [the best `limit`, each with its
     term_sheet_id for select_winning_term_sheet], "has_more", "base_rates", "unavailable", …}.
+    A very large answer is trimmed of detail (compacted: true), then keeps only the best quotes
+    that fit (truncated: true, has_more: true).
     """
     body = lev().get(f"/deals/{deal_id}/term-sheets/comparison/", {"limit": limit})
     quotes = body.get("quotes") or []
@@ -386,7 +394,8 @@ def compare_term_sheets(
                     "lender_name": clip(q.get("lender_name") or "", NAME_MAX)} for q in quotes],
         "has_more": body.get("count", len(quotes)) > len(quotes),
     }
-    return fit_budget(payload, "quotes", COMPARISON_STEPS)
+    # Best first: past the last trim step, the worst of the page are left out (has_more, truncated).
+    return shorten_to_fit(fit_budget(payload, "quotes", COMPARISON_STEPS), "quotes", None)
 
 
 @tool(scope=PLACEMENTS_WRITE, title="Choose the winning term sheet", destructive=True, idempotent=True)

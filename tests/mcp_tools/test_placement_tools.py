@@ -16,6 +16,7 @@ from django.conf import settings
 from deals.models import Placement, TermSheet
 from deals.placement_serializers import CREATE_TARGET_MESSAGE
 from deals.placement_services import RATE_TERMS_MESSAGE, base_rate_set
+from mcp_tools import budget
 from tests.deals.placement_helpers import deal_with_financials, lenders, place, quote
 from tests.lenders.factories import LenderProgramFactory, make_deal
 from tests.lenders.fixtures import eager_jobs
@@ -201,10 +202,14 @@ def test_a_comparison_of_the_most_quotes_stays_within_the_byte_budget(mcp, accou
         quote(place(deal, lender), loan_amount=9_000_000 + n, fixed_rate=6 + n / 100, recourse="full",
               origination_fee_percent=1, exit_fee_percent=1, interest_only_months=12, min_dscr=9.99, max_ltv=1)
     result = mcp.call_raw("compare_term_sheets", {"deal_id": deal.id, "limit": 100})
-    text = result.content[0].text
-    assert not result.isError and len(text.encode()) <= settings.LEV_MCP_MAX_RESPONSE_BYTES
-    payload = json.loads(text)
-    assert payload["count"] == 100 and len(payload["quotes"]) == 100 and payload["compacted"] is True
+    payload = json.loads(result.content[0].text)
+    # Counted as the client receives it: text content and structuredContent together.
+    assert not result.isError and budget.payload_size(payload) <= settings.LEV_MCP_MAX_RESPONSE_BYTES
+    # Trimmed of detail first; what still does not fit is the worst of the page, left out and said so.
+    assert payload["count"] == 100 and payload["compacted"] is True
+    assert payload["truncated"] is True and payload["has_more"] is True
+    assert [q["rank"] for q in payload["quotes"]] == list(range(1, len(payload["quotes"]) + 1))
+    assert 50 < len(payload["quotes"]) < 100
     assert all(q["term_sheet_id"] and q["all_in_rate"] is not None for q in payload["quotes"])
 
 

@@ -36,6 +36,7 @@ from deals.serializers import (
 from lenders.models import LenderSearch
 from lenders.serializers import DirectoryQuerySerializer, SearchResultsQuerySerializer
 from lev import limits
+from lev.serializers import PageQuerySerializer
 from mcp_tools.server import get_server
 from tests.deals.placement_helpers import place, quote
 from tests.factories import DealFactory, DealPropertyFactory, LenderFactory
@@ -242,6 +243,8 @@ API_INPUTS = {
     "list_deals": (DealListQuerySerializer, {"limit": "page_size"}),
     "search_lender_directory": (DirectoryQuerySerializer, {"limit": "page_size", "query": "query"}),
     "get_lender_search_results": (SearchResultsQuerySerializer, {"limit": "page_size"}),
+    "list_deal_properties": (PageQuerySerializer, {"limit": "page_size"}),
+    "list_lender_programs": (PageQuerySerializer, {"limit": "page_size"}),
     "update_deal_property": (PropertyInputSerializer, {}),
     "update_deal_financials": (FinancialsInputSerializer, {}),
     "create_placements": (PlacementCreateInputSerializer, {}),
@@ -360,6 +363,7 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "update_deal": {"deal_id": deal.id, "title": "T"}, "archive_deal": {"deal_id": archived_target.id},
         "add_deal_property": {"deal_id": deal.id, "name": "P"}, "search_lender_directory": {},
         "get_lender": {"lender_id": LenderFactory().id}, "search_lenders_for_deal": {"deal_id": deal.id},
+        "list_deal_properties": {"deal_id": deal.id}, "list_lender_programs": {"lender_id": LenderFactory().id},
         "get_lender_search_results": {"search_id": search.id},
         "update_deal_property": {"deal_id": deal.id, "property_id": prop.id, "name": "P"},
         "remove_deal_property": {"deal_id": deal.id, "property_id": DealPropertyFactory(deal=deal).id},

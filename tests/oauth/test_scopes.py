@@ -115,7 +115,9 @@ def _arguments(objects, search_id):
         "update_deal_property": {"deal_id": deal, "property_id": objects["property"].pk, "name": "Main"},
         "remove_deal_property": {"deal_id": deal, "property_id": objects["spare"].pk},
         "get_deal_financials": {"deal_id": deal}, "update_deal_financials": {"deal_id": deal, "purchase_price": 9e6},
+        "list_deal_properties": {"deal_id": deal},
         "search_lender_directory": {}, "get_lender": {"lender_id": objects["lender"].pk},
+        "list_lender_programs": {"lender_id": objects["lender"].pk},
         "search_lenders_for_deal": {"deal_id": deal}, "get_lender_search_results": {"search_id": search_id},
         "create_placements": {"deal_id": deal, "lender_ids": [objects["new_lender"].pk]},
         "list_placements": {"deal_id": deal}, "get_placement": {"placement_id": placement.pk},
@@ -178,7 +180,7 @@ def test_a_key_without_lender_scopes_cannot_read_the_directory(user, account):
     client = Client(headers={"Authorization": f"Bearer {key}"})
     refused = client.get("/api/v1/lenders/")
     assert refused.status_code == 403 and refused.json()["details"] == {"required_scope": "lenders:read"}
-    assert tool_names(key) == {"list_deals", "get_deal", "get_deal_financials"}
+    assert tool_names(key) == {"list_deals", "get_deal", "list_deal_properties", "get_deal_financials"}
 
 
 def test_a_method_a_view_does_not_have_is_still_405(user, account):

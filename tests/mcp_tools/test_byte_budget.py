@@ -1,0 +1,364 @@
+"""The byte budget (LEV_MCP_MAX_RESPONSE_BYTES) holds for every tool, counted as the client receives it:
+the `result` of the JSON-RPC response, text content and structuredContent together. Nothing is left out
+silently: a page cut short says truncated and continues with its cursor; a detail answer that shows
+only the first properties, programs or quotes says how many there are and which call returns the rest;
+an answer still over budget is an INTERNAL_ERROR result, never cut JSON and never an HTTP 500."""
+
+from __future__ import annotations
+
+import base64
+import json
+from decimal import Decimal
+
+import pytest
+from django.test import Client
+
+from deals.models import DealProperty
+from lenders import selectors as lender_selectors
+from lenders.models import LenderProgram
+from lev import limits
+from mcp_tools import budget
+from mcp_tools.registry import TOOLS
+from mcp_tools.tools.common import decode_page_cursor, encode_page_cursor
+from tests.deals.placement_helpers import FIXED, place, quote
+from tests.factories import DealFactory, DealFinancialsFactory, LenderFactory, LenderProgramFactory
+from tests.lenders.fixtures import eager_jobs
+
+__all__ = ["eager_jobs"]
+
+pytestmark = pytest.mark.django_db
+
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+# Text at its longest, in scripts that cost 2, 3 and 4 bytes a character in UTF-8.
+WIDE = "Grünwald Tower 東京タワー 🏢 "
+
+
+def wide(length: int) -> str:
+    return (WIDE * (length // len(WIDE) + 1))[:length]
+
+
+class Sent:
+    """One tools/call as the client receives it."""
+
+    def __init__(self, response):
+        assert response.status_code == 200, response.content[:500]
+        self.body = response.content
+        prefix = b'{"jsonrpc":"2.0","id":1,"result":'
+        assert self.body.startswith(prefix) and self.body.endswith(b"}"), self.body[:200]
+        # What the budget counts: the `result` member, exactly as sent.
+        self.result_bytes = len(self.body) - len(prefix) - 1
+        result = json.loads(self.body)["result"]
+        self.is_error = bool(result.get("isError"))
+        self.payload = result["structuredContent"]
+        assert json.loads(result["content"][0]["text"]) == self.payload  # both carry the same
+
+
+@pytest.fixture
+def call(api_key):
+    client = Client()
+
+    def call(name: str, arguments: dict | None = None) -> Sent:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": name, "arguments": arguments or {}}})
+        return Sent(client.post("/mcp", body, content_type="application/json",
+                                headers={**HEADERS, "Authorization": f"Bearer {api_key}"}))
+
+    return call
+
+
+def ok(sent: Sent) -> dict:
+    assert not sent.is_error, sent.payload
+    assert sent.result_bytes <= budget.limit(), (sent.result_bytes, budget.limit())
+    return sent.payload
+
+
+def big_deal(account, properties: int):
+    deal = DealFactory(account=account, title=wide(limits.DEAL_TITLE_MAX),
+                       description=wide(limits.DEAL_DESCRIPTION_MAX))
+    DealProperty.objects.bulk_create([
+        DealProperty(deal=deal, name=f"{n:04d} " + wide(limits.PROPERTY_NAME_MAX - 5),
+                     address=wide(limits.PROPERTY_ADDRESS_MAX), city=wide(limits.PROPERTY_CITY_MAX), state="TX",
+                     zip="78701-1234", asset_type="multifamily", units=1000, square_footage=10**6, year_built=2001)
+        for n in range(properties)
+    ])
+    return deal
+
+
+def big_lender(programs: int):
+    lender = LenderFactory(name=wide(200), city=wide(100), about=wide(20_000), website="https://" + "l" * 180 + ".com")
+    LenderProgram.objects.bulk_create([
+        LenderProgram(lender=lender, title=f"{n:04d} " + wide(195), loan_types=["permanent", "light_bridge"],
+                      recourse_types=["non_recourse"], min_loan_amount=1_000_000, max_loan_amount=50_000_000,
+                      positions=["senior", "mezzanine"], sponsor_states=sorted(limits_states()),
+                      asset_types=["multifamily", "office", "retail"], max_ltv=75, min_dscr=Decimal("1.25"),
+                      status="inactive" if n % 7 == 0 else "active")
+        for n in range(programs)
+    ])
+    return lender
+
+
+def limits_states() -> list[str]:
+    from lev.enums import US_STATES
+
+    return list(US_STATES)
+
+
+# --- what is counted ------------------------------------------------------------------------------
+def test_the_budget_counts_the_result_exactly_as_the_client_receives_it(call, account):
+    deal = big_deal(account, properties=3)
+    for name, arguments in [("get_deal", {"deal_id": deal.pk, "include": ["properties", "financials"]}),
+                            ("list_deals", {}), ("get_deal", {"deal_id": 10**9})]:
+        sent = call(name, arguments)
+        assert budget.payload_size(sent.payload, is_error=sent.is_error) == sent.result_bytes, name
+    # Both copies count: the result is a little over twice the payload's own JSON.
+    payload_bytes = len(budget.dumps(sent.payload).encode())
+    assert 2 * payload_bytes < sent.result_bytes < 3 * payload_bytes
+    # Non-ASCII text goes out as UTF-8, not as 6-byte escapes.
+    body = call("get_deal", {"deal_id": deal.pk}).body
+    assert "東京タワー".encode() in body and b"\\u6771" not in body
+
+
+def test_a_lone_surrogate_in_the_request_id_still_gets_an_answer(api_key):
+    body = '{"jsonrpc":"2.0","id":"\\ud800","method":"tools/call","params":{"name":"list_deals","arguments":{}}}'
+    response = Client().post("/mcp", body, content_type="application/json",
+                             headers={**HEADERS, "Authorization": f"Bearer {api_key}"})
+    assert response.status_code == 200 and json.loads(response.content)["id"] == "\ud800"
+
+
+# --- get_deal and list_deal_properties ------------------------------------------------------------
+def follow(call, tool: str, arguments: dict, key: str) -> tuple[list[dict], list[Sent]]:
+    """Every item of a list tool from the given arguments on, following next_cursor."""
+    items, pages = [], []
+    while True:
+        sent = call(tool, arguments)
+        page = ok(sent)
+        items += page[key]
+        pages.append(sent)
+        if not page["has_more"]:
+            assert page["next_cursor"] is None
+            return items, pages
+        arguments = {k: v for k, v in arguments.items() if k != "cursor"} | {"cursor": page["next_cursor"]}
+
+
+@pytest.mark.parametrize("max_bytes", [None, 25_000])
+def test_a_deal_with_201_properties_fits_and_the_rest_is_reachable(call, account, settings, max_bytes):
+    if max_bytes:
+        settings.LEV_MCP_MAX_RESPONSE_BYTES = max_bytes  # forces pages cut short, not only get_deal's
+    deal = big_deal(account, properties=201)
+    expected = list(DealProperty.objects.filter(deal=deal).order_by("id").values_list("id", flat=True))
+
+    got = ok(call("get_deal", {"deal_id": deal.pk, "include": ["properties", "financials"]}))
+    shown = got["deal"]["properties"]
+    assert got["deal"]["property_count"] == 201 and got["truncated"] is True
+    assert len(shown) <= 20 and got["deal"]["financials"]["ltv"] is None
+    assert got["deal"]["description"] == deal.description  # the deal itself is never trimmed
+    rest = got["continue_with"]
+    assert rest["tool"] == "list_deal_properties" and rest["remaining"] == 201 - len(shown)
+    assert rest["arguments"]["deal_id"] == deal.pk
+
+    more, pages = follow(call, "list_deal_properties", rest["arguments"], "properties")
+    ids = [p["id"] for p in shown + more]
+    assert ids == expected  # every property once, in order: no gap, no repeat
+    # Whole properties: pages are shortened, never trimmed.
+    assert all(len(p["address"]) == limits.PROPERTY_ADDRESS_MAX for p in shown + more)
+    if max_bytes:
+        assert len(shown) < 20 and any(page.payload.get("truncated") for page in pages)
+        assert all(len(page.payload["properties"]) >= 1 for page in pages)
+
+
+def test_a_small_deal_shows_all_its_properties_and_nothing_about_truncation(call, account):
+    deal = big_deal(account, properties=3)
+    got = ok(call("get_deal", {"deal_id": deal.pk, "include": ["properties"]}))
+    assert len(got["deal"]["properties"]) == 3 and got["deal"]["property_count"] == 3
+    assert "truncated" not in got and "continue_with" not in got
+    assert "property_count" not in ok(call("get_deal", {"deal_id": deal.pk}))["deal"]
+    page = ok(call("list_deal_properties", {"deal_id": deal.pk, "limit": 2}))
+    assert len(page["properties"]) == 2 and page["total"] == 3 and page["has_more"] and "truncated" not in page
+
+
+def test_create_deal_with_the_most_properties_fits_and_says_where_the_rest_is(call, settings):
+    settings.LEV_MCP_MAX_RESPONSE_BYTES = 20_000
+    properties = [{"name": f"{n:02d} " + wide(197), "address": wide(255), "city": wide(100), "state": "TX"}
+                  for n in range(limits.PROPERTIES_PER_CREATE_MAX)]
+    got = ok(call("create_deal", {"title": wide(200), "properties": properties}))
+    shown, rest = got["deal"]["properties"], got["continue_with"]
+    assert got["deal"]["property_count"] == limits.PROPERTIES_PER_CREATE_MAX and got["truncated"] is True
+    more, _ = follow(call, "list_deal_properties", rest["arguments"], "properties")
+    assert [p["name"][:2] for p in shown + more] == [f"{n:02d}" for n in range(limits.PROPERTIES_PER_CREATE_MAX)]
+
+
+# --- get_lender and list_lender_programs ----------------------------------------------------------
+@pytest.mark.parametrize("max_bytes", [None, 15_000])
+def test_a_lender_with_many_programs_fits_and_the_rest_is_reachable(call, settings, max_bytes):
+    if max_bytes:
+        settings.LEV_MCP_MAX_RESPONSE_BYTES = max_bytes
+    lender = big_lender(programs=130)
+    expected = list(lender_selectors.lender_program_list(lender_id=lender.pk).values_list("id", flat=True))
+
+    got = ok(call("get_lender", {"lender_id": lender.pk}))
+    shown = got["lender"]["programs"]
+    assert got["lender"]["programs_total"] == 130 and got["truncated"] is True and len(shown) <= 20
+    assert got["compacted"] is True and len(got["lender"]["about"]) == 2000  # about is cut, and says so
+    rest = got["continue_with"]
+    assert rest == {"tool": "list_lender_programs", "arguments": rest["arguments"], "remaining": 130 - len(shown)}
+    more, pages = follow(call, "list_lender_programs", rest["arguments"], "programs")
+    assert [p["id"] for p in shown + more] == expected
+    assert [p["status"] for p in shown + more][:3] == ["active"] * 3  # active first, as the detail orders them
+    if max_bytes:
+        assert any(page.payload.get("truncated") for page in pages)
+
+
+def test_list_lender_programs_of_an_unknown_lender_is_not_found(call):
+    sent = call("list_lender_programs", {"lender_id": 987654})
+    assert sent.is_error and sent.payload["code"] == "NOT_FOUND"
+    assert sent.payload["message"] == "Lender not found: 987654"
+
+
+# --- get_placement and list_term_sheets -----------------------------------------------------------
+def test_a_placement_with_many_quotes_fits_and_the_rest_is_reachable(call, account, settings):
+    settings.LEV_MCP_MAX_RESPONSE_BYTES = 10_000
+    deal = DealFactory(account=account)
+    placement = place(deal, LenderFactory(name=wide(200)))
+    quotes = [quote(placement, prepayment=wide(limits.PREPAYMENT_TEXT_MAX)).pk for _ in range(45)]
+
+    got = ok(call("get_placement", {"placement_id": placement.pk}))
+    shown = got["placement"]["term_sheets"]
+    assert got["placement"]["term_sheet_count"] == 45 and got["truncated"] is True and len(shown) < 20
+    rest = got["continue_with"]
+    assert rest["tool"] == "list_term_sheets" and rest["arguments"]["placement_id"] == placement.pk
+    more, _ = follow(call, "list_term_sheets", rest["arguments"], "term_sheets")
+    assert [t["id"] for t in shown + more] == quotes
+
+
+# --- pages cut short keep their cursors honest --------------------------------------------------------
+def test_a_page_cut_short_continues_right_after_its_last_item(call, account, settings):
+    settings.LEV_MCP_MAX_RESPONSE_BYTES = 9_000
+    deal = big_deal(account, properties=25)
+    first = ok(call("list_deal_properties", {"deal_id": deal.pk, "limit": 10}))
+    kept = len(first["properties"])
+    assert first["truncated"] is True and 1 <= kept < 10 and first["has_more"] is True
+    assert decode_page_cursor(first["next_cursor"], 10) == (1, 10, kept)
+    second = ok(call("list_deal_properties", {"deal_id": deal.pk, "cursor": first["next_cursor"]}))
+    assert second["properties"][0]["id"] == first["properties"][-1]["id"] + 1
+
+
+def forged(data: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize("data", [
+    {"p": 1, "l": 10, "s": 10},  # skip = page size: no such place in a page
+    {"p": 1, "l": 10, "s": -1}, {"p": 1, "l": 10, "s": True}, {"p": 1, "l": 10, "s": 1.5},
+    {"p": 1, "l": 10, "x": 1}, {"p": 0, "l": 10, "s": 1},
+])
+def test_a_forged_cursor_is_a_validation_error(call, account, data):
+    deal = DealFactory(account=account)
+    sent = call("list_deal_properties", {"deal_id": deal.pk, "cursor": forged(data)})
+    assert sent.is_error and sent.payload["code"] == "VALIDATION_ERROR"
+    assert list(sent.payload["details"]["fields"]) == ["cursor"]
+
+
+def test_a_cursor_past_the_end_of_a_shrunken_list_is_a_validation_error(call, account):
+    deal = big_deal(account, properties=3)
+    sent = call("list_deal_properties", {"deal_id": deal.pk, "cursor": encode_page_cursor(5, 2)})
+    assert sent.is_error and sent.payload["code"] == "VALIDATION_ERROR"
+    assert "points past the last page" in sent.payload["message"]
+
+
+# --- every tool, at its worst realistic size ------------------------------------------------------
+def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_jobs):
+    """Each tool with the largest data it can meet: the longest texts (in 2-4 byte UTF-8), the
+    biggest pages, a deal with 201 properties and 100 quotes, a lender with 130 programs."""
+    deal = big_deal(account, properties=201)
+    DealFinancialsFactory(deal=deal)
+    DealFactory.create_batch(110, account=account, title=wide(limits.DEAL_TITLE_MAX))
+    big = big_lender(programs=130)
+    lenders = []
+    for n in range(110):
+        lender = LenderFactory(name=f"{n:03d} " + wide(196), city=wide(100))
+        LenderProgramFactory(lender=lender, title=wide(200), asset_types=["multifamily"], sponsor_states=[])
+        LenderProgramFactory(lender=lender, title=wide(200), asset_types=["multifamily"], sponsor_states=["TX"])
+        lenders.append(lender)
+    search = ok(call("search_lenders_for_deal", {"deal_id": deal.pk}))
+    placements = [place(deal, lender) for lender in lenders[:100]]
+    for placement in placements[:50]:
+        placement.notes = wide(limits.PLACEMENT_NOTES_MAX)
+        placement.save(update_fields=["notes"])
+    quotes = [quote(placement, prepayment=wide(limits.PREPAYMENT_TEXT_MAX), notes=wide(limits.TERM_SHEET_NOTES_MAX))
+              for placement in placements[:50] for _ in range(2)]
+    notes = wide(limits.PLACEMENT_NOTES_MAX)
+    arguments = {
+        "list_deals": {"limit": 100},
+        "get_deal": {"deal_id": deal.pk, "include": ["properties", "financials"]},
+        "list_deal_properties": {"deal_id": deal.pk, "limit": 100},
+        "create_deal": {"title": wide(200), "description": wide(limits.DEAL_DESCRIPTION_MAX), "properties": [
+            {"name": wide(200), "address": wide(255), "city": wide(100)} for _ in range(50)]},
+        "update_deal": {"deal_id": deal.pk, "description": wide(limits.DEAL_DESCRIPTION_MAX)},
+        "archive_deal": {"deal_id": DealFactory(account=account, description=wide(5000)).pk},
+        "add_deal_property": {"deal_id": deal.pk, "name": wide(200), "address": wide(255), "city": wide(100),
+                              "state": "TX", "asset_type": "multifamily"},
+        "update_deal_property": {"deal_id": deal.pk, "property_id": deal.properties.first().pk, "name": wide(200)},
+        "remove_deal_property": {"deal_id": deal.pk, "property_id": deal.properties.last().pk},
+        "get_deal_financials": {"deal_id": deal.pk},
+        "update_deal_financials": {"deal_id": deal.pk, "cash_out": 1},
+        "search_lender_directory": {"limit": 100},
+        "get_lender": {"lender_id": big.pk},
+        "list_lender_programs": {"lender_id": big.pk, "limit": 100},
+        "search_lenders_for_deal": {"deal_id": deal.pk},
+        "get_lender_search_results": {"search_id": search["search_id"], "limit": 100},
+        "create_placements": {"deal_id": deal.pk, "lender_ids": [x.pk for x in lenders[100:]] + [big.pk],
+                              "notes": notes},
+        "list_placements": {"deal_id": deal.pk, "limit": 100},
+        "get_placement": {"placement_id": placements[0].pk},
+        "update_placement": {"placement_id": placements[1].pk, "notes": notes},
+        "add_term_sheet": {"placement_id": placements[2].pk, **FIXED, "prepayment": wide(500), "notes": wide(2000)},
+        "list_term_sheets": {"deal_id": deal.pk, "limit": 100},
+        "compare_term_sheets": {"deal_id": deal.pk, "limit": 100},
+        "select_winning_term_sheet": {"term_sheet_id": quotes[0].pk},
+        "remove_term_sheet": {"term_sheet_id": quotes[-1].pk},
+    }
+    assert set(arguments) == set(TOOLS), f"add {sorted(set(TOOLS) - set(arguments))} to this table"
+    sizes = {}
+    for name, args in arguments.items():
+        sent = call(name, args)
+        ok(sent)
+        sizes[name] = sent.result_bytes
+    # The worst cases are real: without trimming several would be far over.
+    assert max(sizes.values()) > budget.limit() * 0.6, sizes
+
+
+# --- the final guard ------------------------------------------------------------------------------
+def test_an_answer_still_over_budget_is_an_internal_error_never_cut_json(call, account, settings, caplog):
+    deal = DealFactory(account=account, description=wide(limits.DEAL_DESCRIPTION_MAX))
+    settings.LEV_MCP_MAX_RESPONSE_BYTES = 4_000  # below the deal itself: get_deal has nothing to trim
+    sent = call("get_deal", {"deal_id": deal.pk})
+    assert sent.is_error
+    assert sent.payload["code"] == "INTERNAL_ERROR" and sent.payload["errorCategory"] == "internal"
+    assert sent.payload["isRetryable"] is False
+    assert sent.payload["message"] == "Internal error: the answer of get_deal was too large to send."
+    assert sent.payload["details"]["tool"] == "get_deal" and sent.result_bytes <= 4_000
+    assert any(r.levelname == "ERROR" and "over the 4000 byte budget" in r.getMessage() for r in caplog.records)
+
+
+def test_an_error_naming_thousands_of_arguments_is_shortened_not_dropped(call, account):
+    arguments = {f"unknown_argument_{n:05d}_" + "x" * 40: 1 for n in range(3000)}
+    sent = call("list_deals", arguments)
+    assert sent.is_error and sent.payload["code"] == "VALIDATION_ERROR"
+    assert sent.result_bytes <= budget.limit()
+    details = sent.payload["details"]
+    assert details["truncated"] is True and details["omitted_fields"] == 3000 - len(details["fields"]) > 0
+    assert sent.payload["message"].startswith("Validation failed:")
+
+
+# --- REST: the lists behind the tools ---------------------------------------------------------------
+def test_rest_pages_a_deals_properties_and_a_lenders_programs(api, account):
+    deal = big_deal(account, properties=25)
+    page = api.get(f"/api/v1/deals/{deal.pk}/properties/", {"page_size": 10, "page": 3}).json()
+    assert page["count"] == 25 and len(page["results"]) == 5 and page["next"] is None
+    assert api.get(f"/api/v1/deals/{deal.pk}/properties/", {"limit": 3}).status_code == 400
+    lender = big_lender(programs=12)
+    body = api.get(f"/api/v1/lenders/{lender.pk}/programs/").json()
+    detail = api.get(f"/api/v1/lenders/{lender.pk}/").json()
+    assert body["count"] == 12 and [p["id"] for p in body["results"]] == [p["id"] for p in detail["programs"]]
+    missing = api.get("/api/v1/lenders/987654/programs/")
+    assert missing.status_code == 404 and missing.json()["message"] == "Lender not found: 987654"
