@@ -230,7 +230,7 @@ def _oversize_error(tool: str | None, size: int) -> dict[str, Any]:
         f"Internal error: the answer of {tool or 'this tool'} was too large to send.",
         hint="Ask for less (a smaller limit, fewer include items or narrower filters); the same call "
              "would fail again. Report the time of the call to Lev support.",
-        details={"tool": tool, "response_bytes": size, "max_response_bytes": budget.limit()},
+        details={"tool": tool},  # sizes and the budget stay in the log: no internals in answers
     ).as_dict()
 
 
