@@ -136,6 +136,7 @@ class _CompactJSON:
 
 _SALT = "lev.pagination.keyset"
 BAD_CURSOR = "is not a cursor this server issued; pass it back unchanged, or omit it for the first page"
+CURSOR_WITH_PAGE = "cannot be combined with page; pass one or the other"
 OTHER_LIST = ("was issued for another list (other filters, ordering or account); pass it with the filters and "
               "ordering it came with, or omit it to start again from the first page")
 
@@ -202,7 +203,7 @@ class KeysetPagination:
     def __init__(self, *, keyset: Keyset, scope: str, page_size: int | None = None, cursor: str | None = None,
                  page: int | None = None):
         if cursor is not None and page is not None:
-            raise ValidationFailed({"cursor": ["cannot be combined with page; pass one or the other"]})
+            raise _bad_cursor(CURSOR_WITH_PAGE)
         self.keyset, self.scope = keyset, scope
         self.size = min(page_size or PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX)
         self.position = decode_position(cursor, scope=scope, keyset=keyset) if cursor is not None else None

@@ -160,14 +160,14 @@ def test_the_count_stops_at_its_bound_and_says_so(api, account):
     Deal.objects.filter(pk=Deal.objects.order_by("id").first().pk).delete()
     body = api.get("/api/v1/deals/", {"page_size": 2}).json()
     assert body["count"] == LIST_COUNT_MAX and "count_capped" not in body
-    payload = Caller_for(api).ok("list_deals", {"limit": 1})
+    payload = caller_for(api).ok("list_deals", {"limit": 1})
     assert payload["total"] == LIST_COUNT_MAX and "total_capped" not in payload
     DealFactory(account=account)
-    payload = Caller_for(api).ok("list_deals", {"limit": 1})
+    payload = caller_for(api).ok("list_deals", {"limit": 1})
     assert payload["total"] == LIST_COUNT_MAX and payload["total_capped"] is True
 
 
-def Caller_for(api) -> Caller:  # noqa: N802 - reads as the Caller it returns
+def caller_for(api) -> Caller:
     return Caller(api._credentials["HTTP_AUTHORIZATION"].removeprefix("Bearer "))
 
 
@@ -207,7 +207,8 @@ def test_forged_and_edited_cursors_are_validation_errors(api, account):
     for shape in [[1], {"s": scope}, {"s": scope, "b": 0, "k": "not a time", "i": 1},
                   {"s": scope, "b": 2, "k": "2026-01-01T00:00:00+00:00", "i": 1},
                   {"s": scope, "b": 0, "k": "2026-01-01T00:00:00+00:00", "i": "1"},
-                  {"s": scope, "b": 0, "k": 5, "i": 1}, {"s": scope, "b": True, "k": "2026-01-01T00:00:00+00:00", "i": 1},
+                  {"s": scope, "b": 0, "k": 5, "i": 1},
+                  {"s": scope, "b": True, "k": "2026-01-01T00:00:00+00:00", "i": 1},
                   {"s": scope, "b": 0, "k": "2026-01-01", "i": 1},
                   {"s": scope, "b": 0, "k": "2026-01-01T00:00:00+00:00", "i": 2**63}]:
         refused(api, signed(shape))
@@ -297,5 +298,6 @@ def test_tool_descriptions_state_the_count_bound():
 
     tools = {t["name"]: t for t in get_server().tools_list_result["tools"]}
     for name in ("list_deals", "search_lender_directory"):
-        assert f"up to {LIST_COUNT_MAX:,}" in tools[name]["description"] and "total_capped" in tools[name]["description"]
+        description = tools[name]["description"]
+        assert f"up to {LIST_COUNT_MAX:,}" in description and "total_capped" in description
         assert tools[name]["inputSchema"]["properties"]["cursor"]["anyOf"][0]["maxLength"] == 2000
