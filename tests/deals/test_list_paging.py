@@ -149,6 +149,8 @@ def test_a_page_costs_the_same_queries_in_a_small_and_a_large_account(api, accou
     assert len(small_first) == len(small_deep) == len(large_first) == len(large_deep)
     for sql in large_first + large_deep:
         assert "OFFSET" not in sql.upper()  # no page is found by reading the rows before it
+    properties = [sql for sql in large_deep if "deals_dealproperty" in sql]
+    assert len(properties) == 1 and '"deal_id" IN (' in properties[0]  # the page's deals' properties only
     counts = [sql for sql in large_deep if "COUNT(" in sql.upper()]
     assert len(counts) == 1 and f"LIMIT {LIST_COUNT_MAX + 1}" in counts[0]  # the count is bounded
 
@@ -293,8 +295,23 @@ def test_a_page_number_cursor_from_before_keeps_paging(api_key, account):
     assert [d["id"] for d in rest["deals"]] == ids[::-1][4:] and rest["next_cursor"] is None
 
 
-def test_tool_descriptions_state_the_count_bound():
+def test_tool_descriptions_readme_and_openapi_state_the_count_bound_and_the_cursor(api):
+    from pathlib import Path
+
     from mcp_tools.server import get_server
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"The count stops at {LIST_COUNT_MAX:,} (`LIST_COUNT_MAX`)" in readme
+    schema = api.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+    for path in ("/api/v1/deals/", "/api/v1/lenders/"):
+        operation = schema["paths"][path]["get"]
+        cursor = next(p for p in operation["parameters"] if p["name"] == "cursor")
+        assert cursor["schema"]["maxLength"] == 2000
+        page = next(p for p in operation["parameters"] if p["name"] == "page")
+        assert "Deprecated" in page["description"]
+        body = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+        fields = schema["components"]["schemas"][body]["properties"]
+        assert f"{LIST_COUNT_MAX:,}" in fields["count"]["description"] and "count_capped" in fields
 
     tools = {t["name"]: t for t in get_server().tools_list_result["tools"]}
     for name in ("list_deals", "search_lender_directory"):
