@@ -9,8 +9,10 @@ shared machine are noisy; ratios of interleaved runs are not).
 4. Breaker-open fast-fail latency vs a backend timeout.
 5. Activity recompute over 100k and 1M placements, compare_term_sheets at 10/50/200 quotes
    (bench/bench_placements.py).
+6. list_deals / search_lender_directory first and deep pages at 1k vs 100k deals and lenders
+   (bench/bench_lists.py).
 
-Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements]
+Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements] [--skip-lists]
 Uses DATABASE_URL (PostgreSQL recommended; point it at a scratch database: demo data is seeded
 and the demo admin password reset) and REDIS_URL when set; without DATABASE_URL it uses its own
 SQLite file under bench/results/.
@@ -232,6 +234,13 @@ def bench_placements() -> str:
     return "\n### 5. Placements: activity recompute and comparison\n\n" + (out.stdout.strip() or out.stderr[-2000:])
 
 
+def bench_lists() -> str:
+    script = ROOT / "bench" / "bench_lists.py"
+    out = subprocess.run([PY, str(script)], cwd=ROOT, env={**ENV, "DJANGO_SETTINGS_MODULE": "lev.settings"},
+                         capture_output=True, text=True, timeout=1800)
+    return "\n### 6. Lists at 1k vs 100k deals and lenders\n\n" + (out.stdout.strip() or out.stderr[-2000:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=5, help="seconds per load run (default 5)")
@@ -239,6 +248,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--skip-ranking", action="store_true", help="skip the ranking benchmark")
     parser.add_argument("--skip-placements", action="store_true", help="skip the placements benchmark")
+    parser.add_argument("--skip-lists", action="store_true", help="skip the list paging benchmark")
     args = parser.parse_args()
 
     manage("migrate", "--noinput")
@@ -271,6 +281,8 @@ def main() -> None:
     print(bench_breaker(), flush=True)
     if not args.skip_placements:
         print(bench_placements(), flush=True)
+    if not args.skip_lists:
+        print(bench_lists(), flush=True)
 
 
 if __name__ == "__main__":

@@ -158,7 +158,7 @@ def _value_text(value: Any) -> str:
     return str(value)
 
 
-def encode_position(position: Position, *, scope: str, keyset: Keyset) -> str:
+def encode_position(position: Position, *, scope: str) -> str:
     payload = {"s": scope, "b": int(position.before), "k": _value_text(position.value), "i": position.row_id}
     return signing.Signer(salt=_SALT).sign_object(payload, serializer=_CompactJSON, compress=True)
 
@@ -236,7 +236,7 @@ class KeysetPagination:
     def _link(self, position: Position) -> str:
         url = remove_query_param(self.request.build_absolute_uri(), "page")
         url = replace_query_param(url, "page_size", self.size)
-        return replace_query_param(url, "cursor", encode_position(position, scope=self.scope, keyset=self.keyset))
+        return replace_query_param(url, "cursor", encode_position(position, scope=self.scope))
 
     def _around_anchor(self, *, before: bool) -> Position:
         """A position whose page starts (or, `before`, ends) with the cursor's own row: the links of

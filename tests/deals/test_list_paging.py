@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import random
 from decimal import Decimal
 from urllib.parse import parse_qs, urlsplit
 
@@ -19,7 +20,7 @@ from django.utils import timezone
 
 from deals.models import Deal
 from deals.selectors import DEAL_ORDERINGS
-from lev import pagination
+from lev import limits, pagination
 from lev.limits import LIST_COUNT_MAX
 from tests.factories import AccountFactory, DealFactory, DealPropertyFactory
 from tests.mcp_tools.test_tool_arguments import Caller
@@ -89,6 +90,16 @@ def test_every_ordering_pages_forward_and_back_through_every_deal_once(api, acco
     # Back from the last page by `previous` links: the same deals in the same order.
     back, back_bodies = walk(api, {}, direction="previous", start=bodies[-2]["next"])
     assert back == ids and [len(b["results"]) for b in back_bodies] == [2, 4, 4, 4]
+
+
+def test_the_longest_title_fits_a_cursor(api, account):
+    draw = random.Random(12)  # 4 bytes each in UTF-8, and varied, so compression does not shrink it much
+    longest = "".join(chr(draw.randrange(0x20000, 0x2A6DF)) for _ in range(limits.DEAL_TITLE_MAX))
+    for n in range(3):
+        DealFactory(account=account, title=longest[:-1] + chr(0x4E00 + n))
+    ids, bodies = walk(api, {"ordering": "-title", "page_size": 1})
+    assert len(ids) == 3 and all(len(cursor_of(b["next"]) or "") <= limits.LIST_CURSOR_MAX for b in bodies)
+    assert max(len(cursor_of(b["next"]) or "") for b in bodies) > 800  # near the worst case: room to spare
 
 
 def test_a_page_number_still_answers_and_links_by_cursor(api, account):
