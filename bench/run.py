@@ -9,9 +9,11 @@ shared machine are noisy; ratios of interleaved runs are not).
 4. Breaker-open fast-fail latency vs a backend timeout.
 5. Activity recompute over 100k and 1M placements, compare_term_sheets at 10/50/200 quotes
    (bench/bench_placements.py).
-6. Byte budget: each tool's answer before/after against LEV_MCP_MAX_RESPONSE_BYTES (bench/bench_budget.py).
+6. list_deals / search_lender_directory first and deep pages at 1k vs 100k deals and lenders
+   (bench/bench_lists.py).
+7. Byte budget: each tool's answer before/after against LEV_MCP_MAX_RESPONSE_BYTES (bench/bench_budget.py).
 
-Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements]
+Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements] [--skip-lists]
 Uses DATABASE_URL (PostgreSQL recommended; point it at a scratch database: demo data is seeded
 and the demo admin password reset) and REDIS_URL when set; without DATABASE_URL it uses its own
 SQLite file under bench/results/.
@@ -217,27 +219,28 @@ def bench_breaker() -> str:
                  ["case", "p50 ms", "calls"], rows) + summary
 
 
+def script_section(title: str, script: str, timeout: int, *args: str) -> str:
+    """One part measured by its own script (its own database, its own worker), under a heading."""
+    out = subprocess.run([PY, str(ROOT / "bench" / script), *args], cwd=ROOT,
+                         env={**ENV, "DJANGO_SETTINGS_MODULE": "lev.settings"}, capture_output=True, text=True,
+                         timeout=timeout)
+    return f"\n### {title}\n\n" + (out.stdout.strip() or out.stderr[-2000:])
+
+
 def bench_ranking() -> str:
-    script = ROOT / "bench" / "bench_ranking.py"
-    if not script.exists():
-        return "\n### 3. Ranking vs directory size\n\n(bench/bench_ranking.py not present)"
-    out = subprocess.run([PY, str(script)], cwd=ROOT, env={**ENV, "DJANGO_SETTINGS_MODULE": "lev.settings"},
-                         capture_output=True, text=True, timeout=1800)
-    return "\n### 3. Ranking vs directory size\n\n" + (out.stdout.strip() or out.stderr[-2000:])
+    return script_section("3. Ranking vs directory size", "bench_ranking.py", 1800)
 
 
 def bench_placements() -> str:
-    script = ROOT / "bench" / "bench_placements.py"
-    out = subprocess.run([PY, str(script)], cwd=ROOT, env={**ENV, "DJANGO_SETTINGS_MODULE": "lev.settings"},
-                         capture_output=True, text=True, timeout=3600)
-    return "\n### 5. Placements: activity recompute and comparison\n\n" + (out.stdout.strip() or out.stderr[-2000:])
+    return script_section("5. Placements: activity recompute and comparison", "bench_placements.py", 3600)
+
+
+def bench_lists() -> str:
+    return script_section("6. Lists at 1k vs 100k deals and lenders", "bench_lists.py", 1800)
 
 
 def bench_budget() -> str:
-    script = ROOT / "bench" / "bench_budget.py"
-    out = subprocess.run([PY, str(script)], cwd=ROOT, env={**ENV, "DJANGO_SETTINGS_MODULE": "lev.settings"},
-                         capture_output=True, text=True, timeout=600)
-    return "\n### Byte budget of tool answers (bench/bench_budget.py)\n\n" + (out.stdout.strip() or out.stderr[-2000:])
+    return script_section("7. Byte budget of tool answers (bench/bench_budget.py)", "bench_budget.py", 600)
 
 
 def main() -> None:
@@ -247,6 +250,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--skip-ranking", action="store_true", help="skip the ranking benchmark")
     parser.add_argument("--skip-placements", action="store_true", help="skip the placements benchmark")
+    parser.add_argument("--skip-lists", action="store_true", help="skip the list paging benchmark")
     args = parser.parse_args()
 
     manage("migrate", "--noinput")
@@ -279,6 +283,8 @@ def main() -> None:
     print(bench_breaker(), flush=True)
     if not args.skip_placements:
         print(bench_placements(), flush=True)
+    if not args.skip_lists:
+        print(bench_lists(), flush=True)
     print(bench_budget(), flush=True)
 
 

@@ -24,7 +24,7 @@ from deals.serializers import (
 )
 from lev.idempotency import idempotent
 from lev.openapi import IDEMPOTENCY_KEY, READ_ERRORS, WRITE_ERRORS, nullable_fields
-from lev.pagination import StandardPagination, paginated
+from lev.pagination import KeysetPagination, StandardPagination, keyset_paginated, paginated
 from lev.scopes import DEALS_READ, DEALS_WRITE
 from lev.serializers import PageQuerySerializer
 
@@ -63,13 +63,24 @@ class DealListCreateApi(AccountScopedView):
     required_scopes = {"GET": DEALS_READ, "POST": DEALS_WRITE}
 
     @extend_schema(operation_id="deals_list", parameters=[DealListQuerySerializer],
-                   responses={200: paginated(DealListItemSerializer, "PaginatedDealList"), **READ_ERRORS})
+                   responses={200: keyset_paginated(DealListItemSerializer, "PaginatedDealList"), **READ_ERRORS})
     def get(self, request: Request) -> Response:
+        """The account's deals, one page at a time, newest first unless `ordering` says otherwise.
+
+        Follow `next` (a `cursor` link) to the end: every deal that exists throughout comes exactly
+        once, whatever is added or changed meanwhile (a deal whose sort value changes moves to its
+        new place). A missing loan amount or closing date sorts after every value going up, before
+        every value going down. `count` is capped (`count_capped` says there are more)."""
         query = DealListQuerySerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
-        deals = selectors.deal_list(account=self.account(request), filters=query.to_filters())
-        paginator = StandardPagination()
-        page = paginator.paginate_queryset(deals, request, view=self)
+        account, filters = self.account(request), query.to_filters()
+        paginator = KeysetPagination(
+            keyset=selectors.deal_list_keyset(ordering=filters.ordering),
+            scope=selectors.deal_list_scope(account=account, filters=filters),
+            page_size=query.validated_data.get("page_size"), cursor=query.validated_data.get("cursor"),
+            page=query.validated_data.get("page"),
+        )
+        page = paginator.paginate_queryset(selectors.deal_list(account=account, filters=filters), request)
         return paginator.get_paginated_response(DealListItemSerializer(page, many=True).data)
 
     @extend_schema(request=DealInputSerializer, responses={201: DealSerializer, **WRITE_ERRORS},

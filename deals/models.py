@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce
 
 from lev import scopes
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES, choices
@@ -65,6 +68,23 @@ class ApiKey(models.Model):
         return scopes.known(self.scopes)
 
 
+# The deal list's sort values (deals.selectors.DEAL_KEYSETS). A missing loan amount or closing date
+# sorts as a value past every real one (last going up, first going down, as PostgreSQL sorts NULLs),
+# so that a page's key is never NULL; each is indexed with (account, archived) and the id, so any
+# page of the list is one index range scan however many deals the account has.
+SORT_AMOUNT = models.DecimalField(max_digits=15, decimal_places=2)  # room for the value past MONEY_MAX
+SORT_DATE = models.DateField()
+DEAL_SORT_VALUES = {
+    "created_at": F("created_at"),
+    "updated_at": F("updated_at"),
+    "title": F("title"),
+    "loan_amount": Coalesce("loan_amount", Value(Decimal(10) ** 12, output_field=SORT_AMOUNT),
+                            output_field=SORT_AMOUNT),
+    "estimated_close_date": Coalesce("estimated_close_date", Value(dt.date(9999, 12, 31), output_field=SORT_DATE),
+                                     output_field=SORT_DATE),
+}
+
+
 class Deal(models.Model):
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="deals")
     title = models.CharField(max_length=200)
@@ -87,7 +107,11 @@ class Deal(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["account", "archived", "-created_at"])]
+        indexes = [
+            models.Index(F("account"), F("archived"), DEAL_SORT_VALUES[key], F("id"), name=f"deals_deal_list_{name}")
+            for key, name in (("created_at", "created"), ("updated_at", "updated"), ("title", "title"),
+                              ("loan_amount", "amount"), ("estimated_close_date", "close"))
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db.models import IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 
-from deals.models import Account, Deal, DealFinancials, DealProperty, Membership
+from deals.models import DEAL_SORT_VALUES, Account, Deal, DealFinancials, DealProperty, Membership
 from lenders.ranking.criteria import READINESS_FIELDS
 from lev.errors import DealNotFound, Forbidden, NotFound
+from lev.pagination import Keyset, list_scope
 
 DEAL_ORDERINGS = (
     "created_at", "-created_at", "updated_at", "-updated_at", "loan_amount", "-loan_amount",
@@ -67,6 +69,20 @@ def check_staff_can_write(*, user, account_id: int) -> None:
     check_can_write(membership=membership)
 
 
+def deal_list_keyset(*, ordering: str) -> Keyset:
+    """How the deal list is ordered and paged for an `ordering` of DEAL_ORDERINGS: by that value
+    (a missing loan amount or closing date as the largest), then by id in the same direction."""
+    name = ordering.removeprefix("-")
+    value = DEAL_SORT_VALUES[name]
+    field = value.output_field if isinstance(value, Coalesce) else Deal._meta.get_field(name)
+    return Keyset(value, field, descending=ordering.startswith("-"))
+
+
+def deal_list_scope(*, account: Account, filters: DealFilters) -> str:
+    """Which list a deal-list cursor belongs to: the account, every filter and the ordering."""
+    return list_scope("deals", account=account.pk, **vars(filters))
+
+
 def deal_list(*, account: Account, filters: DealFilters) -> QuerySet[Deal]:
     qs = Deal.objects.filter(account=account, archived=filters.archived)
     if filters.loan_type:
@@ -82,9 +98,10 @@ def deal_list(*, account: Account, filters: DealFilters) -> QuerySet[Deal]:
     if filters.search:
         qs = qs.filter(title__icontains=filters.search)
     # Each deal of a page comes with the few property fields its lender-search readiness reads
-    # (one more query per page, whatever its size), which also give its property count.
+    # (one more query per page, for that page's deals only), which also give its property count.
+    # The order (and the page) is the keyset's: deal_list_keyset(ordering=filters.ordering).
     properties = DealProperty.objects.only(*READINESS_FIELDS).order_by("id")
-    return qs.prefetch_related(Prefetch("properties", queryset=properties)).order_by(filters.ordering, "-id")
+    return qs.prefetch_related(Prefetch("properties", queryset=properties))
 
 
 def deals_with_property_summary(deals: QuerySet[Deal]) -> QuerySet[Deal]:

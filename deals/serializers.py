@@ -13,6 +13,7 @@ from lev.serializers import (
     RoundedDecimalField,
     StrictSerializer,
     bool_field,
+    cursor_field,
     date_field,
     int_field,
     money_field,
@@ -94,7 +95,9 @@ class DealListQuerySerializer(StrictSerializer):
     archived = bool_field()
     search = text_field(max_length=limits.SEARCH_TEXT_MAX)
     ordering = EnumField(DEAL_ORDERINGS, required=False)
-    page = page_field()
+    cursor = cursor_field()
+    page = page_field(help_text="Deprecated: follow `next` (a cursor) instead; a page number reads the deals "
+                                "before its page.")
     page_size = page_size_field()
 
     def validate(self, attrs):
@@ -104,7 +107,7 @@ class DealListQuerySerializer(StrictSerializer):
         return attrs
 
     def to_filters(self) -> DealFilters:
-        data = {k: v for k, v in self.validated_data.items() if k not in ("page", "page_size")}
+        data = {k: v for k, v in self.validated_data.items() if k not in ("cursor", "page", "page_size")}
         return DealFilters(**data)
 
 

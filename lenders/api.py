@@ -23,7 +23,7 @@ from lenders.serializers import (
     SearchStartInputSerializer,
 )
 from lev.openapi import READ_ERRORS, WRITE_ERRORS, nullable_fields
-from lev.pagination import StandardPagination, paginated, results_list
+from lev.pagination import KeysetPagination, StandardPagination, keyset_paginated, paginated, results_list
 from lev.scopes import LENDERS_READ, SEARCHES_WRITE
 from lev.serializers import PageQuerySerializer
 
@@ -35,13 +35,19 @@ class LenderDirectoryApi(APIView):
     required_scopes = {"GET": LENDERS_READ}
 
     @extend_schema(operation_id="lenders_list", parameters=[DirectoryQuerySerializer],
-                   responses={200: paginated(LenderListItemSerializer, "PaginatedLenderList"), **READ_ERRORS})
+                   responses={200: keyset_paginated(LenderListItemSerializer, "PaginatedLenderList"), **READ_ERRORS})
     def get(self, request: Request) -> Response:
+        """The lender directory, alphabetically, one page at a time: follow `next` (a `cursor` link)
+        to the end. `count` is capped (`count_capped` says there are more)."""
         query = DirectoryQuerySerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
-        lenders = selectors.lender_directory(filters=query.to_filters())
-        paginator = StandardPagination()
-        page = paginator.paginate_queryset(lenders, request, view=self)
+        filters = query.to_filters()
+        paginator = KeysetPagination(
+            keyset=selectors.DIRECTORY_KEYSET, scope=selectors.lender_directory_scope(filters=filters),
+            page_size=query.validated_data.get("page_size"), cursor=query.validated_data.get("cursor"),
+            page=query.validated_data.get("page"),
+        )
+        page = paginator.paginate_queryset(selectors.lender_directory(filters=filters), request)
         return paginator.get_paginated_response(LenderListItemSerializer(page, many=True).data)
 
 

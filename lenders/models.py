@@ -32,7 +32,7 @@ class AssetType(models.Model):
 class Lender(models.Model):
     """A lender of the global directory (not tenant scoped)."""
 
-    name = models.CharField(max_length=200, db_index=True)
+    name = models.CharField(max_length=200)
     website = models.URLField(blank=True, default="")
     city = models.CharField(max_length=100, blank=True, default="")
     state = models.CharField(max_length=2, choices=[(s, s) for s in US_STATES], blank=True, default="")
@@ -46,6 +46,8 @@ class Lender(models.Model):
 
     class Meta:
         ordering = ["name", "id"]
+        # The directory pages by (name, id) (lenders.selectors.DIRECTORY_KEYSET): one range of this index.
+        indexes = [models.Index(fields=["name", "id"], name="lenders_lender_name_id")]
 
     def __str__(self) -> str:
         return self.name

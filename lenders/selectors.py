@@ -16,6 +16,7 @@ from deals.models import Account, Deal
 from lenders.models import AssetType, Lender, LenderMatch, LenderProgram, LenderSearch
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, mask_of
 from lev.errors import LenderNotFound, NotFound
+from lev.pagination import Keyset, list_scope
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,9 @@ def lender_directory(*, filters: DirectoryFilters) -> QuerySet[Lender]:
 
     Program conditions apply to one program at a time (a lender matches when one of its active
     programs satisfies all of them), expressed as an id subquery so counts are not multiplied.
-    The annotations are correlated subqueries, not a GROUP BY over the directory: the page count
-    leaves them out, and PostgreSQL evaluates them only for the rows of the page.
+    The annotations are correlated subqueries, not a GROUP BY over the directory: the count
+    leaves them out, and PostgreSQL evaluates them only for the rows of the page (a page found by
+    key reads no row before it).
     """
     qs = Lender.objects.all()
     if filters.query:
@@ -75,7 +77,16 @@ def lender_directory(*, filters: DirectoryFilters) -> QuerySet[Lender]:
         program_count=Coalesce(Subquery(per_lender.annotate(n=Count("id")).values("n")), 0),
         min_loan=Subquery(per_lender.annotate(low=Min("min_loan_amount")).values("low")),
         max_loan=Subquery(per_lender.annotate(high=Max("max_loan_amount")).values("high")),
-    ).order_by("name", "id")
+    )  # ordered and paged by DIRECTORY_KEYSET
+
+
+# The directory's order, alphabetical then by id; paged by key on the (name, id) index.
+DIRECTORY_KEYSET = Keyset(F("name"), Lender._meta.get_field("name"))
+
+
+def lender_directory_scope(*, filters: DirectoryFilters) -> str:
+    """Which directory list a cursor belongs to: its filters (the directory is not tenant scoped)."""
+    return list_scope("lenders", **vars(filters))
 
 
 # A lender's programs in one order everywhere (its detail and its paged list): active first ("active"

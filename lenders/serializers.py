@@ -13,7 +13,15 @@ from lenders.selectors import (
 )
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
 from lev.limits import SEARCH_TEXT_MAX
-from lev.serializers import EnumField, StrictSerializer, money_field, page_field, page_size_field, text_field
+from lev.serializers import (
+    EnumField,
+    StrictSerializer,
+    cursor_field,
+    money_field,
+    page_field,
+    page_size_field,
+    text_field,
+)
 from lev.vocabulary import LOAN_AMOUNT_RULE
 
 
@@ -30,11 +38,13 @@ class DirectoryQuerySerializer(StrictSerializer):
     )
     min_loan_amount = money_field(positive=False, allow_null=False)
     max_loan_amount = money_field(positive=False, allow_null=False)
-    page = page_field()
+    cursor = cursor_field()
+    page = page_field(help_text="Deprecated: follow `next` (a cursor) instead; a page number reads the lenders "
+                                "before its page.")
     page_size = page_size_field()
 
     def to_filters(self) -> DirectoryFilters:
-        data = {k: v for k, v in self.validated_data.items() if k not in ("page", "page_size")}
+        data = {k: v for k, v in self.validated_data.items() if k not in ("cursor", "page", "page_size")}
         return DirectoryFilters(**data)
 
 

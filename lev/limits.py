@@ -60,6 +60,12 @@ PAGE_SIZE_MAX = 100
 # No list has ten million pages; the bound keeps `(page - 1) * page_size` within a 32-bit rank column.
 PAGE_NUMBER_MAX = 10_000_000
 PROPERTIES_PER_CREATE_MAX = 50
+# Deal and lender lists page by key (lev.pagination): a cursor carries the last row's sort value, at
+# most a 200-character title (800 bytes of UTF-8), signed; 2,000 characters always hold one.
+LIST_CURSOR_MAX = 2000
+# A list's count stops here: counting every deal of a 100k-deal account on every page cost more
+# than the page itself. Past it the count says "more than this" (count_capped / total_capped).
+LIST_COUNT_MAX = 1000
 
 # Idempotency keys: visible ASCII (no spaces or control characters), 1 to 255 characters.
 IDEMPOTENCY_KEY_MAX = 255

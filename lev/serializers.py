@@ -17,6 +17,7 @@ from rest_framework.fields import ProhibitSurrogateCharactersValidator
 from lev.enums import choices
 from lev.limits import (
     CONTROL_CHARACTERS,
+    LIST_CURSOR_MAX,
     LOAN_AMOUNT_MIN,
     MONEY_DECIMAL_PLACES,
     MONEY_MAX,
@@ -288,8 +289,29 @@ def page_size_field(default: int = PAGE_SIZE_DEFAULT) -> serializers.IntegerFiel
                      help_text=f"Default {default}, max {PAGE_SIZE_MAX}.")
 
 
-def page_field() -> serializers.IntegerField:
-    return int_field(min_value=1, max_value=PAGE_NUMBER_MAX, allow_null=False, help_text="Default 1.")
+class CursorField(serializers.CharField):
+    """Opaque text checked by lev.pagination (never stored, never reaches a query as text), so any
+    text that is not a cursor, NUL or a lone surrogate included, gets that one message there."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.validators = [v for v in self.validators if not isinstance(
+            v, ProhibitNullCharactersValidator | ProhibitSurrogateCharactersValidator)]
+
+
+def cursor_field() -> serializers.CharField:
+    """A keyset list's `cursor` (lev.pagination): opaque, checked there; here only its length."""
+    return CursorField(
+        required=False, allow_blank=False, trim_whitespace=False, max_length=LIST_CURSOR_MAX,
+        help_text="Opaque: the `cursor` of a page's next or previous link, used with the same filters and "
+                  "ordering; omit it for the first page.",
+        error_messages=_messages(blank="may not be empty; omit cursor for the first page",
+                                 max_length=f"must be at most {LIST_CURSOR_MAX} characters", invalid="must be text"),
+    )
+
+
+def page_field(help_text: str = "Default 1.") -> serializers.IntegerField:
+    return int_field(min_value=1, max_value=PAGE_NUMBER_MAX, allow_null=False, help_text=help_text)
 
 
 class PageQuerySerializer(StrictSerializer):

@@ -17,12 +17,14 @@ import re
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Literal
+from urllib.parse import parse_qs, urlsplit
 
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LENDER_TYPES, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
 from lev.limits import (
+    LIST_CURSOR_MAX,
     LOAN_AMOUNT_MIN,
     MAX_ID,
     MONEY_DECIMAL_PLACES,
@@ -206,6 +208,39 @@ def decode_cursor(cursor: str | None, limit: int) -> tuple[int, int]:
     if not (1 <= page <= PAGE_NUMBER_MAX and 1 <= size <= PAGE_SIZE_MAX):
         raise cursor_failure()
     return page, size
+
+
+# Lists that grow with an account or the directory (list_deals, search_lender_directory) page by key:
+# their cursor is the one the API signed (lev.pagination), passed through unchanged.
+ListCursor = Annotated[
+    str | None,
+    Field(min_length=1, max_length=LIST_CURSOR_MAX,
+          description="Opaque next_cursor from the previous page, with the same filters; omit for the first page."),
+]
+
+
+def list_page_query(cursor: str | None, limit: int) -> dict[str, Any]:
+    """The API's query parameters for one page of a keyset list.
+
+    A cursor the API signed (it holds a ':', which base64 never does) goes back to it as it came; the
+    API refuses a forged or foreign one. A page-number cursor, as the tools issued before these lists
+    paged by key, still reaches its page by number (so an agent paging across an upgrade goes on),
+    and the page it gets hands out a keyset cursor."""
+    if cursor is not None and ":" in cursor:
+        return {"cursor": cursor, "page_size": limit}
+    page, size = decode_cursor(cursor, limit)
+    return {"page": page, "page_size": size} if page > 1 else {"page_size": size}
+
+
+def list_page_result(key: str, body: dict[str, Any], items: list[Any]) -> dict[str, Any]:
+    """A keyset REST page (`count`, `count_capped`, a `next` link with its cursor) as the tools' page shape."""
+    next_link = body.get("next")
+    next_cursor = parse_qs(urlsplit(next_link).query).get("cursor", [None])[0] if next_link else None
+    result: dict[str, Any] = {key: items, "total": body.get("count", len(items))}
+    if body.get("count_capped"):
+        result["total_capped"] = True
+    result.update(has_more=next_cursor is not None, next_cursor=next_cursor)
+    return result
 
 
 def page_result(key: str, body: dict[str, Any], page: int, size: int, items: list[Any]) -> dict[str, Any]:

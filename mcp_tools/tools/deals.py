@@ -21,6 +21,7 @@ from mcp_tools.tools.common import (
     Date,
     Id,
     Limit,
+    ListCursor,
     LoanAmount,
     LoanType,
     Money,
@@ -32,12 +33,12 @@ from mcp_tools.tools.common import (
     cursor_at,
     cursor_failure,
     cut_nested,
-    decode_cursor,
     decode_page_cursor,
     drop_none,
     fit_budget,
     get_page,
-    page_result,
+    list_page_query,
+    list_page_result,
     read_page,
 )
 
@@ -119,7 +120,7 @@ def list_deals(
     archived: Annotated[bool, Field(description="true lists archived deals instead of active ones.")] = False,
     search: Annotated[Text(limits.SEARCH_TEXT_MAX) | None, Field(description="Words in the deal title.")] = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
-    cursor: Cursor = None,
+    cursor: ListCursor = None,
 ) -> dict[str, Any]:
     """List the user's deals, newest first, one page at a time.
 
@@ -127,8 +128,11 @@ def list_deals(
     search. All filters are optional and combine with AND; loan amounts are US dollars (a JSON
     number, rounded to the cent) and min_loan_amount may not exceed max_loan_amount.
 
-    Returns {"deals": [...], "total", "has_more", "next_cursor"}; pass next_cursor back to get
-    the next page. No match is an empty list. Each deal: id, title, loan_amount, loan_type,
+    Returns {"deals": [...], "total", "has_more", "next_cursor"}; pass next_cursor back, with the
+    same filters, to get the next page: following it to the end lists every deal once, even while
+    deals are added or changed. total counts the matching deals up to 1,000; past that
+    it is 1,000 and "total_capped": true is added (page on to see them all). No match
+    is an empty list. Each deal: id, title, loan_amount, loan_type,
     transaction_type, business_plan, estimated_close_date, archived, property_count,
     ready_for_search (true when search_lenders_for_deal can rank it now; never for an archived
     deal) and missing_for_search (what to add first, in words, e.g. "state of property 'Pine
@@ -137,20 +141,20 @@ def list_deals(
     loan_amount, loan_type, property_count and ready_for_search (compacted: true); use get_deal
     or a smaller limit for all of it.
     """
-    page, size = decode_cursor(cursor, limit)
+    page = list_page_query(cursor, limit)
     try:
         body = lev().get("/deals/", drop_none(
             loan_type=loan_type, transaction_type=transaction_type, business_plan=business_plan,
             min_loan_amount=min_loan_amount, max_loan_amount=max_loan_amount,
-            archived="true" if archived else None, search=search, page=page, page_size=size,
+            archived="true" if archived else None, search=search, **page,
         ))
     except ToolFailure as failure:
-        # The only thing a list can miss is the page: the list got shorter since the cursor was made.
-        if failure.code == "NOT_FOUND" and page > 1:
+        # Only a page-number cursor can miss its page: the list got shorter since it was made.
+        if failure.code == "NOT_FOUND" and "page" in page:
             raise cursor_failure("points past the last page (the list changed); omit cursor to start "
                                  "again from the first page") from None
         raise
-    payload = page_result("deals", body, page, size, [_deal_summary(d) for d in body["results"]])
+    payload = list_page_result("deals", body, [_deal_summary(d) for d in body["results"]])
     return fit_budget(payload, "deals", DEAL_LIST_STEPS)
 
 

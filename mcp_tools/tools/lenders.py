@@ -18,6 +18,7 @@ from mcp_tools.tools.common import (
     Id,
     LenderType,
     Limit,
+    ListCursor,
     LoanAmount,
     LoanType,
     StateCode,
@@ -32,6 +33,8 @@ from mcp_tools.tools.common import (
     encode_cursor,
     fit_budget,
     get_page,
+    list_page_query,
+    list_page_result,
     page_result,
     read_page,
 )
@@ -76,7 +79,7 @@ def search_lender_directory(
                                                                 "program whose loan size range includes it.")] = None,
     loan_type: Annotated[LoanType | None, Field(description="Keep lenders with an active program of it.")] = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
-    cursor: Cursor = None,
+    cursor: ListCursor = None,
 ) -> dict[str, Any]:
     """Browse or filter the global lender directory, alphabetically, one page at a time.
 
@@ -87,22 +90,24 @@ def search_lender_directory(
 
     Returns {"lenders": [{id, name, lender_types, city, state (headquarters), program_count
     (active programs), min_loan_amount, max_loan_amount (US dollars, across active programs)}],
-    "total", "has_more", "next_cursor"}. Pass next_cursor back for the next page. Use
-    get_lender(lender_id) for a lender's programs. No match is an empty list.
+    "total", "has_more", "next_cursor"}. Pass next_cursor back, with the same filters, for the
+    next page. total counts the matching lenders up to 1,000; past that it is 1,000 and
+    "total_capped": true is added (page on to see them all). Use get_lender(lender_id) for a
+    lender's programs. No match is an empty list.
     """
-    page, size = decode_cursor(cursor, limit)
+    page = list_page_query(cursor, limit)
     try:
         body = lev().get("/lenders/", drop_none(
             query=query, lender_type=lender_type, state=state, asset_type=asset_type,
-            loan_amount=loan_amount, loan_type=loan_type, page=page, page_size=size,
+            loan_amount=loan_amount, loan_type=loan_type, **page,
         ))
     except ToolFailure as failure:
-        # The only thing a list can miss is the page: the list got shorter since the cursor was made.
-        if failure.code == "NOT_FOUND" and page > 1:
+        # Only a page-number cursor can miss its page: the list got shorter since it was made.
+        if failure.code == "NOT_FOUND" and "page" in page:
             raise cursor_failure("points past the last page (the list changed); omit cursor to start "
                                  "again from the first page") from None
         raise
-    payload = page_result("lenders", body, page, size, [_directory_item(x) for x in body["results"]])
+    payload = list_page_result("lenders", body, [_directory_item(x) for x in body["results"]])
     return fit_budget(payload, "lenders", DIRECTORY_STEPS)
 
 

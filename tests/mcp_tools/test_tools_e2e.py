@@ -239,7 +239,7 @@ def test_unexpected_tool_exception_is_internal_error_without_internals(mcp, monk
     def explode(*args, **kwargs):
         raise KeyError("secret_column")
 
-    monkeypatch.setattr("mcp_tools.tools.deals.page_result", explode)
+    monkeypatch.setattr("mcp_tools.tools.deals.list_page_result", explode)
     DealPropertyFactory(deal=DealFactory())
     payload = contract(mcp.error("list_deals"), "INTERNAL_ERROR", "internal", False, "Internal error: ")
     assert "secret_column" not in str(payload)
