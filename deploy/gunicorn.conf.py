@@ -22,16 +22,17 @@ bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 # "Hot path and gunicorn") on the machine size this targets, 2 cores, PostgreSQL and Redis beside it.
 #
 # * Sync workers, not threads. A request here is CPU-bound Python between short database and Redis
-#   round trips (about 1 ms of I/O in a 2-4 ms request after issue #12), so threads add GIL hand-offs,
-#   not concurrency: 4 processes x 4 gthreads gave 0.8-1.3x the p50 of 2 sync workers (REST better, MCP
-#   worse: 56 vs 42 ms p50 at 6 clients), 2 x 4 gthreads 1.13-1.33x. A sync worker serves one request
-#   at a time on its own interpreter.
-# * Two per core. 4 sync workers served the same requests/s at the same p50 as 2 (1.01x), and a slow
-#   request (a statement up to LEV_DB_STATEMENT_TIMEOUT_MS, a split MCP service waiting on its backend
-#   up to LEV_API_TIMEOUT_SECONDS) then holds one of four processes rather than one of two, so /health
-#   and everyone else keep being answered. Each is a whole Django process (about 100 MB; less with
-#   preload, below) and one database connection (DB_CONN_MAX_AGE): set WEB_CONCURRENCY when the
-#   container's CPU limit is not the machine's.
+#   round trips, so threads mostly add GIL hand-offs. Against 2 sync workers (p50, two runs of
+#   interleaved rounds, REST / MCP get_deal, 6 clients): 4 processes x 4 gthreads 0.80-1.21x /
+#   1.09-1.32x, 2 x 4 gthreads 0.90-1.13x / 0.98-1.33x: no better within the machine's noise (about
+#   +-20 % on this shared machine), sometimes a third worse, and each thread holds its own database
+#   connection. (The issue's measurement: 4 x 4 gthreads slower than 2 sync workers.)
+# * Two per core. 4 sync workers served the same requests/s at the same p50 as 2 (1.01-1.10x), and a
+#   slow request (a statement up to LEV_DB_STATEMENT_TIMEOUT_MS, a split MCP service waiting on its
+#   backend up to LEV_API_TIMEOUT_SECONDS) then holds one of four processes rather than one of two,
+#   so /health and everyone else keep being answered. Each is a whole Django process (about 100 MB,
+#   less with preload, below) with one database connection (DB_CONN_MAX_AGE): set WEB_CONCURRENCY
+#   when the container's CPU limit is below the machine's cores.
 def _cores() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -51,14 +52,15 @@ keepalive = _int("GUNICORN_KEEPALIVE", 5)
 
 # --- Recycling. A worker is replaced after max_requests (+ up to jitter) requests, so a slow leak
 # cannot grow forever; the jitter keeps the workers from being replaced together. Each replacement
-# leaves the others to carry the load while the new one starts: measured with recycling every
-# 1,000 (+-100) requests on 2 sync workers, p99 went from 161 ms to 3,080 ms (worst round 6 s) without
-# preload, the new worker importing Django on a busy machine, and to 898 ms with preload (fork of a
-# loaded master, then its first database and Redis connections). At that rate (1,000 requests is a
-# few seconds of load) every p99 window holds a restart. At 100,000 (+-10 %) requests, a worker is
-# replaced every few minutes at full load (a few hundred requests/s per worker here), and the
-# requests slowed by one restart (about a second of half capacity: a few hundred) are well under 1 %
-# of the requests between restarts, so the p99 does not show them. 0 turns recycling off.
+# leaves the others to carry the load while the new one starts. Measured with recycling every
+# 1,000 (+-100) requests on 2 sync workers (2 restarts in each 2-minute run): REST p99 from 161 to
+# 3,080 ms (worst round 6 s) and from 81 to 114 ms without preload, the new worker importing Django
+# on a busy machine; 898 and 756 ms with preload; MCP p99 1.3-12.8x the p99 without recycling. At
+# that rate (1,000 requests is a few seconds of load) every p99 window holds a restart. At 100,000
+# (+-10 %) requests a worker is replaced every few minutes at full load (a few hundred requests/s
+# per worker here), and the requests one restart slows (about a second at half capacity: a few
+# hundred) are well under 1 % of the requests between restarts, so the p99 does not show them.
+# 0 turns recycling off.
 max_requests = _int("GUNICORN_MAX_REQUESTS", 100_000)
 max_requests_jitter = _int("GUNICORN_MAX_REQUESTS_JITTER", max_requests // 10)
 # The application is loaded once in the master and workers are forked from it: a replacement starts in
