@@ -2,8 +2,10 @@
 """Lev MCP benchmarks: measured side by side in one run, reported as ratios (absolute times on a
 shared machine are noisy; ratios of interleaved runs are not).
 
-1. MCP tools/call get_deal vs REST GET /api/v1/deals/{id}/ vs a trivial Django view, one gunicorn
-   (2 sync workers), concurrent clients: requests/s, p50, p99.
+1. MCP tools/call get_deal vs REST GET /api/v1/deals/{id}/ vs the floor (a view doing one SELECT through
+   the project's middleware) and a view doing nothing, one gunicorn (2 sync workers), concurrent
+   clients: requests/s, p50, p99, each door's p50 as a ratio to the floor's, and the server's CPU
+   time per request (gunicorn's processes, from /proc), which the machine's other load disturbs less.
 2. list_deals / search_lender_directory with page sizes 20 and 100: latency and response bytes.
 3. Ranking time vs directory size (bench/bench_ranking.py).
 4. Breaker-open fast-fail latency vs a backend timeout.
@@ -12,8 +14,10 @@ shared machine are noisy; ratios of interleaved runs are not).
 6. list_deals / search_lender_directory first and deep pages at 1k vs 100k deals and lenders
    (bench/bench_lists.py).
 7. Byte budget: each tool's answer before/after against LEV_MCP_MAX_RESPONSE_BYTES (bench/bench_budget.py).
+8. With --gunicorn: gunicorn configurations side by side (bench/bench_gunicorn.py, about 3 minutes).
 
-Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements] [--skip-lists]
+Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements]
+       [--skip-lists] [--gunicorn]
 Uses DATABASE_URL (PostgreSQL recommended; point it at a scratch database: demo data is seeded
 and the demo admin password reset) and REDIS_URL when set; without DATABASE_URL it uses its own
 SQLite file under bench/results/.
@@ -77,6 +81,19 @@ class Server:
         self.proc.wait(10)
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of a process and its children's processes, from /proc (Linux); 0 elsewhere.
+    Server CPU per request is the load-independent twin of p50 on a shared machine."""
+    total = 0.0
+    try:
+        for child in [pid, *map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split())]:
+            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return total
+
+
 def load(method: str, url: str, headers: dict, body: bytes | None, seconds: float, clients: int) -> dict:
     latencies: list[float] = []
     lock = threading.Lock()
@@ -124,7 +141,8 @@ def table(title: str, header: list[str], rows: list[list]) -> str:
 def bench_throughput(server: Server, key: str, deal_id: int, seconds: float, clients: int, rounds: int) -> str:
     auth = {"Authorization": f"Bearer {key}"}
     targets = {
-        "trivial Django view": ("GET", f"{server.url}/bench/noop", {}, None),
+        "floor: one SELECT through the middleware": ("GET", f"{server.url}/bench/floor/{deal_id}", {}, None),
+        "trivial Django view (no query)": ("GET", f"{server.url}/bench/noop", {}, None),
         "REST GET /api/v1/deals/{id}/": ("GET", f"{server.url}/api/v1/deals/{deal_id}/", auth, None),
         "MCP tools/call get_deal": ("POST", f"{server.url}/mcp",
                                     {**auth, "Content-Type": "application/json", "Accept": ACCEPT},
@@ -135,19 +153,27 @@ def bench_throughput(server: Server, key: str, deal_id: int, seconds: float, cli
     results: dict[str, list[dict]] = {name: [] for name in targets}
     for _ in range(rounds):  # interleaved, so drift on a shared machine hits all three alike
         for name, (method, url, headers, body) in targets.items():
-            results[name].append(load(method, url, headers, body, seconds, clients))
+            cpu = cpu_seconds(server.proc.pid)
+            run = load(method, url, headers, body, seconds, clients)
+            run["cpu_ms"] = (cpu_seconds(server.proc.pid) - cpu) * 1000 / max(run["n"], 1)
+            results[name].append(run)
     rows = []
-    med = {name: {k: statistics.median(r[k] for r in runs) for k in ("rps", "p50", "p99")}
+    med = {name: {k: statistics.median(r[k] for r in runs) for k in ("rps", "p50", "p99", "cpu_ms")}
            for name, runs in results.items()}
+    floor = med["floor: one SELECT through the middleware"]
     for name, m in med.items():
         errors = sum(r["errors"] for r in results[name])
-        rows.append([name, f"{m['rps']:.0f}", f"{m['p50']:.1f}", f"{m['p99']:.1f}", errors])
+        rows.append([name, f"{m['rps']:.0f}", f"{m['p50']:.2f}", f"{m['p99']:.1f}",
+                     f"{m['p50'] / floor['p50']:.2f}x", f"{m['cpu_ms']:.2f}",
+                     f"{m['cpu_ms'] / floor['cpu_ms']:.2f}x" if floor["cpu_ms"] else "-", errors])
     rest, mcp = med["REST GET /api/v1/deals/{id}/"], med["MCP tools/call get_deal"]
     ratio = (f"\nMCP/REST: throughput {rest['rps'] / mcp['rps']:.2f}x fewer req/s, "
              f"p50 {mcp['p50'] / rest['p50']:.2f}x, p99 {mcp['p99'] / rest['p99']:.2f}x "
              f"(median of {rounds} interleaved rounds of {seconds:.0f} s, {clients} client threads, "
              "gunicorn 2 sync workers)")
-    return table("1. Same read through three doors", ["target", "req/s", "p50 ms", "p99 ms", "errors"], rows) + ratio
+    return table("1. Same read through each door, against the floor",
+                 ["target", "req/s", "p50 ms", "p99 ms", "p50 / floor", "server CPU ms/req", "CPU / floor",
+                  "errors"], rows) + ratio
 
 
 def bench_pages(server: Server, key: str, calls: int = 30) -> str:
@@ -251,6 +277,7 @@ def main() -> None:
     parser.add_argument("--skip-ranking", action="store_true", help="skip the ranking benchmark")
     parser.add_argument("--skip-placements", action="store_true", help="skip the placements benchmark")
     parser.add_argument("--skip-lists", action="store_true", help="skip the list paging benchmark")
+    parser.add_argument("--gunicorn", action="store_true", help="also compare gunicorn configurations")
     args = parser.parse_args()
 
     manage("migrate", "--noinput")
@@ -286,6 +313,10 @@ def main() -> None:
     if not args.skip_lists:
         print(bench_lists(), flush=True)
     print(bench_budget(), flush=True)
+    if args.gunicorn:
+        from bench.bench_gunicorn import bench_gunicorn
+
+        print(bench_gunicorn(key, deal_id, ENV), flush=True)
 
 
 if __name__ == "__main__":

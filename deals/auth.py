@@ -10,6 +10,7 @@ from rest_framework import exceptions as drf_exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 
+from lev.credential_cache import credential_cache
 from lev.errors import AuthenticationFailed, SessionExpired
 
 KEY_PREFIX = "lev_sk_"
@@ -62,23 +63,29 @@ class ApiKeyAuthentication(BaseAuthentication):
 
     @staticmethod
     def authenticate_key(raw_key: str):
+        """(user, key) for a live key; AuthenticationFailed otherwise. A key found valid is kept in
+        this process's credential cache for LEV_AUTH_CACHE_SECONDS (lev.credential_cache: revoking
+        it empties this process's cache at once); its expiry is checked on every request."""
         from deals.models import ApiKey
 
-        key = (
-            ApiKey.objects.select_related("user", "account")
-            .filter(key_hash=hash_key(raw_key))
-            .first()
-        )
-        if key is None or not key.user.is_active:
-            raise AuthenticationFailed("Unauthorized: invalid API key.")
+        key_hash = hash_key(raw_key)
+        cache_key = ("api_key", key_hash)
+        key = credential_cache.get(cache_key)
+        if key is None:
+            generation = credential_cache.generation()
+            key = ApiKey.objects.select_related("user", "account").filter(key_hash=key_hash).first()
+            if key is None or not key.user.is_active:
+                raise AuthenticationFailed("Unauthorized: invalid API key.")
+            if key.revoked_at is not None:
+                raise AuthenticationFailed("Unauthorized: this API key has been revoked.")
+            credential_cache.put(cache_key, key, generation)
         now = timezone.now()
-        if key.revoked_at is not None:
-            raise AuthenticationFailed("Unauthorized: this API key has been revoked.")
         if key.expires_at is not None and key.expires_at <= now:
             raise SessionExpired()
         # Touch at most once a minute: a write per request would cost more than the read.
         if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
             ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+            key.last_used_at = now
         return key.user, key
 
     def authenticate_header(self, request: Request) -> str:

@@ -9,6 +9,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
 from lev import scopes
+from lev.credential_cache import credential_cache
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES, choices
 
 
@@ -41,6 +42,20 @@ class Membership(models.Model):
         return f"{self.user} @ {self.account}"
 
 
+class ApiKeyQuerySet(models.QuerySet):
+    """Bulk changes of keys (`ApiKey.objects.filter(...).update(revoked_at=...)`) send no signal, so
+    they empty this process's credential cache themselves (lev.credential_cache); the once-a-minute
+    `last_used_at` touch of authentication changes nothing a check reads and keeps the cache."""
+
+    def update(self, **kwargs):
+        updated = super().update(**kwargs)
+        if set(kwargs) != {"last_used_at"}:
+            credential_cache.clear()
+        return updated
+
+    update.alters_data = True  # type: ignore[attr-defined]
+
+
 class ApiKey(models.Model):
     """A bearer key `lev_sk_…` for the REST API and /mcp. Only its SHA-256 is stored."""
 
@@ -56,6 +71,8 @@ class ApiKey(models.Model):
     # What the key may do (lev.scopes), space-separated. Keys made before scopes existed got every scope.
     scopes = models.CharField(max_length=200, default=scopes.as_text(scopes.ALL_SCOPES),
                               help_text="Space-separated scopes: " + ", ".join(scopes.SCOPES) + ".")
+
+    objects = ApiKeyQuerySet.as_manager()
 
     class Meta:
         verbose_name = "API key"

@@ -10,6 +10,7 @@ from django.db.models.functions import Coalesce
 
 from deals.models import DEAL_SORT_VALUES, Account, Deal, DealFinancials, DealProperty, Membership
 from lenders.ranking.criteria import READINESS_FIELDS
+from lev.credential_cache import credential_cache
 from lev.errors import DealNotFound, Forbidden, NotFound
 from lev.pagination import Keyset, list_scope
 
@@ -34,14 +35,24 @@ class DealFilters:
 def membership_for_user(*, user, api_key=None) -> Membership:
     """The membership a request acts under: in the API key's account, else the user's first one.
 
-    A key whose user has left its account no longer grants anything there.
+    A key whose user has left its account no longer grants anything there. A membership found is
+    kept in this process's credential cache (lev.credential_cache) like the credential itself: a
+    removed membership or a changed role applies at once in this process, in others within
+    LEV_AUTH_CACHE_SECONDS.
     """
+    account_id = getattr(api_key, "account_id", None) if api_key is not None else None
+    cache_key = ("membership", user.pk, account_id)
+    membership = credential_cache.get(cache_key)
+    if membership is not None:
+        return membership
+    generation = credential_cache.generation()
     memberships = Membership.objects.select_related("account").filter(user=user)
-    if api_key is not None and getattr(api_key, "account_id", None):
-        memberships = memberships.filter(account_id=api_key.account_id)
+    if account_id:
+        memberships = memberships.filter(account_id=account_id)
     membership = memberships.order_by("id").first()
     if membership is None:
         raise Forbidden("Forbidden: your user is not a member of this account.")
+    credential_cache.put(cache_key, membership, generation)
     return membership
 
 

@@ -10,6 +10,7 @@ from lev import limits
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
 from lev.serializers import (
     EnumField,
+    FieldsBuiltOnce,
     RoundedDecimalField,
     StrictSerializer,
     bool_field,
@@ -123,14 +124,14 @@ class IncludeQuerySerializer(StrictSerializer):
 
 
 # --- output -------------------------------------------------------------------------------------
-class DealPropertySerializer(serializers.ModelSerializer):
+class DealPropertySerializer(FieldsBuiltOnce, serializers.ModelSerializer):
     class Meta:
         model = DealProperty
         fields = ("id", "name", "address", "city", "state", "zip", "asset_type", "units",
                   "square_footage", "year_built", "created_at", "updated_at")
 
 
-class DealFinancialsSerializer(serializers.ModelSerializer):
+class DealFinancialsSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
     # Wide enough for any ratio the stored inputs allow (lev.limits): a $1 loan on a $12M value,
     # or a $12M loan on a $1 value, must read back, not fail every read of the deal.
     ltv = serializers.DecimalField(
@@ -150,7 +151,7 @@ class DealFinancialsSerializer(serializers.ModelSerializer):
                   "cash_out", "interest_rate", "amortization_years", "ltv", "dscr", "updated_at")
 
 
-class DealSerializer(serializers.ModelSerializer):
+class DealSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
     class Meta:
         model = Deal
         fields = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",

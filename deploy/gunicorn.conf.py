@@ -18,22 +18,74 @@ def _int(name: str, default: int) -> int:
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 
-# Processes per container (gunicorn's own convention). Scale a host with this; MCP is stateless, so
-# any number of processes or containers can serve it behind a load balancer.
-workers = _int("WEB_CONCURRENCY", 4)
-# Threaded workers: a slow request (an MCP tool call waiting on the API) holds one thread, not a
-# whole process. Each thread keeps its own database connection (DB_CONN_MAX_AGE), so the database
-# sees up to workers x threads connections per container.
-worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
-threads = _int("GUNICORN_THREADS", 4)
+# --- Workers: chosen from measurements (bench/bench_gunicorn.py; numbers in docs/benchmarks.md,
+# "Hot path and gunicorn") on the machine size this targets, 2 cores, PostgreSQL and Redis beside it.
+#
+# * Sync workers, not threads. A request here is CPU-bound Python between short database and Redis
+#   round trips, so threads mostly add GIL hand-offs. Against 2 sync workers (p50, two runs of
+#   interleaved rounds, REST / MCP get_deal, 6 clients): 4 processes x 4 gthreads 0.80-1.21x /
+#   1.09-1.32x, 2 x 4 gthreads 0.90-1.13x / 0.98-1.33x: no better within the machine's noise (about
+#   +-20 % on this shared machine), sometimes a third worse, and each thread holds its own database
+#   connection. (The issue's measurement: 4 x 4 gthreads slower than 2 sync workers.)
+# * Two per core. 4 sync workers served the same requests/s at the same p50 as 2 (1.01-1.10x), and a
+#   slow request (a statement up to LEV_DB_STATEMENT_TIMEOUT_MS, a split MCP service waiting on its
+#   backend up to LEV_API_TIMEOUT_SECONDS) then holds one of four processes rather than one of two,
+#   so /health and everyone else keep being answered. Each is a whole Django process (about 100 MB,
+#   less with preload, below) with one database connection (DB_CONN_MAX_AGE): set WEB_CONCURRENCY
+#   when the container's CPU limit is below the machine's cores.
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+workers = _int("WEB_CONCURRENCY", 2 * _cores())
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "sync")
+# Threads per worker, for GUNICORN_WORKER_CLASS=gthread only (the sync class ignores it).
+threads = _int("GUNICORN_THREADS", 1)
 
 # A tool call is bounded by LEV_RETRY_BUDGET_MS (15 s) plus one LEV_API_TIMEOUT_SECONDS (10 s).
 timeout = _int("GUNICORN_TIMEOUT", 60)
 graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT", 30)
 keepalive = _int("GUNICORN_KEEPALIVE", 5)
-# Recycle workers now and then so a slow leak cannot grow forever; jitter avoids restarting all at once.
-max_requests = _int("GUNICORN_MAX_REQUESTS", 1000)
-max_requests_jitter = _int("GUNICORN_MAX_REQUESTS_JITTER", 100)
+
+# --- Recycling. A worker is replaced after max_requests (+ up to jitter) requests, so a slow leak
+# cannot grow forever; the jitter keeps the workers from being replaced together. Each replacement
+# leaves the others to carry the load while the new one starts. Measured with recycling every
+# 1,000 (+-100) requests on 2 sync workers (2 restarts in each 2-minute run): REST p99 from 161 to
+# 3,080 ms (worst round 6 s) and from 81 to 114 ms without preload, the new worker importing Django
+# on a busy machine; 898 and 756 ms with preload; MCP p99 1.3-12.8x the p99 without recycling. At
+# that rate (1,000 requests is a few seconds of load) every p99 window holds a restart. At 100,000
+# (+-10 %) requests a worker is replaced every few minutes at full load (a few hundred requests/s
+# per worker here), and the requests one restart slows (about a second at half capacity: a few
+# hundred) are well under 1 % of the requests between restarts, so the p99 does not show them.
+# 0 turns recycling off.
+max_requests = _int("GUNICORN_MAX_REQUESTS", 100_000)
+max_requests_jitter = _int("GUNICORN_MAX_REQUESTS_JITTER", max_requests // 10)
+# The application is loaded once in the master and workers are forked from it: a replacement starts in
+# milliseconds instead of importing Django again (seconds on a loaded machine), and the workers share
+# the loaded code's memory. Nothing opens a connection at import (the database, Redis and the breaker
+# connect on first use, in each worker). Code changes need a restart, not a HUP (containers restart).
+preload_app = os.environ.get("GUNICORN_PRELOAD", "1").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def when_ready(server) -> None:
+    """In the master, after the preloaded application and before the first fork: build what every
+    worker would otherwise build on its first request (the URL resolver, the MCP server with its
+    tools' schemas, the in-process API handler), so a new worker's first requests are not the slow
+    ones. None of it opens a connection."""
+    if not preload_app:
+        return
+    from django.urls import get_resolver
+
+    from mcp_tools.client import InProcessTransport
+    from mcp_tools.server import get_server
+
+    get_resolver().url_patterns  # noqa: B018  (imports every URLconf and view module)
+    get_server().tools_list_result  # noqa: B018
+    InProcessTransport.handler()
+
 
 # Heartbeat files on tmpfs when there is one (a container's /tmp may be on a slow overlay).
 if os.path.isdir("/dev/shm"):

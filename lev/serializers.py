@@ -6,6 +6,7 @@ than 0`, so messages here are phrased to follow a field name.
 
 from __future__ import annotations
 
+import copy
 import re
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
@@ -41,6 +42,21 @@ COMMON_MESSAGES = {
 
 def _messages(**extra: str) -> dict[str, str]:
     return {**COMMON_MESSAGES, **extra}
+
+
+class FieldsBuiltOnce:
+    """For a ModelSerializer whose fields depend on nothing but its class (no context, no instance): the
+    fields are worked out from the model once per class and deep-copied for each use, as DRF does with
+    declared fields, instead of introspecting the model again on every instance (0.48 vs 0.29 ms for a
+    deal, measured: docs/benchmarks.md, "Hot path and gunicorn")."""
+
+    def get_fields(self):
+        cls = type(self)
+        template = cls.__dict__.get("_fields_template")
+        if template is None:
+            template = super().get_fields()  # type: ignore[misc]
+            cls._fields_template = template  # type: ignore[attr-defined]
+        return copy.deepcopy(template)
 
 
 class StrictSerializer(serializers.Serializer):

@@ -66,6 +66,12 @@ LEV_OAUTH_REGISTRATION_RATE = os.environ.get("LEV_OAUTH_REGISTRATION_RATE", "20/
 # the FORBIDDEN tool result (which the 403's body carries too).
 LEV_OAUTH_STEP_UP_CHALLENGE = env_bool("LEV_OAUTH_STEP_UP_CHALLENGE", True)
 
+# How long a process keeps an API key or access token it found valid, and the membership it acts
+# under, before checking the database again (lev.credential_cache). The bound on a revocation: at once
+# in the process that made it (admin, management command, connected apps, /oauth/revoke/), within this
+# many seconds in every other process. Expiry is checked on every request. 0 = check every request.
+LEV_AUTH_CACHE_SECONDS = env_float("LEV_AUTH_CACHE_SECONDS", 5.0)
+
 if PRODUCTION:
     problems = []
     if LEV_OAUTH_CIMD_ALLOW_LOOPBACK:
@@ -202,7 +208,8 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's RedisCache keeping one client per connection pool (lev.cache).
+            "BACKEND": "lev.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "lev"),
             # Bounded, so a frozen Redis costs a request at most this long, never a hang.
@@ -348,6 +355,9 @@ LEV_RETRY_BUDGET_MS = env_int("LEV_RETRY_BUDGET_MS", 15_000)
 LEV_BREAKER_FAIL_MAX = env_int("LEV_BREAKER_FAIL_MAX", 5)
 LEV_BREAKER_RESET_TIMEOUT_S = env_float("LEV_BREAKER_RESET_TIMEOUT_S", 30.0)
 LEV_BREAKER_NAME = os.environ.get("LEV_BREAKER_NAME", "lev_api")
+# After a success has reset the shared breaker (one Redis round trip), this process's successes skip
+# Redis for this long; failures always count in Redis at once (mcp_tools.resilience).
+LEV_BREAKER_SYNC_SECONDS = env_float("LEV_BREAKER_SYNC_SECONDS", 1.0)
 LEV_RATE_LIMIT_READS = os.environ.get("LEV_RATE_LIMIT_READS", "200/min")
 LEV_RATE_LIMIT_WRITES = os.environ.get("LEV_RATE_LIMIT_WRITES", "30/min")
 LEV_IDEMPOTENCY_TTL_HOURS = env_int("LEV_IDEMPOTENCY_TTL_HOURS", 24)

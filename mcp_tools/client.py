@@ -26,7 +26,9 @@ from urllib.parse import urlencode
 import requests
 from django.conf import settings
 from django.core.handlers.base import BaseHandler
+from django.core.handlers.exception import convert_exception_to_response
 from django.core.handlers.wsgi import WSGIRequest
+from django.utils.module_loading import import_string
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay
 
 from deals.auth import PREAUTHENTICATED_ENVIRON_KEY
@@ -55,8 +57,41 @@ class Transport(ABC):
         """One request to the API; raises BackendUnavailable when no answer came."""
 
 
+# The middleware an in-process API call goes through: the request id (echoed, on every log line) and
+# the JSON error body (lev.middleware), which are what a tool reads of a response besides the view's own
+# answer. The rest of settings.MIDDLEWARE serves browsers and pages: sessions, CSRF (DRF views are
+# exempt and a bearer credential has no cookie), messages, security and clickjacking headers (no client
+# sees this response's headers), static files and the admin login lockout. The /mcp request itself went
+# through all of it already.
+API_MIDDLEWARE = ("lev.middleware.RequestIdMiddleware", "lev.middleware.ApiErrorMiddleware")
+
+
+class ApiHandler(BaseHandler):
+    """Django's request handler with only the API's middleware (API_MIDDLEWARE, in the order
+    settings.MIDDLEWARE lists them): the same URL resolution, views, exception handling and
+    statuses, without running the page middleware a second time for each backend call."""
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        # Django's BaseHandler.load_middleware, for a chosen list (Django's reads settings.MIDDLEWARE).
+        self._view_middleware = []
+        self._template_response_middleware = []
+        self._exception_middleware = []
+        handler = convert_exception_to_response(self._get_response)
+        for path in reversed([name for name in settings.MIDDLEWARE if name in API_MIDDLEWARE]):
+            middleware = import_string(path)(handler)
+            if hasattr(middleware, "process_view"):
+                self._view_middleware.insert(0, middleware.process_view)
+            if hasattr(middleware, "process_template_response"):
+                self._template_response_middleware.append(middleware.process_template_response)
+            if hasattr(middleware, "process_exception"):
+                self._exception_middleware.append(middleware.process_exception)
+            handler = convert_exception_to_response(middleware)
+        self._middleware_chain = handler
+
+
 class InProcessTransport(Transport):
-    """Dispatches to the site's own views with no socket: same middleware, statuses and headers."""
+    """Dispatches to the site's own views with no socket: same views, statuses and headers, through
+    the API's middleware only (ApiHandler)."""
 
     _handler: BaseHandler | None = None
     _handler_lock = threading.Lock()
@@ -73,7 +108,7 @@ class InProcessTransport(Transport):
         if cls._handler is None:
             with cls._handler_lock:
                 if cls._handler is None:
-                    handler = BaseHandler()
+                    handler = ApiHandler()
                     handler.load_middleware()
                     cls._handler = handler
         return cls._handler

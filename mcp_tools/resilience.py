@@ -6,6 +6,13 @@ pybreaker holds a process-wide lock for the whole guarded call, which would seri
 backend request of a threaded server, so `guarded` makes the call outside the breaker and then
 replays its outcome through `breaker.call` (a microsecond under the lock) to drive the same state
 transitions.
+
+A closed breaker costs no Redis round trip on most calls: a success while closed resets the shared
+failure counter and records the probe in one pipelined round trip that also reads the shared state
+back, and for `LEV_BREAKER_SYNC_SECONDS` (1 s) after that, while every call of this process
+succeeds, nothing more needs saying to Redis. Every failure still goes to the shared state at once
+(so the breaker opens for every process after 5 consecutive outages), and a process learns that
+another one opened the breaker at its next failure or within that interval.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import datetime as dt
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -29,6 +37,9 @@ T = TypeVar("T")
 _lock = threading.Lock()
 _breaker: pybreaker.CircuitBreaker | None = None
 _memory_probe = {"state": "reachable"}
+# Until when (time.monotonic) this process may take the shared breaker as closed with no failures
+# counted and the probe reachable, as its last pipelined success read it (0: ask Redis).
+_closed_until = {"at": 0.0}
 
 
 def probe_key() -> str:
@@ -184,6 +195,7 @@ def reset_breaker() -> None:
         with contextlib.suppress(*redis_errors()):
             client.delete(*storage.keys(), probe_key())
     _memory_probe["state"] = "reachable"
+    _closed_until["at"] = 0.0
     redis_gate.reset()
 
 
@@ -211,7 +223,8 @@ def breaker_state() -> str:
 def guarded(call: Callable[[], T]) -> T:
     """Run `call` behind the breaker: fail fast while open, count BackendUnavailable outcomes."""
     breaker = get_breaker()
-    state = breaker.current_state
+    known_closed = time.monotonic() < _closed_until["at"]
+    state = pybreaker.STATE_CLOSED if known_closed else breaker.current_state
     if state == pybreaker.STATE_OPEN:
         remaining = _remaining_cooldown_ms(breaker)
         if remaining > 0:
@@ -219,9 +232,12 @@ def guarded(call: Callable[[], T]) -> T:
     try:
         result = call()
     except BackendUnavailable as exc:
+        _closed_until["at"] = 0.0
         _record_probe("degraded")
         _replay(breaker, exc)
         raise
+    if known_closed:
+        return result  # closed, nothing counted, probe reachable: as Redis said a moment ago
     if state == pybreaker.STATE_CLOSED and _record_closed_success(breaker):
         return result
     _record_probe("reachable")
@@ -245,20 +261,26 @@ def record_outage() -> int | None:
 
 
 def _record_closed_success(breaker: pybreaker.CircuitBreaker) -> bool:
-    """The hot path: a success while closed. pybreaker would only reset the shared failure
-    counter; doing that and the probe in one Redis round trip (not four) is the same outcome."""
+    """A success while closed. pybreaker would only reset the shared failure counter; doing that and
+    the probe in one Redis round trip (not four) is the same outcome. The same round trip reads the
+    shared state back: still closed, this process skips Redis on its successes for
+    LEV_BREAKER_SYNC_SECONDS."""
     client = redis_client()
     storage = breaker._state_storage
     if client is None or not isinstance(storage, SharedStorage) or not redis_gate.available():
         return False
+    started = time.monotonic()
     try:
         pipe = client.pipeline(transaction=False)
         pipe.set(storage.keys()[1], 0)
         pipe.set(probe_key(), "reachable", ex=3600)
-        pipe.execute()
+        pipe.get(storage.keys()[0])
+        shared_state = pipe.execute()[2]
     except redis_errors() as exc:
         redis_gate.failed(exc, "circuit breaker state")
         return False
+    if shared_state in (None, pybreaker.STATE_CLOSED.encode()):
+        _closed_until["at"] = started + settings.LEV_BREAKER_SYNC_SECONDS
     return True
 
 

@@ -15,6 +15,7 @@ from django.db import connection, connections
 from rest_framework.test import APIClient
 
 from deals import services
+from lev.credential_cache import credential_cache
 from mcp_tools import resilience
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 from tests.faults import TcpProxy
@@ -63,6 +64,7 @@ def _isolated_state(settings):
     settings.LEV_RATE_LIMIT_WRITES = "100000/min"
     settings.LEV_RETRY_BACKOFF_BASE_MS = 1  # keep retry tests quick; the policy is unit-tested
     clear_run_cache()
+    credential_cache.clear()  # primary keys repeat between tests on SQLite: no entry outlives its test
     resilience.reset_breaker()
     yield
     resilience.reset_breaker()

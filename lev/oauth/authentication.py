@@ -9,8 +9,10 @@ left to deals.auth.ApiKeyAuthentication, the next class in the list.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
@@ -19,10 +21,12 @@ from rest_framework.request import Request
 
 from deals.auth import KEY_PREFIX, PREAUTHENTICATED_ENVIRON_KEY, ApiKeyRejected
 from lev import limits, scopes
+from lev.credential_cache import credential_cache
 from lev.errors import AuthenticationFailed, SessionExpired
 from lev.resource import audience_allowed, bearer_challenge
 
 INVALID_TOKEN = "Unauthorized: invalid access token."
+WRONG_AUDIENCE = "Unauthorized: this access token was issued for another resource."
 
 
 @dataclass(frozen=True)
@@ -79,8 +83,38 @@ class OAuthTokenAuthentication(BaseAuthentication):
         return bearer_challenge(request, error="invalid_token" if sent else None)
 
 
+@dataclass(frozen=True)
+class _VerifiedToken:
+    """What a database check of a token found (kept in the credential cache); the checks that depend
+    on the clock and the request (expiry, audience) are made from it on every request."""
+
+    user: Any
+    credential: OAuthCredential
+    expires: dt.datetime
+    resource: tuple[str, ...]
+
+
 def authenticate_token(checksum: str, request) -> tuple:
-    """(user, OAuthCredential) for a live token bound to this site; AuthenticationFailed otherwise."""
+    """(user, OAuthCredential) for a live token bound to this site; AuthenticationFailed otherwise.
+
+    A token found valid is kept in this process's credential cache for LEV_AUTH_CACHE_SECONDS
+    (lev.credential_cache): deleting the token (`/oauth/revoke/`), disconnecting the app or revoking
+    the grant empties this process's cache at once, other processes within that time."""
+    cache_key = ("oauth_token", checksum)
+    verified = credential_cache.get(cache_key)
+    if verified is None:
+        generation = credential_cache.generation()
+        verified = _verify_token(checksum, request)
+        credential_cache.put(cache_key, verified, generation)
+    elif verified.expires <= timezone.now():
+        raise SessionExpired()
+    elif not audience_allowed(list(verified.resource), request):
+        raise AuthenticationFailed(WRONG_AUDIENCE)
+    _touch(verified.credential.authorization_id)
+    return verified.user, verified.credential
+
+
+def _verify_token(checksum: str, request) -> _VerifiedToken:
     from lev.oauth.models import OAuthAuthorization
 
     token = (
@@ -92,7 +126,7 @@ def authenticate_token(checksum: str, request) -> tuple:
     if token.is_expired():
         raise SessionExpired()
     if not audience_allowed(token.resource or [], request):
-        raise AuthenticationFailed("Unauthorized: this access token was issued for another resource.")
+        raise AuthenticationFailed(WRONG_AUDIENCE)
     families = get_refresh_token_model().objects.filter(access_token=token).values("token_family")
     authorization = (
         OAuthAuthorization.objects.filter(token_family__in=families, user=token.user, revoked_at__isnull=True)
@@ -100,10 +134,7 @@ def authenticate_token(checksum: str, request) -> tuple:
     )
     if authorization is None:
         raise AuthenticationFailed(INVALID_TOKEN)
-    now = timezone.now()
-    # Touch at most once a minute: the connected-apps page shows it, a write per request would cost more.
-    if authorization.last_used_at is None or (now - authorization.last_used_at).total_seconds() > 60:
-        OAuthAuthorization.objects.filter(pk=authorization.pk).update(last_used_at=now)
+    _last_touched[authorization.pk] = authorization.last_used_at
     credential = OAuthCredential(
         token_checksum=checksum,
         authorization_id=authorization.pk,
@@ -111,4 +142,22 @@ def authenticate_token(checksum: str, request) -> tuple:
         scope_set=scopes.known(token.scope),
         client_name=token.application.name if token.application else "",
     )
-    return token.user, credential
+    return _VerifiedToken(user=token.user, credential=credential, expires=token.expires,
+                          resource=tuple(token.resource or ()))
+
+
+# authorization id -> its last_used_at as this process last read or wrote it.
+_last_touched: dict[int, dt.datetime | None] = {}
+
+
+def _touch(authorization_id: int) -> None:
+    """Touch at most once a minute: the connected-apps page shows it, a write per request would cost more."""
+    from lev.oauth.models import OAuthAuthorization
+
+    now = timezone.now()
+    last = _last_touched.get(authorization_id)
+    if last is None or (now - last).total_seconds() > 60:
+        OAuthAuthorization.objects.filter(pk=authorization_id).update(last_used_at=now)
+        if len(_last_touched) > 10_000:
+            _last_touched.clear()
+        _last_touched[authorization_id] = now

@@ -44,3 +44,25 @@ def test_idempotency_records_expire_after_their_ttl(api, settings):
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["new"]
     # An expired key is a new key: the same key may now create again.
     assert api.post("/api/v1/deals/", {"title": "c"}, format="json", HTTP_IDEMPOTENCY_KEY="old").status_code == 201
+
+
+def test_a_rate_limited_request_costs_one_redis_round_trip_and_its_window_expires(api, account, settings,
+                                                                                 frozen_window):
+    from django.conf import settings as django_settings
+    from django.core.cache import cache
+
+    from tests.redis_round_trips import redis_round_trips
+
+    if not django_settings.REDIS_URL:
+        pytest.skip("counting in Redis needs REDIS_URL")
+    settings.LEV_RATE_LIMIT_READS = "3/day"
+    deal = DealFactory(account=account)
+    api.get(f"/api/v1/deals/{deal.id}/")  # credentials checked and cached: what is left is the count
+    with redis_round_trips() as sent:
+        assert api.get(f"/api/v1/deals/{deal.id}/").status_code == 200
+    assert len(sent) == 1 and b"INCR" in sent[0] and b"EXPIRE" in sent[0]
+    keys = list(cache._cache.get_client(write=True).scan_iter(match=cache.make_key("throttle:user_read:*")))
+    assert len(keys) == 1
+    assert 0 < cache._cache.get_client().ttl(keys[0]) <= DAY + 1
+    assert api.get(f"/api/v1/deals/{deal.id}/").status_code == 200
+    assert api.get(f"/api/v1/deals/{deal.id}/").status_code == 429  # the 4th read of the day

@@ -14,6 +14,7 @@ import pytest
 import redis
 from django.db import connection, connections
 
+from lev.credential_cache import credential_cache
 from lev.outages import is_dependency_outage
 from mcp_tools import resilience
 from tests.backend_stub import BackendStub, Reply, wait_until
@@ -150,7 +151,10 @@ def test_database_outage_is_answered_in_json_rpc_opens_the_breaker_and_recovers(
         assert payload["isRetryable"] is True and payload["retryAfterMs"] > 0
     assert resilience.breaker_state() == "open"
 
-    # Not a tool call: a JSON-RPC error with the same contract object, still HTTP 200.
+    # Not a tool call: a JSON-RPC error with the same contract object, still HTTP 200. (The key checked
+    # moments ago is in this process's credential cache, and tools/list needs nothing else from the
+    # database: empty the cache so that this request checks the key in the database that is down.)
+    credential_cache.clear()
     listed = rpc(live_server.url, api_key, "tools/list")
     assert listed.status_code == 200
     error = listed.json()["error"]

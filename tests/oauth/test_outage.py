@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from lev import scopes
+from lev.credential_cache import credential_cache
 from lev.errors import UPSTREAM_MESSAGE
 from tests.oauth.flow import Flow, public_client
 
@@ -29,6 +30,9 @@ def test_database_outage_while_checking_a_token(live_server, user, db_proxy, cap
     assert rpc(live_server.url, tokens["access_token"], "tools/list").status_code == 200
 
     db_proxy.cut()
+    # The token checked moments ago is in this process's credential cache (lev.credential_cache): empty it
+    # so that these requests check the token in the database that is down.
+    credential_cache.clear()
     called = rpc(live_server.url, tokens["access_token"], "tools/call", {"name": "list_deals", "arguments": {}})
     assert called.status_code == 200
     result = called.json()["result"]
