@@ -11,6 +11,7 @@ shared machine are noisy; ratios of interleaved runs are not).
    (bench/bench_placements.py).
 
 Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements]
+       [--ranking-1m]
 Uses DATABASE_URL (PostgreSQL recommended; point it at a scratch database: demo data is seeded
 and the demo admin password reset) and REDIS_URL when set; without DATABASE_URL it uses its own
 SQLite file under bench/results/.
@@ -216,11 +217,12 @@ def bench_breaker() -> str:
                  ["case", "p50 ms", "calls"], rows) + summary
 
 
-def bench_ranking() -> str:
+def bench_ranking(one_million: bool = False) -> str:
     script = ROOT / "bench" / "bench_ranking.py"
     if not script.exists():
         return "\n### 3. Ranking vs directory size\n\n(bench/bench_ranking.py not present)"
-    out = subprocess.run([PY, str(script)], cwd=ROOT, env={**ENV, "DJANGO_SETTINGS_MODULE": "lev.settings"},
+    sizes = ["--sizes", "1000,10000,100000,1000000"] if one_million else []
+    out = subprocess.run([PY, str(script), *sizes], cwd=ROOT, env={**ENV, "DJANGO_SETTINGS_MODULE": "lev.settings"},
                          capture_output=True, text=True, timeout=1800)
     return "\n### 3. Ranking vs directory size\n\n" + (out.stdout.strip() or out.stderr[-2000:])
 
@@ -239,6 +241,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--skip-ranking", action="store_true", help="skip the ranking benchmark")
     parser.add_argument("--skip-placements", action="store_true", help="skip the placements benchmark")
+    parser.add_argument("--ranking-1m", action="store_true", help="rank a 1M-program directory too (+3 min)")
     args = parser.parse_args()
 
     manage("migrate", "--noinput")
@@ -267,7 +270,7 @@ def main() -> None:
     finally:
         server.stop()
     if not args.skip_ranking:
-        print(bench_ranking(), flush=True)
+        print(bench_ranking(args.ranking_1m), flush=True)
     print(bench_breaker(), flush=True)
     if not args.skip_placements:
         print(bench_placements(), flush=True)
