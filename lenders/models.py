@@ -151,7 +151,14 @@ class LenderSearch(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
     progress = models.PositiveSmallIntegerField(default=0, help_text="Percent done.")
     total_candidates = models.PositiveIntegerField(default=0)
+    # Every eligible lender (one per lender with a program that passed the hard filters)...
     total_matches = models.PositiveIntegerField(default=0)
+    # ...of which the best LEV_RANKING_TOP_N are stored as LenderMatch rows, ranks 1..ranked_matches:
+    # what result pages, the admin and placements read.
+    ranked_matches = models.PositiveIntegerField(
+        default=0, help_text="Matches stored (the top LEV_RANKING_TOP_N of total_matches), ranks 1..this.")
+    # Set when the purge deleted the stored matches of this (superseded or failed) search.
+    matches_purged_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     error_code = models.CharField(max_length=40, blank=True, default="")
     error_message = models.CharField(max_length=500, blank=True, default="")
