@@ -199,11 +199,13 @@ def clone_directory(target: int) -> int:
         cursor.execute(f"""
             INSERT INTO lenders_lenderprogram (lender_id, title, loan_types, recourse_types, min_loan_amount,
                 max_loan_amount, capital_source_type, positions, sponsor_states, asset_types, max_ltv, min_dscr,
-                status, loan_type_mask, position_mask, state_mask, asset_type_mask, created_at, updated_at)
+                status, loan_type_mask, position_mask, state_mask, asset_type_mask, min_loan_float, max_loan_float,
+                max_ltv_float, min_dscr_float, created_at, updated_at)
             SELECT p.lender_id + %(offset)s + (c - 1) * %(stride)s, p.title, p.loan_types, p.recourse_types,
                    p.min_loan_amount, p.max_loan_amount, p.capital_source_type, p.positions, p.sponsor_states,
                    p.asset_types, p.max_ltv, p.min_dscr, p.status, p.loan_type_mask, p.position_mask,
-                   p.state_mask, p.asset_type_mask, now(), now()
+                   p.state_mask, p.asset_type_mask, p.min_loan_float, p.max_loan_float, p.max_ltv_float,
+                   p.min_dscr_float, now(), now()
             FROM generate_series(1, %(copies)s) AS c CROSS JOIN lenders_lenderprogram p
             WHERE p.lender_id IN ({base})
             ORDER BY c, p.id LIMIT %(need)s""",

@@ -478,6 +478,9 @@ LEV_SEARCH_WRITE_CHUNK = env_int("LEV_SEARCH_WRITE_CHUNK", 2000)
 # ranked by score, and counts every eligible lender (`total_matches`): at 1M programs a broad deal
 # has ~120k eligible lenders, and writing them all was most of a search's time.
 LEV_RANKING_TOP_N = env_int("LEV_RANKING_TOP_N", 1000)
+# Memory for the ranking statement's per-lender aggregates (PostgreSQL work_mem, for its transaction
+# only): ~120k lenders at 1M programs need ~25 MB, which the default 4 MB spills to disk.
+LEV_RANKING_WORK_MEM_MB = env_int("LEV_RANKING_WORK_MEM_MB", 64)
 # The stored matches of a search nobody reads any more are deleted (lenders.tasks.
 # purge_superseded_matches, every LEV_SEARCH_PURGE_SECONDS, and for its deal when a search
 # completes): a completed search superseded by a newer completed search of the same deal, and a

@@ -30,8 +30,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import FloatField
-from django.db.models.functions import Cast
 from django.utils import timezone
 
 from lenders.models import LenderActivity, LenderMatch, LenderSearch
@@ -99,18 +97,12 @@ def fetch_candidates(criteria: DealCriteria, lender_ids: list[int]) -> list[Prog
     """The candidate programs (every hard filter passed) of the given lenders."""
     rows: list[ProgramRow] = []
     for ids in _chunks(lender_ids):
-        # Amounts and limits are cast to float in SQL, so every column arrives as a plain
-        # Python value: the ORM's query, run on a raw cursor to skip its per-row converters.
+        # Amounts and limits as their float copies, so every column arrives as a plain Python
+        # value: the ORM's query, run on a raw cursor to skip its per-row converters.
         query = (
             candidate_programs(criteria).filter(lender_id__in=ids)
-            .annotate(
-                lo=Cast("min_loan_amount", FloatField()),
-                hi=Cast("max_loan_amount", FloatField()),
-                ltv_max=Cast("max_ltv", FloatField()),
-                dscr_min=Cast("min_dscr", FloatField()),
-            )
-            .values_list("id", "lender_id", "title", "lo", "hi", "loan_type_mask", "state_mask",
-                         "capital_source_type", "ltv_max", "dscr_min")
+            .values_list("id", "lender_id", "title", "min_loan_float", "max_loan_float", "loan_type_mask",
+                         "state_mask", "capital_source_type", "max_ltv_float", "min_dscr_float")
             .query
         )
         sql, params = query.sql_with_params()
@@ -265,9 +257,16 @@ class RankingRun:
         own_snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
         t = time.perf_counter()
         with transaction.atomic():
-            if own_snapshot:
+            if connection.vendor == "postgresql":
                 with connection.cursor() as cursor:
-                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    if own_snapshot:
+                        cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    # For this transaction only. JIT compiled the scoring expressions on every run
+                    # (0.7 s at 1M programs) for a statement that runs once; the per-lender hash
+                    # aggregates spill to disk in the default 4 MB (bench/bench_ranking.py).
+                    cursor.execute("SET LOCAL jit = off")
+                    cursor.execute("SELECT set_config('work_mem', %s, true)",
+                                   [f"{max(4, settings.LEV_RANKING_WORK_MEM_MB)}MB"])
             top = top_lenders(self.criteria, max(1, settings.LEV_RANKING_TOP_N))
             t = self._timed("score_sql", t)
             ids = [lender_id for lender_id, _raw, _n in top.lenders]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import Case, F, FloatField, Q, Value, When
-from django.db.models.functions import Abs, Cast, Greatest, Least, Ln
+from django.db.models.functions import Abs, Greatest, Least, Ln
 from django.db.models.lookups import GreaterThanOrEqual
 
 from lenders.models import LenderActivity
@@ -31,18 +31,14 @@ def _num(value: float) -> Value:
     return Value(float(value), output_field=FloatField())
 
 
-def _float(field: str) -> Cast:
-    return Cast(field, FloatField())
-
-
 def loan_size_fit_expression(amount: float):
-    """`scoring.loan_size_fit` of the program's range."""
-    low, high = _float("min_loan_amount"), _float("max_loan_amount")
+    """`scoring.loan_size_fit` of the program's range (its float copies: LenderProgram.refresh_masks)."""
+    low, high = F("min_loan_float"), F("max_loan_float")
     position = Least(_num(1.0), Greatest(_num(0.0), Ln(_num(amount) / low) / Ln(high / low)))
     return Case(
-        When(Q(min_loan_amount__isnull=True) | Q(max_loan_amount__isnull=True) | Q(min_loan_amount__lte=0),
+        When(Q(min_loan_float__isnull=True) | Q(max_loan_float__isnull=True) | Q(min_loan_float__lte=0),
              then=_num(scoring.NEUTRAL)),
-        When(max_loan_amount__lte=F("min_loan_amount"), then=_num(1.0)),
+        When(max_loan_float__lte=F("min_loan_float"), then=_num(1.0)),
         default=_num(0.25) + _num(0.75) * (_num(1.0) - Abs(_num(2.0) * position - _num(1.0))),
         output_field=FloatField(),
     )
@@ -75,16 +71,16 @@ def program_fit_expression(criteria: DealCriteria):
     weight = weights["loan_size"] + weights["capital"]
     if criteria.ltv is not None:
         leverage = Case(
-            When(max_ltv__isnull=True, then=_num(scoring.NEUTRAL)),
-            default=headroom_fit_expression(_float("max_ltv") - _num(criteria.ltv), scoring.LTV_HEADROOM_POINTS),
+            When(max_ltv_float__isnull=True, then=_num(scoring.NEUTRAL)),
+            default=headroom_fit_expression(F("max_ltv_float") - _num(criteria.ltv), scoring.LTV_HEADROOM_POINTS),
             output_field=FloatField(),
         )
         total = total + _num(weights["leverage"]) * leverage
         weight += weights["leverage"]
     if criteria.dscr is not None:
         coverage = Case(
-            When(min_dscr__isnull=True, then=_num(scoring.NEUTRAL)),
-            default=headroom_fit_expression(_num(criteria.dscr) - _float("min_dscr"), scoring.DSCR_HEADROOM),
+            When(min_dscr_float__isnull=True, then=_num(scoring.NEUTRAL)),
+            default=headroom_fit_expression(_num(criteria.dscr) - F("min_dscr_float"), scoring.DSCR_HEADROOM),
             output_field=FloatField(),
         )
         total = total + _num(weights["coverage"]) * coverage
