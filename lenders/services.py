@@ -144,7 +144,7 @@ def _claim(search_id: int, owner: str | None = None) -> str | None:
     return token if claimed else None
 
 
-def _drop_broken_connection() -> None:
+def drop_broken_connection() -> None:
     """Close this thread's connection after a database error, so the next query connects
     afresh: a connection the server terminated (or a network cut) stays broken otherwise, and
     every later query on it fails too. Inside an outer transaction (a test's) it is left alone:
@@ -196,14 +196,14 @@ def lender_search_run(*, search_id: int, owner: str | None = None) -> RunStats |
         return None
     except TRANSIENT_DB_ERRORS:
         outcome = "database_unavailable"
-        _drop_broken_connection()
+        drop_broken_connection()
         try:
             LenderSearch.objects.filter(pk=search_id, run_token=token).update(
                 status=Status.PENDING, run_token="", progress=0, queued_at=timezone.now())
         except TRANSIENT_DB_ERRORS:
             # The database is still away: the search stays `running` under this task's token,
             # which the task's retry (same owner) takes over without waiting for the sweep.
-            _drop_broken_connection()
+            drop_broken_connection()
             logger.warning("Lender search %s: database unavailable; the task's retry takes it over", search_id)
         raise
     except Exception:
@@ -226,7 +226,7 @@ def _purge_after_completion(deal_id: int) -> None:
         lender_matches_purge(deal_id=deal_id)
     except Exception as exc:
         if isinstance(exc, TRANSIENT_DB_ERRORS):
-            _drop_broken_connection()
+            drop_broken_connection()
         if is_dependency_outage(exc):
             report_outage(exc, f"purging superseded matches of deal {deal_id}")
         else:

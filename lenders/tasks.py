@@ -66,6 +66,7 @@ def purge_superseded_matches() -> int:
         if not is_dependency_outage(exc):
             raise
         report_outage(exc, "purge of superseded lender matches")
+        services.drop_broken_connection()  # so the next run connects afresh
         return 0
 
 

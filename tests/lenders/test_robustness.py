@@ -23,7 +23,7 @@ from lenders.ranking import criteria_from_deal
 from lenders.ranking.sql_scoring import top_lenders
 from lev.celery_app import app as celery_app
 from tests.faults import RedisServer, TcpProxy, broker, free_port
-from tests.lenders.factories import make_deal, refresh
+from tests.lenders.factories import LenderFactory, make_deal, refresh
 from tests.lenders.worker_process import celery_worker, database_url, require_worker_setup, wait_for
 from tests.mcp_helpers import McpCaller
 
@@ -190,6 +190,26 @@ def test_a_run_whose_database_goes_away_mid_write_ends_with_exactly_the_top_n(ac
     assert done.attempts == 2
     assert [lender for lender, _raw, _n in ranking.lenders] == list(
         LenderMatch.objects.filter(search=done).order_by("rank").values_list("lender_id", flat=True))
+
+
+def test_the_purge_waits_out_a_database_outage(account, db_proxy, settings):
+    """The database is unreachable when the periodic purge runs: it reports the outage and
+    purges nothing (no exception for beat to log as a crash); the next run, with the database
+    back, purges what is due, and only that."""
+    settings.LEV_SEARCH_MATCH_RETENTION_SECONDS = 60
+    lender = LenderFactory(name="Only Lender")
+    deal = make_deal(account)
+    long_ago = timezone.now() - dt.timedelta(hours=1)
+    old, latest = (LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version,
+                                               status="completed", total_matches=1, ranked_matches=1,
+                                               finished_at=long_ago) for _ in range(2))
+    LenderMatch.objects.bulk_create([LenderMatch(search=s, rank=1, lender=lender, score=50) for s in (old, latest)])
+    db_proxy.cut()
+    assert tasks.purge_superseded_matches() == 0
+    db_proxy.restore()
+    assert tasks.purge_superseded_matches() == 1
+    assert ranks(old) == [] and ranks(latest) == [1]
+    assert refresh(old).matches_purged_at is not None and refresh(latest).matches_purged_at is None
 
 
 # --- §7: the broker is down when a search starts ---------------------------------------------------------
