@@ -17,7 +17,7 @@ shared machine are noisy; ratios of interleaved runs are not).
 8. With --gunicorn: gunicorn configurations side by side (bench/bench_gunicorn.py, about 3 minutes).
 
 Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements]
-       [--skip-lists] [--gunicorn]
+       [--skip-lists] [--gunicorn] [--ranking-1m]
 Uses DATABASE_URL (PostgreSQL recommended; point it at a scratch database: demo data is seeded
 and the demo admin password reset) and REDIS_URL when set; without DATABASE_URL it uses its own
 SQLite file under bench/results/.
@@ -253,8 +253,9 @@ def script_section(title: str, script: str, timeout: int, *args: str) -> str:
     return f"\n### {title}\n\n" + (out.stdout.strip() or out.stderr[-2000:])
 
 
-def bench_ranking() -> str:
-    return script_section("3. Ranking vs directory size", "bench_ranking.py", 1800)
+def bench_ranking(one_million: bool = False) -> str:
+    sizes = ["--sizes", "1000,10000,100000,1000000"] if one_million else []
+    return script_section("3. Ranking vs directory size", "bench_ranking.py", 1800, *sizes)
 
 
 def bench_placements() -> str:
@@ -278,6 +279,7 @@ def main() -> None:
     parser.add_argument("--skip-placements", action="store_true", help="skip the placements benchmark")
     parser.add_argument("--skip-lists", action="store_true", help="skip the list paging benchmark")
     parser.add_argument("--gunicorn", action="store_true", help="also compare gunicorn configurations")
+    parser.add_argument("--ranking-1m", action="store_true", help="rank a 1M-program directory too (+3 min)")
     args = parser.parse_args()
 
     manage("migrate", "--noinput")
@@ -306,7 +308,7 @@ def main() -> None:
     finally:
         server.stop()
     if not args.skip_ranking:
-        print(bench_ranking(), flush=True)
+        print(bench_ranking(args.ranking_1m), flush=True)
     print(bench_breaker(), flush=True)
     if not args.skip_placements:
         print(bench_placements(), flush=True)

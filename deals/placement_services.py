@@ -107,6 +107,13 @@ def _search_for_deal(deal: Deal, search: LenderSearch) -> None:
             customer_message=f"The lender search for this deal {what}, then place the deal with its lenders.",
             details={"deal_id": deal.pk, "search_id": search.pk, "search_status": search.status},
         )
+    if search.matches_purged_at is not None:
+        raise BusinessRuleViolation(
+            f"lender search {search.pk} was superseded and its ranked lenders were removed after retention",
+            customer_message="That lender search was replaced by a newer search of this deal and its ranked list "
+                             "is no longer kept. Place the deal from its latest lender search.",
+            details={"deal_id": deal.pk, "search_id": search.pk},
+        )
 
 
 def _first_program_id(programs: list[dict[str, Any]] | None) -> int | None:

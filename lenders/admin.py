@@ -212,6 +212,11 @@ class LenderSearchAdmin(AccountScopedAdmin):
 
     @admin.display(description="Matches", ordering="total_matches")
     def matches(self, search: LenderSearch) -> str:
+        """Eligible lenders, and how many of them are stored (ranked) when fewer."""
+        if search.matches_purged_at is not None:
+            return f"{search.total_matches:,} (ranks removed: superseded)"
+        if search.ranked_matches < search.total_matches:
+            return f"{search.total_matches:,} (top {search.ranked_matches:,} ranked)"
         return f"{search.total_matches:,}"
 
     @admin.display(description="Error")

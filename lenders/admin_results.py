@@ -45,6 +45,8 @@ class RankedPage:
     pages: int
     ready: bool
     chart: list[dict[str, Any]] = field(default_factory=list)
+    ranked: int = 0  # ranks stored and paged (the top LEV_RANKING_TOP_N of `total` eligible lenders)
+    removed: bool = False  # a superseded search's ranks, purged after retention
 
     @property
     def chart_height(self) -> int:
@@ -89,9 +91,9 @@ def program_summary(program: dict[str, Any]) -> dict[str, str]:
 
 def ranked_page(search: LenderSearch, *, page: int, size: int, chart_size: int = 0) -> RankedPage:
     """One page of a search's ranked lenders for the admin, read by rank range (never the whole
-    result: a search can have thousands of matches), with a score chart of the page's first
+    stored top N, up to LEV_RANKING_TOP_N rows), with a score chart of the page's first
     `chart_size` rows on its first page."""
-    pages = max(1, math.ceil(search.total_matches / size))
+    pages = max(1, math.ceil(search.ranked_matches / size))  # pages cover the stored top N
     page = min(max(1, page), pages)
     match_page = selectors.lender_match_page(search=search, page=page, size=size)
     rows = [
@@ -109,7 +111,8 @@ def ranked_page(search: LenderSearch, *, page: int, size: int, chart_size: int =
         for n, row in enumerate(rows[:chart_size]):
             width = round(max(1, row.score) * CHART_BAR / 100)
             chart.append({"row": row, "y": n * CHART_ROW, "width": width, "value_x": CHART_BAR_X + width + 6})
-    return RankedPage(search, rows, match_page.total, page, pages, match_page.ready, chart)
+    return RankedPage(search, rows, match_page.total, page, pages, match_page.ready, chart, match_page.ranked,
+                      match_page.removed)
 
 
 def page_number(request: HttpRequest, name: str = "page") -> int:

@@ -107,6 +107,10 @@ class LenderSearchDetailApi(AccountScopedView):
     def get(self, request: Request, search_id: int) -> Response:
         """A search's status and one page of its ranked matches (`page`, `page_size` ≤ 100).
 
+        `count` is every eligible lender; pages cover the best `ranked_count` of them
+        (LEV_RANKING_TOP_N). A superseded search's ranks are removed after retention
+        (`results_removed`, `superseded_by_search_id`).
+
         A failed search answers 200 with status `failed` and `error` {code, message}."""
         query = validated(SearchResultsQuerySerializer, request.query_params.dict())
         page, size = query.get("page", 1), query.get("page_size", StandardPagination.page_size)
@@ -114,7 +118,8 @@ class LenderSearchDetailApi(AccountScopedView):
         search = services.lender_search_recover_if_stale(search=search)
         match_page = selectors.lender_match_page(search=search, page=page, size=size)
         url = replace_query_param(request.build_absolute_uri(), "page_size", size)
-        has_next = match_page.ready and page * size < match_page.total
+        # Pages cover the stored top N (ranked), not every eligible lender (total).
+        has_next = match_page.ready and page * size < match_page.ranked
         previous = None
         if page > 1:
             previous = replace_query_param(url, "page", page - 1) if page > 2 else remove_query_param(url, "page")

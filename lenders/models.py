@@ -85,6 +85,13 @@ class LenderProgram(models.Model):
     position_mask = models.BigIntegerField(default=0, editable=False)
     state_mask = models.BigIntegerField(default=0, editable=False)
     asset_type_mask = models.BigIntegerField(default=0, editable=False)
+    # The amounts and limits above as floats, for the ranking's SQL (lenders.ranking.sql_scoring):
+    # at 1M programs, converting numeric to float row by row cost more than the scoring itself
+    # (docs/benchmarks.md, §3). Derived like the masks; null where the decimal is.
+    min_loan_float = models.FloatField(null=True, editable=False)
+    max_loan_float = models.FloatField(null=True, editable=False)
+    max_ltv_float = models.FloatField(null=True, editable=False)
+    min_dscr_float = models.FloatField(null=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -95,6 +102,15 @@ class LenderProgram(models.Model):
             # The directory's per-lender program count and loan range: without it PostgreSQL may
             # scan every active program once per listed lender (seen on a freshly seeded table).
             models.Index(fields=["lender", "status"], name="lenders_program_lender_status"),
+            # Everything the ranking's statement reads of an active program, so it scans this index
+            # alone (index-only, a third of the table's size). INCLUDE is PostgreSQL's; SQLite
+            # makes a plain partial index.
+            models.Index(
+                fields=["lender"], name="lenders_program_ranking",
+                include=["asset_type_mask", "loan_type_mask", "state_mask", "position_mask", "min_loan_float",
+                         "max_loan_float", "capital_source_type", "max_ltv_float", "min_dscr_float"],
+                condition=models.Q(status="active"),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -106,16 +122,26 @@ class LenderProgram(models.Model):
         self.refresh_masks()
         if kwargs.get("update_fields") is not None:
             kwargs["update_fields"] = {
-                *kwargs["update_fields"], "loan_type_mask", "position_mask", "state_mask", "asset_type_mask"
+                *kwargs["update_fields"], "loan_type_mask", "position_mask", "state_mask", "asset_type_mask",
+                "min_loan_float", "max_loan_float", "max_ltv_float", "min_dscr_float",
             }
         super().save(*args, **kwargs)
 
     def refresh_masks(self) -> None:
-        """Recompute the masks from the list fields (call before saving)."""
+        """Recompute the derived fields (masks of the list fields, floats of the amounts and
+        limits) before saving."""
         self.loan_type_mask = mask_of(self.loan_types, LOAN_TYPES)
         self.position_mask = mask_of(self.positions, POSITIONS)
         self.state_mask = mask_of(self.sponsor_states, US_STATES)
         self.asset_type_mask = mask_of(self.asset_types, ASSET_TYPES)
+        self.min_loan_float = _as_float(self.min_loan_amount)
+        self.max_loan_float = _as_float(self.max_loan_amount)
+        self.max_ltv_float = _as_float(self.max_ltv)
+        self.min_dscr_float = _as_float(self.min_dscr)
+
+
+def _as_float(value) -> float | None:
+    return None if value is None else float(value)
 
 
 class LenderActivity(models.Model):
@@ -132,8 +158,9 @@ class LenderActivity(models.Model):
     class Meta:
         verbose_name_plural = "lender activity"
         constraints = [models.UniqueConstraint(fields=["lender", "state"], name="uniq_activity_market")]
-        # The ranking reads the activity of every lender in the deal's markets at once.
-        indexes = [models.Index(fields=["state"], name="lender_activity_state_idx")]
+        # The ranking reads the activity score of every lender in the deal's markets at once:
+        # an index-only scan with the lender and score included (PostgreSQL; a plain index elsewhere).
+        indexes = [models.Index(fields=["state"], name="lender_activity_state_cover", include=["lender", "score"])]
 
     def __str__(self) -> str:
         return f"{self.lender_id} in {self.state}"
@@ -153,7 +180,14 @@ class LenderSearch(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
     progress = models.PositiveSmallIntegerField(default=0, help_text="Percent done.")
     total_candidates = models.PositiveIntegerField(default=0)
+    # Every eligible lender (one per lender with a program that passed the hard filters)...
     total_matches = models.PositiveIntegerField(default=0)
+    # ...of which the best LEV_RANKING_TOP_N are stored as LenderMatch rows, ranks 1..ranked_matches:
+    # what result pages, the admin and placements read.
+    ranked_matches = models.PositiveIntegerField(
+        default=0, help_text="Matches stored (the top LEV_RANKING_TOP_N of total_matches), ranks 1..this.")
+    # Set when the purge deleted the stored matches of this (superseded or failed) search.
+    matches_purged_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     error_code = models.CharField(max_length=40, blank=True, default="")
     error_message = models.CharField(max_length=500, blank=True, default="")

@@ -225,26 +225,42 @@ def lender_search_latest_completed(*, deal: Deal) -> LenderSearch | None:
 @dataclass(frozen=True)
 class MatchPage:
     matches: list[LenderMatch]
-    total: int  # matches the search has (or will have, while partial); 0 until scoring is done
+    total: int  # eligible lenders the search counted (or will have, while partial); 0 until scored
     ready: bool  # False while the page's ranks are not all written yet (pending, running, partial)
+    ranked: int = 0  # of them, the top N stored and paged: ranks 1..ranked (0 once removed)
+    removed: bool = False  # the stored ranks were purged (a superseded search past retention)
 
 
 def lender_match_page(*, search: LenderSearch, page: int, size: int) -> MatchPage:
     """One page of ranked matches by rank range (an index range scan, no OFFSET).
 
-    While a search is partial, a page is served only once every rank of it is written, so a
-    reader paging with a cursor never skips or repeats a rank."""
+    Pages cover the top `ranked_matches` (LEV_RANKING_TOP_N) of the `total_matches` eligible
+    lenders; a page past them is empty. While a search is partial, a page is served only once
+    every rank of it is written, so a reader paging with a cursor never skips or repeats a rank."""
     status = search.status
     if status not in (LenderSearch.Status.PARTIAL, LenderSearch.Status.COMPLETED):
         return MatchPage([], 0, status == LenderSearch.Status.FAILED)
     total = search.total_matches
+    if search.matches_purged_at is not None:
+        return MatchPage([], total, True, 0, True)
+    ranked = search.ranked_matches
     first = (page - 1) * size
+    expected = max(0, min(size, ranked - first))
+    if expected == 0:  # past the stored ranks: nothing to read
+        return MatchPage([], total, True, ranked)
     matches = list(
         LenderMatch.objects.filter(search=search, rank__gt=first, rank__lte=first + size)
         .annotate(lender_name=F("lender__name"))
         .order_by("rank")
     )
-    expected = max(0, min(size, total - first))
     if status == LenderSearch.Status.PARTIAL and len(matches) < expected:
-        return MatchPage([], total, False)
-    return MatchPage(matches, total, True)
+        return MatchPage([], total, False, ranked)
+    return MatchPage(matches, total, True, ranked)
+
+
+def lender_search_superseded_by(*, search: LenderSearch) -> int | None:
+    """The newest completed search of the same deal made after this one, if any: the one whose
+    ranked list replaced this one's (see services.lender_matches_purge)."""
+    return (LenderSearch.objects.filter(deal_id=search.deal_id, status=LenderSearch.Status.COMPLETED)
+            .filter(Q(created_at__gt=search.created_at) | Q(created_at=search.created_at, pk__gt=search.pk))
+            .order_by("-created_at", "-id").values_list("pk", flat=True).first())

@@ -10,6 +10,7 @@ from lenders.selectors import (
     QueueStatus,
     lender_search_pending_seconds,
     lender_search_queue_status,
+    lender_search_superseded_by,
 )
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
 from lev.limits import SEARCH_TEXT_MAX
@@ -174,13 +175,32 @@ class LenderSearchResultsSerializer(serializers.Serializer):
     poll_after_ms = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField(source="search.created_at")
     finished_at = serializers.DateTimeField(source="search.finished_at")
-    count = serializers.IntegerField(source="page.total")
+    count = serializers.IntegerField(
+        source="page.total",
+        help_text="Every eligible lender the search counted (one per lender with a matching program). Pages "
+                  "cover only the best ranked_count of them: next is null after the last stored rank.")
+    ranked_count = serializers.IntegerField(
+        source="page.ranked",
+        help_text="How many of the count are ranked and stored, ranks 1..ranked_count (the top "
+                  "LEV_RANKING_TOP_N); 0 until scored, and 0 once results_removed.")
+    results_removed = serializers.BooleanField(
+        source="page.removed",
+        help_text="The stored ranks were removed after retention because a newer search of the deal "
+                  "replaced this one (superseded_by_search_id): read that one, or start a new search.")
+    superseded_by_search_id = serializers.SerializerMethodField(
+        help_text="Only when results_removed (else null): the newer completed search of the same deal.")
     page_ready = serializers.BooleanField(
         source="page.ready",
         help_text="False while the search is still writing this page's ranks: ask for it again later.")
     next = serializers.CharField(allow_null=True)
     previous = serializers.CharField(allow_null=True)
     results = LenderMatchSerializer(source="page.matches", many=True)
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_superseded_by_search_id(self, data) -> int | None:
+        if not data["page"].removed:
+            return None
+        return lender_search_superseded_by(search=data["search"])
 
     def get_deal_changed(self, data) -> bool:
         current = getattr(data["search"], "current_deal_version", None)

@@ -12,14 +12,14 @@ import uuid
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import Case, F, FloatField, Q, Value, When
+from django.db.models import Case, Exists, F, FloatField, OuterRef, Q, Value, When
 from django.db.models.functions import Cast, Greatest, Least
 from django.utils import timezone
 
 from deals.models import Deal, DealFinancials, DealProperty
 from lenders import selectors
 from lenders.metrics import SEARCH_QUEUE_WAIT, SEARCH_RUN
-from lenders.models import LenderActivity, LenderSearch
+from lenders.models import LenderActivity, LenderMatch, LenderSearch
 from lenders.ranking import DealCriteria, criteria_from_deal, missing_for_search, scoring
 from lenders.ranking.runner import LostOwnership, RankingRun, RunStats
 from lev.errors import UPSTREAM_MESSAGE, BusinessRuleViolation
@@ -144,7 +144,7 @@ def _claim(search_id: int, owner: str | None = None) -> str | None:
     return token if claimed else None
 
 
-def _drop_broken_connection() -> None:
+def drop_broken_connection() -> None:
     """Close this thread's connection after a database error, so the next query connects
     afresh: a connection the server terminated (or a network cut) stays broken otherwise, and
     every later query on it fails too. Inside an outer transaction (a test's) it is left alone:
@@ -179,8 +179,8 @@ def lender_search_run(*, search_id: int, owner: str | None = None) -> RunStats |
     started = time.monotonic()
     outcome = "failed"
     try:
-        raw, queued_at, created_at, claimed_at = LenderSearch.objects.values_list(
-            "criteria", "queued_at", "created_at", "started_at").get(pk=search_id)
+        raw, queued_at, created_at, claimed_at, deal_id = LenderSearch.objects.values_list(
+            "criteria", "queued_at", "created_at", "started_at", "deal_id").get(pk=search_id)
         SEARCH_QUEUE_WAIT.observe(max(0.0, (claimed_at - (queued_at or created_at)).total_seconds()))
         stats = RankingRun(search_id, token, DealCriteria.from_dict(raw)).run()
         outcome = "completed"
@@ -196,14 +196,14 @@ def lender_search_run(*, search_id: int, owner: str | None = None) -> RunStats |
         return None
     except TRANSIENT_DB_ERRORS:
         outcome = "database_unavailable"
-        _drop_broken_connection()
+        drop_broken_connection()
         try:
             LenderSearch.objects.filter(pk=search_id, run_token=token).update(
                 status=Status.PENDING, run_token="", progress=0, queued_at=timezone.now())
         except TRANSIENT_DB_ERRORS:
             # The database is still away: the search stays `running` under this task's token,
             # which the task's retry (same owner) takes over without waiting for the sweep.
-            _drop_broken_connection()
+            drop_broken_connection()
             logger.warning("Lender search %s: database unavailable; the task's retry takes it over", search_id)
         raise
     except Exception:
@@ -213,9 +213,24 @@ def lender_search_run(*, search_id: int, owner: str | None = None) -> RunStats |
         return None
     finally:
         SEARCH_RUN.labels(outcome).observe(time.monotonic() - started)
-    logger.info("Lender search %s completed: %d candidates, %d matches, %s", search_id, stats.candidates,
-                stats.matches, stats.timings_ms)
+    logger.info("Lender search %s completed: %d candidates, %d eligible lenders, top %d stored, %s", search_id,
+                stats.candidates, stats.matches, stats.ranked, stats.timings_ms)
+    _purge_after_completion(deal_id)
     return stats
+
+
+def _purge_after_completion(deal_id: int) -> None:
+    """The search just completed supersedes the deal's older ones: purge those past retention now
+    (the beat task does it for every deal anyway, so a failure here only logs)."""
+    try:
+        lender_matches_purge(deal_id=deal_id)
+    except Exception as exc:
+        if isinstance(exc, TRANSIENT_DB_ERRORS):
+            drop_broken_connection()
+        if is_dependency_outage(exc):
+            report_outage(exc, f"purging superseded matches of deal {deal_id}")
+        else:
+            logger.exception("Could not purge superseded matches of deal %s; the periodic purge retries", deal_id)
 
 
 def lender_search_give_up(*, search_id: int, owner: str | None = None) -> bool:
@@ -299,6 +314,53 @@ def lender_search_recover_if_stale(*, search: LenderSearch) -> LenderSearch:
     if _recover(search, timezone.now()):
         search.refresh_from_db()
     return search
+
+
+# Searches whose matches one purge transaction deletes: a few thousand rows each at most.
+PURGE_BATCH = 50
+
+
+def purgeable_searches(*, now: dt.datetime, deal_id: int | None = None):
+    """Searches whose stored matches nobody reads any more (ids, oldest first):
+
+    * a completed search superseded by a newer completed search of the same deal (newer by
+      creation, as `lender_search_latest_completed` orders them), when both finished more than
+      LEV_SEARCH_MATCH_RETENTION_SECONDS ago;
+    * a failed search (its results are never served) that finished more than that ago.
+
+    Never the latest completed search of a deal (the deal page, placements and agents read it),
+    nor a pending, running or partial one."""
+    cutoff = now - dt.timedelta(seconds=max(0, settings.LEV_SEARCH_MATCH_RETENTION_SECONDS))
+    newer_completed = LenderSearch.objects.filter(
+        Q(created_at__gt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), pk__gt=OuterRef("pk")),
+        deal_id=OuterRef("deal_id"), status=Status.COMPLETED, finished_at__lt=cutoff,
+    )
+    searches = LenderSearch.objects.filter(matches_purged_at__isnull=True, finished_at__lt=cutoff).filter(
+        Q(status=Status.FAILED) | Q(Exists(newer_completed), status=Status.COMPLETED))
+    if deal_id is not None:
+        searches = searches.filter(deal_id=deal_id)
+    return searches.order_by("finished_at", "id").values_list("pk", flat=True)
+
+
+def lender_matches_purge(*, deal_id: int | None = None, now: dt.datetime | None = None) -> int:
+    """Delete the stored matches of the searches `purgeable_searches` names (of one deal, or of
+    all), a batch of searches per transaction, and mark each `matches_purged_at` — which the
+    results then report (`results_removed`, the newer search to read) instead of an empty list
+    that would read as "no lender matched". Returns the number of searches purged."""
+    now = now or timezone.now()
+    purged = 0
+    while True:
+        with transaction.atomic():
+            # Completed and failed are final statuses: a search judged purgeable stays so.
+            ids = list(purgeable_searches(now=now, deal_id=deal_id)[:PURGE_BATCH])
+            if not ids:
+                break
+            LenderMatch.objects.filter(search_id__in=ids).delete()
+            LenderSearch.objects.filter(pk__in=ids).update(matches_purged_at=now)
+        purged += len(ids)
+    if purged:
+        logger.info("Purged the stored matches of %d superseded or failed lender searches", purged)
+    return purged
 
 
 def activity_score_expression():

@@ -54,6 +54,22 @@ def sweep_stale_searches() -> dict[str, int]:
         return {"requeued": 0, "failed": 0}
 
 
+@shared_task(name="lenders.tasks.purge_superseded_matches", soft_time_limit=100, time_limit=110, **COMMON)
+def purge_superseded_matches() -> int:
+    """Delete the stored matches of searches nobody reads any more: superseded by a newer completed
+    search of the same deal, or failed, past LEV_SEARCH_MATCH_RETENTION_SECONDS (see
+    services.purgeable_searches). Returns the number of searches purged. While the database is down
+    there is nothing to do: the next run does it."""
+    try:
+        return services.lender_matches_purge()
+    except Exception as exc:
+        if not is_dependency_outage(exc):
+            raise
+        report_outage(exc, "purge of superseded lender matches")
+        services.drop_broken_connection()  # so the next run connects afresh
+        return 0
+
+
 @shared_task(name="lenders.tasks.refresh_lender_activity", soft_time_limit=100, time_limit=110, **COMMON)
 def refresh_lender_activity() -> int:
     """Recompute every lender's activity signals per market (quotes and closings in 90 days, median

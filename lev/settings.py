@@ -412,6 +412,8 @@ CELERY_BEAT_SCHEDULE = {
     "refresh-lender-activity": {"task": "lenders.tasks.refresh_lender_activity",
                                 "schedule": env_float("LEV_ACTIVITY_REFRESH_SECONDS", 3600.0)},
     "purge-idempotency-records": {"task": "deals.tasks.purge_idempotency_records", "schedule": 3600.0},
+    "purge-superseded-lender-matches": {"task": "lenders.tasks.purge_superseded_matches",
+                                        "schedule": env_float("LEV_SEARCH_PURGE_SECONDS", 3600.0)},
 }
 # The activity recompute (lenders.activity) reads every placement: its statement limit is the task's,
 # not a web request's (inside the task's 100 s soft time limit).
@@ -484,6 +486,19 @@ LEV_SEARCH_SOFT_TIME_LIMIT = env_int("LEV_SEARCH_SOFT_TIME_LIMIT", 60)
 LEV_SEARCH_TIME_LIMIT = env_int("LEV_SEARCH_TIME_LIMIT", 90)
 # Matches written per chunk; after the first chunk of a large result the search is `partial`.
 LEV_SEARCH_WRITE_CHUNK = env_int("LEV_SEARCH_WRITE_CHUNK", 2000)
+# A search stores its best LEV_RANKING_TOP_N lenders (what agents, the admin and placements read),
+# ranked by score, and counts every eligible lender (`total_matches`): at 1M programs a broad deal
+# has ~120k eligible lenders, and writing them all was most of a search's time.
+LEV_RANKING_TOP_N = env_int("LEV_RANKING_TOP_N", 1000)
+# Memory for the ranking statement's per-lender aggregates (PostgreSQL work_mem, for its transaction
+# only): ~120k lenders at 1M programs need ~25 MB, which the default 4 MB spills to disk.
+LEV_RANKING_WORK_MEM_MB = env_int("LEV_RANKING_WORK_MEM_MB", 64)
+# The stored matches of a search nobody reads any more are deleted (lenders.tasks.
+# purge_superseded_matches, every LEV_SEARCH_PURGE_SECONDS, and for its deal when a search
+# completes): a completed search superseded by a newer completed search of the same deal, and a
+# failed search, once both it and the newer search finished this long ago. The latest completed
+# search of every deal is never purged (docs/lender-discovery.md, "Stored results").
+LEV_SEARCH_MATCH_RETENTION_SECONDS = env_int("LEV_SEARCH_MATCH_RETENTION_SECONDS", 86400)
 # Programs kept per match (best first); the match also records how many programs matched.
 LEV_SEARCH_PROGRAMS_PER_MATCH = env_int("LEV_SEARCH_PROGRAMS_PER_MATCH", 3)
 # How long agents are told to wait before polling a search that is still running.

@@ -35,9 +35,11 @@ def hard_filter_q(criteria: DealCriteria) -> Q:
         cond &= Q(state_mask=0) | _all_bits("state_mask", criteria.states, US_STATES)
     cond &= Q(position_mask__anybit=mask_of([criteria.position], POSITIONS))
     cond &= Q(status=LenderProgram.Status.ACTIVE)
-    amount = criteria.loan_amount
-    cond &= Q(min_loan_amount__isnull=True) | Q(min_loan_amount__lte=amount)
-    cond &= Q(max_loan_amount__isnull=True) | Q(max_loan_amount__gte=amount)
+    # The float copies of the amounts (LenderProgram.refresh_masks): the same order for amounts in
+    # cents up to the model's 14 digits, and a float comparison is cheaper than a numeric one.
+    amount = float(criteria.loan_amount)
+    cond &= Q(min_loan_float__isnull=True) | Q(min_loan_float__lte=amount)
+    cond &= Q(max_loan_float__isnull=True) | Q(max_loan_float__gte=amount)
     return cond
 
 

@@ -86,11 +86,10 @@ def activity_insight(state: str | None, activity: tuple[int, int, float | None] 
 
 
 class InsightWriter:
-    """Writes the reasons of every match of one run: asset type, geography, loan size, leverage
-    (LTV), coverage (DSCR), capital source, activity — from the lender's best program.
-
-    The parts that depend only on the deal (or on a handful of values) are built once per run:
-    at directory scale this loop runs for every matching lender."""
+    """Writes the reasons of every stored match of one run (the top N): asset type, geography,
+    loan size, leverage (LTV), coverage (DSCR), capital source, activity — from the lender's best
+    program. The parts that depend only on the deal (or on a handful of values) are built once
+    per run."""
 
     def __init__(self, *, amount: float, business_plan: str, ltv: float | None, dscr: float | None,
                  states: tuple[str, ...], asset_types: tuple[str, ...]):

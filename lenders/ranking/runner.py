@@ -1,15 +1,18 @@
-"""One ranking run of one LenderSearch: candidates → scores → ranked matches, written in chunks.
+"""One ranking run of one LenderSearch: scores in the database → the top N described → written.
 
 The run owns the search through its `run_token`: every write first updates the search row where
 the token still matches, in the same transaction as the write, so a run that lost the search (the
 sweep re-queued it while its worker stalled) stops at its next write instead of mixing its
 matches with the new run's. Heartbeat and progress ride on those same updates.
 
-Speed at directory scale (bench/bench_ranking.py): the hard filters run in SQL; candidates come
-back as plain tuples (the ORM's values_list query on a raw cursor, floats cast in SQL); scoring
-is a tight loop over tuples with the cyclic GC paused; matches are bulk-written best first (COPY
-on PostgreSQL, bulk_create elsewhere), one chunk per transaction — after the first chunk of a
-large result the search is `partial` and its top ranks can already be read.
+Speed at directory scale (bench/bench_ranking.py, docs/benchmarks.md): the hard filters and the
+scores of every candidate program run in one SQL statement (`sql_scoring.top_lenders`), which
+returns only the best LEV_RANKING_TOP_N lenders and the count of all eligible ones. Only those N
+are described in Python (their best programs and insights, from the pure `scoring` functions) and
+written (COPY on PostgreSQL, bulk_create elsewhere), best first, one chunk per transaction —
+after the first chunk of a large top N the search is `partial` and its top ranks can be read.
+Before, every candidate came back to Python and every eligible lender was written: at 1M
+programs that was 4-6 s, two thirds of it writing ~100k matches nobody pages through.
 """
 
 from __future__ import annotations
@@ -27,8 +30,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import FloatField
-from django.db.models.functions import Cast
 from django.utils import timezone
 
 from lenders.models import LenderActivity, LenderMatch, LenderSearch
@@ -36,6 +37,7 @@ from lenders.ranking import insights, scoring
 from lenders.ranking.criteria import DealCriteria
 from lenders.ranking.filters import candidate_programs
 from lenders.ranking.scoring import ProgramFit, ProgramRow
+from lenders.ranking.sql_scoring import TopLenders, top_lenders
 from lev.enums import LOAN_TYPES
 
 logger = logging.getLogger(__name__)
@@ -49,8 +51,9 @@ class LostOwnership(Exception):
 
 @dataclass
 class RunStats:
-    candidates: int = 0
-    matches: int = 0
+    candidates: int = 0  # programs that passed the hard filters
+    matches: int = 0  # eligible lenders (the search's total_matches)
+    ranked: int = 0  # of them, the top N stored (ranked_matches)
     chunks: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -81,70 +84,79 @@ def compact_program(row: ProgramRow) -> dict[str, Any]:
     }
 
 
-def fetch_candidates(criteria: DealCriteria) -> list[ProgramRow]:
-    # Amounts and limits are cast to float in SQL, so every column arrives as a plain Python
-    # value: the ORM's query, run on a raw cursor to skip its per-row converters (at 100k
-    # programs, building Decimals and running converters cost more than the scoring loop).
-    query = (
-        candidate_programs(criteria)
-        .annotate(
-            lo=Cast("min_loan_amount", FloatField()),
-            hi=Cast("max_loan_amount", FloatField()),
-            ltv_max=Cast("max_ltv", FloatField()),
-            dscr_min=Cast("min_dscr", FloatField()),
+# Ids per IN list: well under SQLite's variable limit, and a plain index lookup on PostgreSQL.
+IDS_PER_QUERY = 900
+
+
+def _chunks(ids: list[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), IDS_PER_QUERY):
+        yield ids[start:start + IDS_PER_QUERY]
+
+
+def fetch_candidates(criteria: DealCriteria, lender_ids: list[int]) -> list[ProgramRow]:
+    """The candidate programs (every hard filter passed) of the given lenders."""
+    rows: list[ProgramRow] = []
+    for ids in _chunks(lender_ids):
+        # Amounts and limits as their float copies, so every column arrives as a plain Python
+        # value: the ORM's query, run on a raw cursor to skip its per-row converters.
+        query = (
+            candidate_programs(criteria).filter(lender_id__in=ids)
+            .values_list("id", "lender_id", "title", "min_loan_float", "max_loan_float", "loan_type_mask",
+                         "state_mask", "capital_source_type", "max_ltv_float", "min_dscr_float")
+            .query
         )
-        .values_list("id", "lender_id", "title", "lo", "hi", "loan_type_mask", "state_mask",
-                     "capital_source_type", "ltv_max", "dscr_min")
-        .query
-    )
-    sql, params = query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [ProgramRow._make(row) for row in cursor.fetchall()]
+        sql, params = query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows += [ProgramRow._make(row) for row in cursor.fetchall()]
+    return rows
 
 
-def fetch_activity(states: tuple[str, ...]) -> dict[int, dict[str, tuple[float, int, int, float | None]]]:
+def fetch_activity(states: tuple[str, ...], lender_ids: list[int]
+                   ) -> dict[int, dict[str, tuple[float, int, int, float | None]]]:
     """lender id → state → (score, quotes, closings, avg response hours), for the deal's markets."""
     activity: dict[int, dict[str, tuple[float, int, int, float | None]]] = defaultdict(dict)
     if not states:
         return activity
-    rows = LenderActivity.objects.filter(state__in=states).values_list(
-        "lender_id", "state", "score", "quotes_90d", "closings_90d", "avg_response_hours"
-    )
-    for lender_id, state, score, quotes, closings, hours in rows:
-        activity[lender_id][state] = (score, quotes, closings, hours)
+    for ids in _chunks(lender_ids):
+        rows = LenderActivity.objects.filter(state__in=states, lender_id__in=ids).values_list(
+            "lender_id", "state", "score", "quotes_90d", "closings_90d", "avg_response_hours"
+        )
+        for lender_id, state, score, quotes, closings, hours in rows:
+            activity[lender_id][state] = (score, quotes, closings, hours)
     return activity
 
 
-def score_lenders(criteria: DealCriteria, rows: list[ProgramRow],
-                  activity: dict[int, dict[str, tuple[float, int, int, float | None]]]) -> list[ScoredLender]:
-    """Rank lenders (best first; ties by lender id) from their candidate programs."""
+def describe_top(criteria: DealCriteria, top: list[tuple[int, float, int]], rows: list[ProgramRow],
+                 activity: dict[int, dict[str, tuple[float, int, int, float | None]]]) -> list[ScoredLender]:
+    """The ranked lenders of `top` (best first, as the database ranked them), each with its
+    candidate programs best first and the insights of its best one.
+
+    The score and the order are the database's (`sql_scoring`); the programs' fits are computed
+    again here with `scoring.program_fit` (the same formula) for the few programs of these lenders,
+    to order them and to word the insights."""
     amount, plan, ltv, dscr = criteria.loan_amount, criteria.business_plan, criteria.ltv, criteria.dscr
     by_lender: dict[int, list[tuple[ProgramFit, ProgramRow]]] = defaultdict(list)
     fit_of = scoring.program_fit
     for row in rows:
         by_lender[row.lender_id].append((fit_of(amount=amount, business_plan=plan, ltv=ltv, dscr=dscr, row=row), row))
 
-    states = criteria.states
-    writer = insights.InsightWriter(amount=amount, business_plan=plan, ltv=ltv, dscr=dscr, states=states,
+    writer = insights.InsightWriter(amount=amount, business_plan=plan, ltv=ltv, dscr=dscr, states=criteria.states,
                                     asset_types=criteria.asset_types)
     no_activity: dict[str, tuple[float, int, int, float | None]] = {}
-    scored: list[ScoredLender] = []
-    for lender_id, programs in by_lender.items():
-        if len(programs) > 1:
-            programs.sort(key=lambda item: (-item[0].fit, item[1].id))
+    described: list[ScoredLender] = []
+    for lender_id, raw, _count in top:
+        programs = by_lender[lender_id]  # read in the same snapshot as `top` (RankingRun._rank)
+        programs.sort(key=lambda item: (-item[0].fit, item[1].id))
         best_fit, best_row = programs[0]
         markets = activity.get(lender_id, no_activity)
         if markets:
-            market_score = sum(markets[s][0] for s in states if s in markets) / len(states)
             top_state = max(markets, key=lambda s: (markets[s][0], s))
             reasons = writer.write(best_row, best_fit, top_state, markets[top_state][1:])
         else:
-            market_score = 0.0
             reasons = writer.write(best_row, best_fit, None, None)
-        scored.append(ScoredLender(lender_id, scoring.lender_score(best_fit.fit, market_score), programs, reasons))
-    scored.sort(key=lambda s: (-s.raw, s.lender_id))
-    return scored
+        described.append(ScoredLender(lender_id, raw, programs, reasons))
+    return described
 
 
 _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -221,17 +233,12 @@ class RankingRun:
             LenderMatch.objects.filter(search_id=self.search_id).delete()
         t = self._timed("reset", t)
 
-        rows = fetch_candidates(self.criteria)
-        self.stats.candidates = len(rows)
-        t = self._timed("candidates", t)
-        activity = fetch_activity(self.criteria.states)
-        t = self._timed("activity", t)
-        self._update(progress=30, total_candidates=len(rows))
-
-        ranked = score_lenders(self.criteria, rows, activity)
-        self.stats.matches = len(ranked)
-        t = self._timed("score", t)
-        self._update(progress=50, total_matches=len(ranked))
+        ranked, top = self._rank()
+        self.stats.candidates, self.stats.matches, self.stats.ranked = (
+            top.total_candidates, top.total_lenders, len(ranked))
+        t = time.perf_counter()
+        self._update(progress=50, total_candidates=top.total_candidates, total_matches=top.total_lenders,
+                     ranked_matches=len(ranked))
 
         self._write(ranked)
         t = self._timed("write", t)
@@ -240,6 +247,34 @@ class RankingRun:
                          error_code="", error_message="")
         self._timed("total", started)
         return self.stats
+
+    def _rank(self) -> tuple[list[ScoredLender], TopLenders]:
+        """The top N, scored in the database, then described from their programs and activity.
+        All three reads see one snapshot (REPEATABLE READ on PostgreSQL; a SQLite transaction
+        is one already), so an edit of the directory in between cannot leave a ranked lender
+        without its programs. Reads only: no lock is taken, nothing waits on it."""
+        # (Inside an outer transaction, a test's, the snapshot is that transaction's business.)
+        own_snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
+        t = time.perf_counter()
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    if own_snapshot:
+                        cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    # For this transaction only. JIT compiled the scoring expressions on every run
+                    # (0.7 s at 1M programs) for a statement that runs once; the per-lender hash
+                    # aggregates spill to disk in the default 4 MB (bench/bench_ranking.py).
+                    cursor.execute("SET LOCAL jit = off")
+                    cursor.execute("SELECT set_config('work_mem', %s, true)",
+                                   [f"{max(4, settings.LEV_RANKING_WORK_MEM_MB)}MB"])
+            top = top_lenders(self.criteria, max(1, settings.LEV_RANKING_TOP_N))
+            t = self._timed("score_sql", t)
+            ids = [lender_id for lender_id, _raw, _n in top.lenders]
+            rows = fetch_candidates(self.criteria, ids)
+            activity = fetch_activity(self.criteria.states, ids)
+        ranked = describe_top(self.criteria, top.lenders, rows, activity)
+        self._timed("describe", t)
+        return ranked, top
 
     def _write(self, ranked: list[ScoredLender]) -> None:
         chunk = max(1, settings.LEV_SEARCH_WRITE_CHUNK)

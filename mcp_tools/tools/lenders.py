@@ -233,6 +233,29 @@ def _waiting(body: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
+def _coverage(body: dict[str, Any]) -> dict[str, Any]:
+    """What the pages cover: `ranked` (ranks 1..ranked are stored) of `total` eligible lenders,
+    said in a message when they differ; or that a superseded search's ranks were removed."""
+    ranked = body.get("ranked_count", 0)
+    if body.get("results_removed"):
+        newer = body.get("superseded_by_search_id")
+        read = (f"read search {newer} (get_lender_search_results(search_id={newer}))" if newer
+                else "start a new one")
+        return {
+            "ranked": 0, "results_removed": True, "superseded_by_search_id": newer,
+            "message": f"Search {body['search_id']} was replaced by a newer search of the deal, and its ranked "
+                       f"list was removed after the retention period (it had {body.get('count', 0)} eligible "
+                       "lenders).",
+            "hint": f"This search has no pages any more: {read}; search_lenders_for_deal(deal_id="
+                    f"{body['deal_id']}) returns the deal's current search.",
+        }
+    extra: dict[str, Any] = {"ranked": ranked}
+    if body.get("count", 0) > ranked > 0:
+        extra["message"] = (f"total counts every eligible lender ({body['count']:,}); pages cover only the best "
+                            f"{ranked:,} (ranks 1-{ranked}), so has_more ends there.")
+    return extra
+
+
 def _match_item(match: dict[str, Any]) -> dict[str, Any]:
     return {
         "rank": match["rank"],
@@ -287,11 +310,16 @@ def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SI
     for full detail.
 
     Returns {"search_id", "deal_id", "status", "progress" (percent), "results", "total",
-    "has_more", "next_cursor", "poll_after_ms", "deal_changed"}. Follow next_cursor while
-    has_more; if a page comes back empty while status is partial, call again with the same
-    cursor after poll_after_ms. deal_changed true means the deal was edited after the search
-    started: call search_lenders_for_deal again for a fresh ranking. Very large pages may be
-    trimmed of program/insight detail (compacted: true); use a smaller limit to get it all.
+    "ranked", "has_more", "next_cursor", "poll_after_ms", "deal_changed"}. total counts EVERY
+    eligible lender; pages cover only the best `ranked` of them (ranks 1..ranked, a server
+    setting, 1,000 by default), so has_more ends at rank `ranked` even when total is larger (a
+    message says so). Follow next_cursor while has_more; if a page comes back empty while status
+    is partial, call again with the same cursor after poll_after_ms. A search replaced by a
+    newer one of the same deal loses its pages after a retention period: results_removed true,
+    superseded_by_search_id names the search to read instead. deal_changed true means the deal
+    was edited after the search started: call search_lenders_for_deal again for a fresh ranking.
+    Very large pages may be trimmed of program/insight detail (compacted: true); use a smaller
+    limit to get it all.
     """
     page, size = decode_cursor(cursor, limit)
     body = lev().get(f"/lender-searches/{search_id}/", {"page": page, "page_size": size})
@@ -310,6 +338,7 @@ def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SI
         **paged,
         "poll_after_ms": body["poll_after_ms"],
         "deal_changed": bool(body.get("deal_changed")),
+        **_coverage(body),
         **_waiting(body),
     }
     return fit_budget(payload, "results", MATCH_STEPS)

@@ -35,7 +35,8 @@ def completed_search(deal: Deal, matches: int) -> LenderSearch:
     """A finished search with `matches` ranked lenders, written as the ranking writes them."""
     lenders = Lender.objects.bulk_create(LenderFactory.build(name=f"Ranked {n:05d}") for n in range(matches))
     search = LenderSearch.objects.create(account_id=deal.account_id, deal=deal, deal_version=deal.version,
-                                         status="completed", progress=100, total_matches=matches)
+                                         status="completed", progress=100, total_matches=matches,
+                                         ranked_matches=matches)
     LenderMatch.objects.bulk_create(
         LenderMatch(search=search, rank=n + 1, lender=lender, score=max(1, 99 - n // 40),
                     match_insights=[f"Insight of rank {n + 1}"],

@@ -111,7 +111,8 @@ def test_a_partial_search_serves_only_fully_written_pages(account, api):
     deal = make_deal(account)
     lenders = [LenderFactory() for _ in range(5)]
     search = LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version,
-                                         status="partial", total_matches=5, heartbeat_at=timezone.now())
+                                         status="partial", total_matches=5, ranked_matches=5,
+                                         heartbeat_at=timezone.now())
     LenderMatch.objects.bulk_create([LenderMatch(search=search, rank=n + 1, lender=lender, score=90 - n)
                                      for n, lender in enumerate(lenders[:3])])
     first = api.get(f"/api/v1/lender-searches/{search.pk}/", {"page_size": 2}).json()

@@ -24,6 +24,7 @@ from tests.lenders.worker_process import Worker, celery_worker, wait_for
 from tests.mcp_helpers import McpCaller
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+TOP_N = 50
 
 
 
@@ -31,8 +32,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 def worker(db) -> Iterator[Worker]:
     """A Celery worker (prefork, one child) on the pytest database and a queue of its own; jobs
     of this process go to that queue. Always stopped afterwards."""
-    # Several chunks: the search goes through `partial`.
-    with celery_worker(env={"LEV_SEARCH_WRITE_CHUNK": "25"}) as running:
+    # Several chunks: the search goes through `partial`; a top N below the eligible lenders.
+    with celery_worker(env={"LEV_SEARCH_WRITE_CHUNK": "25", "LEV_RANKING_TOP_N": str(TOP_N)}) as running:
         yield running
 
 
@@ -61,7 +62,10 @@ def test_worker_ranks_a_deal_made_through_mcp_and_every_match_pages_once(worker,
     assert statuses <= {"pending", "running", "partial", "completed"}
     total = final["total"]
     search = LenderSearch.objects.get(pk=started["search_id"])
-    assert total == search.total_matches > 25 and search.attempts == 1 and search.progress == 100
+    assert total == search.total_matches > TOP_N and search.attempts == 1 and search.progress == 100
+    # Every eligible lender is counted; the top N are stored and paged, and the agent is told so.
+    assert final["ranked"] == search.ranked_matches == TOP_N
+    assert f"pages cover only the best {TOP_N}" in final["message"]
 
     ranks, lenders, cursor = [], [], None
     while True:
@@ -74,15 +78,16 @@ def test_worker_ranks_a_deal_made_through_mcp_and_every_match_pages_once(worker,
         if not page["has_more"]:
             break
         cursor = page["next_cursor"]
-    assert ranks == list(range(1, total + 1))  # no gaps, no duplicates
-    assert len(set(lenders)) == total
+    assert ranks == list(range(1, TOP_N + 1))  # no gaps, no duplicates, and they end at the top N
+    assert len(set(lenders)) == TOP_N
+    assert page["total"] == total and page["next_cursor"] is None
 
     again = mcp.ok("search_lenders_for_deal", {"deal_id": deal["id"]})
     assert again["search_id"] == started["search_id"] and again["status"] == "completed"
 
 
 def test_worker_recovers_a_search_whose_worker_died_mid_job(worker, account):
-    seed_directory(120, seed=5)
+    seed_directory(400, seed=11)  # more eligible lenders than the worker's top N
     deal = make_deal(account)
     criteria = {"loan_amount": 10_000_000.0, "loan_type": "permanent", "business_plan": "stabilized",
                 "states": ["TX"], "asset_types": ["multifamily"], "property_count": 1}
@@ -90,7 +95,8 @@ def test_worker_recovers_a_search_whose_worker_died_mid_job(worker, account):
     stale_at = timezone.now() - dt.timedelta(seconds=settings.LEV_SEARCH_STALE_SECONDS + 5)
     search = LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version, criteria=criteria,
                                          status="partial", attempts=1, run_token="killed", progress=60,
-                                         total_matches=3, started_at=stale_at, heartbeat_at=stale_at)
+                                         total_matches=3, ranked_matches=3, started_at=stale_at,
+                                         heartbeat_at=stale_at)
     LenderMatch.objects.create(search=search, rank=1, lender=Lender.objects.first(), score=50)
 
     tasks.sweep_stale_searches.delay()  # what celery beat runs every minute
@@ -102,4 +108,5 @@ def test_worker_recovers_a_search_whose_worker_died_mid_job(worker, account):
     wait_for(completed, "the sweep to re-queue the search and the worker to run it", worker)
     assert search.attempts == 2
     ranks = list(LenderMatch.objects.filter(search=search).order_by("rank").values_list("rank", flat=True))
-    assert ranks == list(range(1, search.total_matches + 1)) and search.total_matches > 0
+    assert search.total_matches > TOP_N and search.ranked_matches == TOP_N
+    assert ranks == list(range(1, TOP_N + 1))  # the dead run's rank 1 replaced, exactly the top N

@@ -15,12 +15,15 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from deals.models import DealProperty
 from lenders import services, tasks
 from lenders.demo import seed_directory
 from lenders.models import LenderMatch, LenderSearch
+from lenders.ranking import criteria_from_deal
+from lenders.ranking.sql_scoring import top_lenders
 from lev.celery_app import app as celery_app
 from tests.faults import RedisServer, TcpProxy, broker, free_port
-from tests.lenders.factories import make_deal, refresh
+from tests.lenders.factories import LenderFactory, make_deal, refresh
 from tests.lenders.worker_process import celery_worker, database_url, require_worker_setup, wait_for
 from tests.mcp_helpers import McpCaller
 
@@ -65,12 +68,19 @@ def finished_search(search: LenderSearch):
     return check
 
 
-def assert_ranked_once(search: LenderSearch) -> None:
+def assert_ranked_once(search: LenderSearch, top_n: int | None = None) -> None:
+    """Completed with ranks 1..N stored exactly once: N = every eligible lender, or `top_n` of
+    them (LEV_RANKING_TOP_N of the run), which the directory must then exceed."""
     assert search.status == "completed" and search.error_code == ""
     assert search.total_matches > 0
-    assert ranks(search) == list(range(1, search.total_matches + 1))  # no duplicates, no gaps
+    stored = search.total_matches
+    if top_n is not None:
+        assert search.total_matches > top_n, "the test directory must have more eligible lenders than the top N"
+        stored = top_n
+    assert search.ranked_matches == stored
+    assert ranks(search) == list(range(1, stored + 1))  # no duplicates, no gaps
     lenders = LenderMatch.objects.filter(search=search).values_list("lender_id", flat=True)
-    assert len(set(lenders)) == search.total_matches
+    assert len(set(lenders)) == stored
 
 
 # --- §3: a real connection loss inside a ranking run ----------------------------------------------------
@@ -123,6 +133,83 @@ def test_a_run_cut_off_from_the_database_is_taken_over_by_its_own_retry(account)
         proxy.close()
     assert_ranked_once(done)
     assert done.attempts == 2
+
+
+@contextlib.contextmanager
+def lender_row_locked(lender_id: int) -> Iterator[psycopg.Connection]:
+    """Lock one lender row FOR UPDATE from a connection of our own: a match that references it
+    waits at its foreign-key check (FOR KEY SHARE), so a run blocks in writing the chunk holding
+    that lender, after the chunks before it were committed. Reads are not blocked."""
+    holder = psycopg.connect(**connection.get_connection_params())
+    try:
+        holder.execute("SELECT 1 FROM lenders_lender WHERE id = %s FOR UPDATE", [lender_id])
+        yield holder
+    finally:
+        holder.close()
+
+
+def backend_blocked_by(holder: psycopg.Connection):
+    """A check for wait_for: the pid of a backend waiting for a lock `holder` holds."""
+    def check() -> int | None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                           "AND %s = ANY(pg_blocking_pids(pid))", [holder.info.backend_pid])
+            row = cursor.fetchone()
+        return row[0] if row else None
+    return check
+
+
+@pytest.mark.slow
+def test_a_run_whose_database_goes_away_mid_write_ends_with_exactly_the_top_n(account, api):
+    """The connection is killed while the second chunk of the top N is being written (the first is
+    committed and readable: the search is partial): the task's retry re-runs the search from a
+    clean slate and it ends with exactly LEV_RANKING_TOP_N ranks, none twice, none missing."""
+    require_worker_setup()
+    seed_directory(120, seed=5)
+    deal = make_deal(account)
+    top_n, chunk = 10, 4
+    ranking = top_lenders(criteria_from_deal(deal, list(DealProperty.objects.filter(deal=deal)), None), top_n)
+    assert ranking.total_lenders > top_n
+    sixth = ranking.lenders[5][0]  # written by the second chunk (ranks 5-8)
+    env = {"LEV_SEARCH_STALE_SECONDS": "120", "LEV_RANKING_TOP_N": str(top_n), "LEV_SEARCH_WRITE_CHUNK": str(chunk)}
+    with lender_row_locked(sixth) as holder, celery_worker(env=env) as worker:
+        search, _ = services.lender_search_start(deal=deal)
+        # Django's foreign keys are deferred: the chunk waits for the lender's row at its commit.
+        pid = wait_for(backend_blocked_by(holder), "the run to block writing its second chunk", worker)
+        blocked = refresh(search)
+        assert blocked.status == "partial" and ranks(blocked) == [1, 2, 3, 4]
+        assert (blocked.total_matches, blocked.ranked_matches) == (ranking.total_lenders, top_n)
+        page = api.get(f"/api/v1/lender-searches/{search.pk}/", {"page_size": 4}).json()
+        assert page["status"] == "partial" and [m["rank"] for m in page["results"]] == [1, 2, 3, 4]
+        assert page["count"] == ranking.total_lenders and page["ranked_count"] == top_n
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])  # the database goes away mid-write
+        holder.rollback()
+        done = wait_for(finished_search(search), "the retry to finish the search", worker, RECOVERY_DEADLINE_S)
+    assert_ranked_once(done, top_n)
+    assert done.attempts == 2
+    assert [lender for lender, _raw, _n in ranking.lenders] == list(
+        LenderMatch.objects.filter(search=done).order_by("rank").values_list("lender_id", flat=True))
+
+
+def test_the_purge_waits_out_a_database_outage(account, db_proxy, settings):
+    """The database is unreachable when the periodic purge runs: it reports the outage and
+    purges nothing (no exception for beat to log as a crash); the next run, with the database
+    back, purges what is due, and only that."""
+    settings.LEV_SEARCH_MATCH_RETENTION_SECONDS = 60
+    lender = LenderFactory(name="Only Lender")
+    deal = make_deal(account)
+    long_ago = timezone.now() - dt.timedelta(hours=1)
+    old, latest = (LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version,
+                                               status="completed", total_matches=1, ranked_matches=1,
+                                               finished_at=long_ago) for _ in range(2))
+    LenderMatch.objects.bulk_create([LenderMatch(search=s, rank=1, lender=lender, score=50) for s in (old, latest)])
+    db_proxy.cut()
+    assert tasks.purge_superseded_matches() == 0
+    db_proxy.restore()
+    assert tasks.purge_superseded_matches() == 1
+    assert ranks(old) == [] and ranks(latest) == [1]
+    assert refresh(old).matches_purged_at is not None and refresh(latest).matches_purged_at is None
 
 
 # --- §7: the broker is down when a search starts ---------------------------------------------------------

@@ -242,7 +242,7 @@ def test_an_unexpected_error_fails_the_search_without_leaking_internals(account,
     def broken(*args, **kwargs):
         raise RuntimeError("secret internals: connection string postgres://x")
 
-    monkeypatch.setattr(runner, "score_lenders", broken)
+    monkeypatch.setattr(runner, "describe_top", broken)
     search, _ = start(make_deal(account))
     assert search.status == "failed" and search.error_code == "INTERNAL_ERROR"
     assert search.error_message == f"Internal error: lender search {search.pk} failed unexpectedly."
@@ -253,7 +253,7 @@ def test_a_job_over_its_time_limit_fails_as_retryable(account, directory, start,
     def too_slow(*args, **kwargs):
         raise SoftTimeLimitExceeded()
 
-    monkeypatch.setattr(runner, "fetch_candidates", too_slow)
+    monkeypatch.setattr(runner, "top_lenders", too_slow)
     search, _ = start(make_deal(account))
     assert search.status == "failed" and search.error_code == "UPSTREAM_UNAVAILABLE"
     assert search.error_message.startswith(UPSTREAM_MESSAGE)
@@ -261,25 +261,25 @@ def test_a_job_over_its_time_limit_fails_as_retryable(account, directory, start,
 
 def test_transient_database_errors_are_retried_by_the_task(account, directory, start, monkeypatch):
     failures = []
-    original = runner.fetch_candidates
+    original = runner.top_lenders
 
-    def flaky(criteria):
+    def flaky(criteria, limit):
         if not failures:
             failures.append(1)
             raise OperationalError("server closed the connection unexpectedly")
-        return original(criteria)
+        return original(criteria, limit)
 
-    monkeypatch.setattr(runner, "fetch_candidates", flaky)
+    monkeypatch.setattr(runner, "top_lenders", flaky)
     search, _ = start(make_deal(account))
     search = refresh(search)
     assert search.status == "completed" and search.attempts == 2 and ranks(search) == [1, 2, 3, 4, 5]
 
 
 def test_a_database_that_stays_down_fails_the_search_as_retryable(account, directory, start, monkeypatch):
-    def down(criteria):
+    def down(criteria, limit):
         raise OperationalError("could not connect to server")
 
-    monkeypatch.setattr(runner, "fetch_candidates", down)
+    monkeypatch.setattr(runner, "top_lenders", down)
     search, _ = start(make_deal(account))
     assert search.status == "failed" and search.error_code == "UPSTREAM_UNAVAILABLE"
     assert search.attempts == tasks.run_lender_search.max_retries + 1

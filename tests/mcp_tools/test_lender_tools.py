@@ -160,7 +160,7 @@ def test_a_job_that_crashes_reports_internal_error_and_a_new_search_can_start(mc
     def broken(*args, **kwargs):
         raise RuntimeError("private detail that must not leak")
 
-    monkeypatch.setattr(runner, "score_lenders", broken)
+    monkeypatch.setattr(runner, "describe_top", broken)
     started = mcp.ok("search_lenders_for_deal", {"deal_id": deal.pk})
     assert started["status"] == "failed"
     error = mcp.error("get_lender_search_results", {"search_id": started["search_id"]})
@@ -174,7 +174,7 @@ def test_partial_results_page_without_gaps_while_the_rest_is_written(mcp, accoun
     deal = make_deal(account)
     lenders = [LenderFactory(name=f"Early {n}") for n in range(3)]
     search = LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version, status="partial",
-                                         progress=60, total_matches=5)
+                                         progress=60, total_matches=5, ranked_matches=5)
     LenderSearch.objects.filter(pk=search.pk).update(heartbeat_at=search.created_at)
     LenderMatch.objects.bulk_create([LenderMatch(search=search, rank=n + 1, lender=lender, score=80 - n)
                                      for n, lender in enumerate(lenders)])
@@ -249,5 +249,44 @@ def test_a_search_not_run_yet_is_a_success_telling_the_agent_to_poll(mcp, accoun
     LenderSearch.objects.filter(pk=search.pk).update(queued_at=search.created_at)
     page = mcp.ok("get_lender_search_results", {"search_id": search.pk})
     assert page == {"search_id": search.pk, "deal_id": deal.pk, "status": "pending", "progress": 0,
-                    "results": [], "total": 0, "has_more": False, "next_cursor": None,
+                    "results": [], "total": 0, "ranked": 0, "has_more": False, "next_cursor": None,
                     "poll_after_ms": settings.LEV_SEARCH_POLL_AFTER_MS, "deal_changed": False}
+
+
+def test_pages_cover_the_top_n_while_total_counts_every_eligible_lender(mcp, account, settings):
+    settings.LEV_RANKING_TOP_N = 5
+    for n in range(7):
+        lender_with(f"Lender {n}", min_loan_amount=1_000_000 + n * 1_000_000)
+    search = mcp.ok("search_lenders_for_deal", {"deal_id": make_deal(account).pk})
+    first = mcp.ok("get_lender_search_results", {"search_id": search["search_id"], "limit": 2})
+    assert first["total"] == 7 and first["ranked"] == 5 and first["status"] == "completed"
+    assert "total counts every eligible lender (7); pages cover only the best 5" in first["message"]
+    results, _sizes = page_all(mcp, search["search_id"], limit=2)
+    assert [r["rank"] for r in results] == [1, 2, 3, 4, 5]  # no gaps, no repeats, and has_more ends there
+    assert len({r["lender_id"] for r in results}) == 5
+
+
+def test_a_purged_search_tells_the_agent_which_search_to_read(mcp, account, settings):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from lenders import services
+
+    settings.LEV_SEARCH_REUSE_SECONDS = 0
+    settings.LEV_SEARCH_MATCH_RETENTION_SECONDS = 3600
+    lender_with("Only Lender")
+    deal = make_deal(account)
+    old, latest = (mcp.ok("search_lenders_for_deal", {"deal_id": deal.pk})["search_id"] for _ in range(2))
+    long_ago = timezone.now() - dt.timedelta(hours=2)
+    LenderSearch.objects.filter(pk__in=[old, latest]).update(finished_at=long_ago)
+    assert services.lender_matches_purge() == 1
+
+    page = mcp.ok("get_lender_search_results", {"search_id": old})
+    assert page["status"] == "completed" and page["results"] == [] and page["has_more"] is False
+    assert page["results_removed"] is True and page["superseded_by_search_id"] == latest
+    assert page["total"] == 1 and page["ranked"] == 0
+    assert "replaced by a newer search" in page["message"]
+    assert f"get_lender_search_results(search_id={latest})" in page["hint"]
+    current = mcp.ok("get_lender_search_results", {"search_id": latest})
+    assert [r["lender_name"] for r in current["results"]] == ["Only Lender"] and "results_removed" not in current
