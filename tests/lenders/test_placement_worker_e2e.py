@@ -36,14 +36,17 @@ def ranked(mcp: McpCaller, deal_id: int, worker: Worker) -> dict[int, dict]:
     search = mcp.ok("search_lenders_for_deal", {"deal_id": deal_id})
 
     def completed():
-        page = mcp.ok("get_lender_search_results", {"search_id": search["search_id"], "limit": 100})
+        # Pages of 25 keep every insight line (a page of 100 is trimmed to fit the byte budget).
+        page = mcp.ok("get_lender_search_results", {"search_id": search["search_id"], "limit": 25})
         return page if page["status"] == "completed" else None
 
     page = wait_for(completed, f"the worker to rank deal {deal_id}", worker)
+    assert not page.get("compacted")
     matches = {m["lender_id"]: m for m in page["results"]}
     cursor = page["next_cursor"]
     while cursor:
-        more = mcp.ok("get_lender_search_results", {"search_id": search["search_id"], "limit": 100, "cursor": cursor})
+        more = mcp.ok("get_lender_search_results", {"search_id": search["search_id"], "limit": 25, "cursor": cursor})
+        assert not more.get("compacted")
         matches.update({m["lender_id"]: m for m in more["results"]})
         cursor = more["next_cursor"]
     return {"search_id": search["search_id"], "matches": matches, "top": page["results"][:5]}
