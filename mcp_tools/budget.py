@@ -59,6 +59,14 @@ def result_size(text: str, *, is_error: bool = False) -> int:
     return _PREFIX + quoted_bytes + _MIDDLE + payload_bytes + _SUFFIX[is_error]
 
 
+def result_json(text: str, *, is_error: bool = False) -> str:
+    """The `result` of a tools/call response whose payload is `text` (from `dumps`), written from that
+    text: the payload is not serialized again (`result_size` counts exactly these bytes)."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    return (f'{{"content":[{{"type":"text","text":{quoted}}}],"structuredContent":{text},'
+            f'"isError":{"true" if is_error else "false"}}}')
+
+
 def payload_size(payload: dict[str, Any], *, is_error: bool = False) -> int:
     """Bytes a tool's payload costs on the wire (text content and structuredContent together)."""
     return result_size(dumps(payload), is_error=is_error)

@@ -395,18 +395,22 @@ class LevMCP(DjangoMCP):
         method, params = message["method"], message.get("params") or {}
         challenge = None
         if method == "tools/list":
-            result: dict[str, Any] = self.tools_list_for(credential_scopes(request))
+            result: dict[str, Any] | str = self.tools_list_for(credential_scopes(request))
         elif method == "tools/call":
             called = self.call_tool_sync(params["name"], params.get("arguments"), request)
-            result = called.model_dump(by_alias=True, mode="json", exclude_none=True)
             challenge = step_up_challenge(request, called)
+            # Every result is `_result`'s: one text block holding the payload's JSON, which is written
+            # into the body as it is (neither dumped through pydantic nor serialized a second time).
+            result = budget.result_json(called.content[0].text, is_error=bool(called.isError))
         elif method == "ping":
             result = {}
         else:
             return None
         # The result in UTF-8, exactly as `mcp_tools.budget` counts it; the id as the client may send it
         # (escaped, so even a lone surrogate in it is valid JSON in a UTF-8 body).
-        body = f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{budget.dumps(result)}}}'
+        if not isinstance(result, str):
+            result = budget.dumps(result)
+        body = f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{result}}}'
         if challenge:
             # An OAuth client may ask the person for the missing scope and retry (the MCP specification's
             # step-up); one that does not still reads the FORBIDDEN tool result in the body.
