@@ -101,7 +101,9 @@ class DealDetailApi(AccountScopedView):
 
     @extend_schema(parameters=[INCLUDE], responses={200: DealSerializer, **READ_ERRORS})
     def get(self, request: Request, deal_id: int) -> Response:
-        include = validated(IncludeQuerySerializer, request.query_params.dict()).get("include", frozenset())
+        # No query string, nothing to validate (the common read, the MCP tool's included).
+        include = (validated(IncludeQuerySerializer, request.query_params.dict()).get("include", frozenset())
+                   if request.query_params else frozenset())
         deal = self.deal(request, deal_id, include=include)
         return Response(DealSerializer(deal, include=include).data)
 
