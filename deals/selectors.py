@@ -135,10 +135,11 @@ def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozen
         qs = qs.select_related("financials")
     if "properties" in include:
         qs = qs.prefetch_related("properties")
-    deal = qs.filter(pk=deal_id).first()
-    if deal is None:
+    # At most one row (the primary key): sliced, not .first(), so no ORDER BY is compiled or sent.
+    found = list(qs.filter(pk=deal_id)[:1])
+    if not found:
         raise DealNotFound(deal_id)
-    return deal
+    return found[0]
 
 
 def deal_property_list(*, deal: Deal) -> QuerySet[DealProperty]:
