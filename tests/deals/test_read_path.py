@@ -1,0 +1,84 @@
+"""The deal read's two shortcuts answer exactly what the ORM and DRF answer without them.
+
+`deals.selectors.deal_get` runs the ORM's own SQL, compiled once, for a deal read with nothing
+included; `lev.serializers.FieldsBuiltOnce` writes an object out through fields bound once per class.
+Each is compared here with the long way, on the database the suite runs on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+from rest_framework import serializers
+
+from deals import selectors
+from deals.models import Deal, DealFinancials, DealProperty
+from deals.serializers import DealFinancialsSerializer, DealPropertySerializer, DealSerializer
+from lev.errors import DealNotFound
+from tests.factories import AccountFactory, DealFactory, DealFinancialsFactory, DealPropertyFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def plain(serializer_class: type[serializers.ModelSerializer]) -> type[serializers.ModelSerializer]:
+    """The same fields through DRF's ModelSerializer alone (no fields built once, no shortcut)."""
+    meta = type("Meta", (), {"model": serializer_class.Meta.model, "fields": serializer_class.Meta.fields})
+    declared = {name: type(field)(**field._kwargs) for name, field in serializer_class._declared_fields.items()}
+    return type(f"Plain{serializer_class.__name__}", (serializers.ModelSerializer,), {"Meta": meta, **declared})
+
+
+def full_deal(account) -> Deal:
+    deal = DealFactory(account=account, title="Ünïcode “Tower”", loan_amount=Decimal("18500000.25"),
+                       description="Line one\nline two", estimated_close_date=dt.date(2027, 3, 31))
+    Deal.objects.filter(pk=deal.pk).update(archived=True, archived_at=timezone.now())
+    DealPropertyFactory(deal=deal, units=120, square_footage=98_000, year_built=1987)
+    DealPropertyFactory(deal=deal, units=None, square_footage=None, year_built=None, address="", zip="")
+    DealFinancialsFactory(deal=deal)
+    return deal
+
+
+def test_the_compiled_read_finds_what_the_orm_finds_field_for_field():
+    account, other = AccountFactory(), AccountFactory()
+    deal, bare = full_deal(account), DealFactory(account=account, loan_amount=None, estimated_close_date=None)
+    for wanted in (deal, bare):
+        got = selectors.deal_get(account=account, deal_id=wanted.pk)
+        orm = Deal.objects.get(pk=wanted.pk)
+        assert type(got) is Deal
+        assert {f.attname: getattr(got, f.attname) for f in Deal._meta.concrete_fields} == \
+            {f.attname: getattr(orm, f.attname) for f in Deal._meta.concrete_fields}
+    # Tenancy and bounds answer as before: another account's deal, a missing id, ids past the column.
+    for account_, deal_id in ((other, deal.pk), (account, deal.pk + 1000), (account, 0), (account, -5),
+                              (account, 2**63), (account, 10**30)):
+        with pytest.raises(DealNotFound):
+            selectors.deal_get(account=account_, deal_id=deal_id)
+
+
+@pytest.mark.parametrize("include", [frozenset(), frozenset({"properties"}), frozenset({"financials"}),
+                                     frozenset({"properties", "financials"})])
+def test_a_deal_is_written_out_as_drf_writes_it(include):
+    account = AccountFactory()
+    for deal in (full_deal(account), DealFactory(account=account, loan_amount=None, estimated_close_date=None)):
+        read = selectors.deal_get(account=account, deal_id=deal.pk, include=include)
+        ours = DealSerializer(read, include=include).data
+        expected = plain(DealSerializer)(read).data
+        if "properties" in include:
+            expected["properties"] = plain(DealPropertySerializer)(read.properties.all(), many=True).data
+        if "financials" in include:
+            financials = getattr(read, "financials", None) or DealFinancials(deal=read)
+            expected["financials"] = plain(DealFinancialsSerializer)(financials).data
+        assert ours == expected
+        assert list(ours) == list(expected)  # the same keys in the same order
+
+
+def test_properties_and_financials_alone_and_in_lists_match_drf():
+    account = AccountFactory()
+    deal = full_deal(account)
+    props = DealProperty.objects.filter(deal=deal).order_by("id")
+    assert DealPropertySerializer(props, many=True).data == plain(DealPropertySerializer)(props, many=True).data
+    financials = DealFinancials.objects.get(deal=deal)
+    assert DealFinancialsSerializer(financials).data == plain(DealFinancialsSerializer)(financials).data
+    empty = DealFinancials(deal=deal)  # a deal without figures yet: every one null
+    assert DealFinancialsSerializer(empty).data == plain(DealFinancialsSerializer)(empty).data
