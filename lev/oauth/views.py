@@ -75,6 +75,10 @@ class ConsentView(AuthorizationView):
         return context
 
     def form_valid(self, form):
+        # The consent page posts the client it was shown for; a post naming any other (a forged or stale
+        # form) is refused like an incomplete one, before the toolkit looks the client up (a 500 there).
+        if not get_application_model().objects.filter(client_id=form.cleaned_data.get("client_id") or "").exists():
+            return self._refused("This app is not registered here. Start connecting again from the app.")
         requested = scopes.known(form.cleaned_data.get("scope", ""))
         chosen = frozenset(self.request.POST.getlist("scope_choice")) & requested
         membership = None

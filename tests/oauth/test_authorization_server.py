@@ -490,6 +490,15 @@ def test_a_tampered_consent_form_is_refused_with_a_page(flow):
     assert not OAuthAuthorization.objects.exists()
 
 
+@pytest.mark.parametrize("client_id", ["no-such-client", "https://agent.example/never-registered.json", "\u00e9"])
+def test_a_consent_form_naming_an_unknown_client_is_refused_with_a_page(flow, client_id):
+    # Found by the OAuth fuzz suite: the form was valid, the toolkit's lookup of the client was a 500.
+    answer = flow.browser.post("/oauth/authorize/", {**flow.authorize_params(client_id=client_id), "allow": "1",
+                                                     "account": "1", "scope_choice": ["deals:read"]})
+    assert answer.status_code == 400 and b"not registered" in answer.content
+    assert not OAuthAuthorization.objects.exists()
+
+
 def test_approval_prompt_auto_still_asks_the_person(flow):
     flow.tokens()
     page = flow.consent_page(approval_prompt="auto")
