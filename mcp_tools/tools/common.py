@@ -360,14 +360,8 @@ def shorten_to_fit(payload: dict[str, Any], key: str,
         paging = {"has_more": True, "next_cursor": cursor_after(kept)} if cursor_after else {"has_more": True}
         return {**payload, key: items[:kept], **paging, "truncated": True}
 
-    low, high = 1, len(items)  # never fewer than one item: the server's guard answers for one too large
-    while low < high:
-        middle = (low + high + 1) // 2
-        if budget.fits(cut(middle)):
-            low = middle
-        else:
-            high = middle - 1
-    return cut(low)
+    # Never fewer than one item: the server's guard answers for one too large.
+    return cut(_most_that_fit(1, len(items), cut))
 
 
 def cut_nested(payload: dict[str, Any], holder: str, key: str, total: int,
@@ -385,11 +379,17 @@ def cut_nested(payload: dict[str, Any], holder: str, key: str, total: int,
         rest = {**continue_with(kept), "remaining": total - kept}
         return {**payload, holder: {**obj, key: items[:kept]}, "truncated": True, "continue_with": rest}
 
-    low, high = 0, len(items)
+    kept = _most_that_fit(0, len(items), shaped)
+    return shaped(kept) if kept < total else payload
+
+
+def _most_that_fit(low: int, high: int, shaped: Callable[[int], dict[str, Any]]) -> int:
+    """The largest count in [low, high] whose answer `shaped(count)` fits the budget (a binary search:
+    the size grows with the count), or `low` when none does."""
     while low < high:
         middle = (low + high + 1) // 2
         if budget.fits(shaped(middle)):
             low = middle
         else:
             high = middle - 1
-    return shaped(low) if low < total else payload
+    return low
