@@ -9,7 +9,8 @@ LEV_SEARCH_MAX_ATTEMPTS. Time limits need the prefork pool (the solo pool cannot
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from celery import shared_task
 from django.conf import settings
@@ -19,6 +20,21 @@ from lenders.activity import lender_activity_recompute
 from lev.outages import is_dependency_outage, report_outage
 
 COMMON = {"acks_late": True, "reject_on_worker_lost": True}
+T = TypeVar("T")
+
+
+def _unless_outage(work: Callable[[], T], what: str, nothing_done: T) -> T:
+    """Periodic work, run now. While the database (or broker) is down there is nothing to do: the
+    outage is reported (once per interval), the connection it broke is dropped so the next run
+    connects afresh, and `nothing_done` is returned. Any other error is a bug and is raised."""
+    try:
+        return work()
+    except Exception as exc:
+        if not is_dependency_outage(exc):
+            raise
+        report_outage(exc, what)
+        services.drop_broken_connection()
+        return nothing_done
 
 
 @shared_task(
@@ -45,13 +61,7 @@ def run_lender_search(self, search_id: int) -> dict[str, Any] | None:
 def sweep_stale_searches() -> dict[str, int]:
     """Re-queue (or fail) searches whose worker died or whose job never started. While the database
     (or broker) is down there is nothing to sweep: the next run, seconds later, does it."""
-    try:
-        return services.lender_search_sweep()
-    except Exception as exc:
-        if not is_dependency_outage(exc):
-            raise
-        report_outage(exc, "stale-search sweep")
-        return {"requeued": 0, "failed": 0}
+    return _unless_outage(services.lender_search_sweep, "stale-search sweep", {"requeued": 0, "failed": 0})
 
 
 @shared_task(name="lenders.tasks.purge_superseded_matches", soft_time_limit=100, time_limit=110, **COMMON)
@@ -60,14 +70,7 @@ def purge_superseded_matches() -> int:
     search of the same deal, or failed, past LEV_SEARCH_MATCH_RETENTION_SECONDS (see
     services.purgeable_searches). Returns the number of searches purged. While the database is down
     there is nothing to do: the next run does it."""
-    try:
-        return services.lender_matches_purge()
-    except Exception as exc:
-        if not is_dependency_outage(exc):
-            raise
-        report_outage(exc, "purge of superseded lender matches")
-        services.drop_broken_connection()  # so the next run connects afresh
-        return 0
+    return _unless_outage(services.lender_matches_purge, "purge of superseded lender matches", 0)
 
 
 @shared_task(name="lenders.tasks.refresh_lender_activity", soft_time_limit=100, time_limit=110, **COMMON)
@@ -75,10 +78,4 @@ def refresh_lender_activity() -> int:
     """Recompute every lender's activity signals per market (quotes and closings in 90 days, median
     response hours) from placements and term sheets, and their scores (lenders.activity). While the
     database is down there is nothing to do: the next run does it."""
-    try:
-        return lender_activity_recompute()
-    except Exception as exc:
-        if not is_dependency_outage(exc):
-            raise
-        report_outage(exc, "lender activity recompute")
-        return 0
+    return _unless_outage(lender_activity_recompute, "lender activity recompute", 0)
