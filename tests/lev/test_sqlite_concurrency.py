@@ -188,10 +188,14 @@ def test_seventy_concurrent_writes_of_two_accounts_all_succeed_and_the_breaker_c
         thread.join(timeout=60)
     assert len(outcomes) == A_WRITES + B_WRITES, "some calls did not finish"
 
+    embedded_server["log"].seek(0)
+    locked = embedded_server["log"].read().count("database is locked")
     failed = {key: what for key, (ok, what) in outcomes.items() if not ok}
     b_failed = {key: what for key, what in failed.items() if key[0] == "b"}
-    assert not b_failed, f"{len(b_failed)} of B's {B_WRITES} writes failed: {list(b_failed.values())[:3]}"
+    assert not b_failed, (f"{len(b_failed)} of B's {B_WRITES} writes failed ({locked} 'database is locked' in "
+                          f"the server's log): {list(b_failed.values())[:3]}")
     assert not failed, f"{len(failed)} of {len(plan)} writes failed: {list(failed.values())[:3]}"
+    assert not locked
 
     # Nothing reached the breaker: no tool call failed, none was retried, the breaker never moved.
     metrics = httpx.get(f"{base}/metrics", timeout=10).text
@@ -212,5 +216,3 @@ def test_seventy_concurrent_writes_of_two_accounts_all_succeed_and_the_breaker_c
 
     with contextlib.closing(sqlite3.connect(embedded_server["db"])) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    embedded_server["log"].seek(0)
-    assert "database is locked" not in embedded_server["log"].read()
