@@ -82,4 +82,4 @@ faults: $(STAMP)
 
 # Keeps .demo-api-key: clients set up with the demo key still connect after a fresh `make run`.
 clean:
-	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm .pytest_cache .ruff_cache

@@ -163,9 +163,21 @@ LEV_DB_STATEMENT_TIMEOUT_MS = env_int(
 )
 LEV_DB_CONNECT_TIMEOUT_SECONDS = env_int("LEV_DB_CONNECT_TIMEOUT_SECONDS", 3)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Several threads (the MCP endpoint, in-process jobs) write to the embedded database; a writer
-    # waits for the lock at most as long as a statement may run elsewhere.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = max(1, LEV_DB_STATEMENT_TIMEOUT_MS / 1000 or 20)
+    # The embedded default (`make run`: runserver, a thread per request; in-process jobs) has many
+    # writers to one file. SQLite allows one writer at a time, so each must wait its turn, never fail:
+    # * transaction_mode IMMEDIATE: a transaction takes the write lock when it begins. With the
+    #   default (DEFERRED) a transaction that read first and then writes must upgrade its lock, and
+    #   when another writer holds it SQLite answers "database is locked" at once, without waiting
+    #   (it cannot wait: that would deadlock), however long the busy timeout is.
+    # * timeout (the busy timeout): a writer waits for the lock at most as long as a statement may
+    #   run elsewhere, then it is an outage (503) like a PostgreSQL lock_timeout.
+    # * WAL: readers never wait for the writer nor the writer for readers; synchronous=NORMAL is the
+    #   setting WAL is made for (durable across application crashes; a power cut may lose the last
+    #   commits, never corrupt the file). An in-memory database (the tests') ignores journal_mode.
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["timeout"] = max(1, LEV_DB_STATEMENT_TIMEOUT_MS / 1000 or 20)
+    _options["transaction_mode"] = "IMMEDIATE"
+    _options["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     _options = DATABASES["default"].setdefault("OPTIONS", {})

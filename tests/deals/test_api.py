@@ -46,6 +46,10 @@ def test_list_shows_only_own_account_deals(api, account, rival_deal):
     ("method", "path", "data"),
     [
         ("get", "/api/v1/deals/{id}/", None),
+        # `include=` reads the deal by another query (with its relations): it is scoped as well.
+        ("get", "/api/v1/deals/{id}/?include=financials,properties", None),
+        ("get", "/api/v1/deals/{id}/?include=financials", None),
+        ("get", "/api/v1/deals/{id}/?include=properties", None),
         ("patch", "/api/v1/deals/{id}/", {"title": "Stolen"}),
         ("post", "/api/v1/deals/{id}/archive/", None),
         ("get", "/api/v1/deals/{id}/properties/", None),

@@ -12,7 +12,7 @@ from django.utils import timezone
 from deals.models import ApiKey, Deal
 from deals.services import ARCHIVED_CUSTOMER_MESSAGE
 from tests.backend_stub import BackendStub, Reply
-from tests.factories import DealFactory, DealPropertyFactory, LenderFactory, LenderProgramFactory
+from tests.factories import DealFactory, DealFinancialsFactory, DealPropertyFactory, LenderFactory, LenderProgramFactory
 from tests.mcp_helpers import McpCaller
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -146,10 +146,14 @@ def test_backend_validation_error_is_mapped(mcp, account):
     contract(payload, "VALIDATION_ERROR", "validation", False, "Validation failed: city")
 
 
-def test_missing_and_other_accounts_deal_look_the_same(mcp, other_account):
+@pytest.mark.parametrize("include", [None, ["financials"], ["properties"], ["financials", "properties"]])
+def test_missing_and_other_accounts_deal_look_the_same(mcp, other_account, include):
     rival = DealFactory(account=other_account)
+    DealFinancialsFactory(deal=rival)
+    DealPropertyFactory(deal=rival)
     for deal_id in (rival.id, rival.id + 999):
-        payload = contract(mcp.error("get_deal", {"deal_id": deal_id}), "NOT_FOUND", "validation", False,
+        arguments = {"deal_id": deal_id} | ({"include": include} if include else {})
+        payload = contract(mcp.error("get_deal", arguments), "NOT_FOUND", "validation", False,
                            f"Deal not found: {deal_id}")
         assert payload["details"] == {"resource": "deal", "id": str(deal_id)}
     contract(mcp.error("get_lender", {"lender_id": 424242}), "NOT_FOUND", "validation", False,
