@@ -130,7 +130,16 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
-class RegistrationView(DynamicClientRegistrationView):
+class JsonMethodNotAllowed:
+    """A method the endpoint does not take is an RFC 7591-style JSON error too, not an empty 405."""
+
+    def http_method_not_allowed(self, request, *args, **kwargs):
+        response = _registration_error("invalid_request", f"{request.method} is not allowed here.", status=405)
+        response["Allow"] = ", ".join(m.upper() for m in self._allowed_methods())
+        return response
+
+
+class RegistrationView(JsonMethodNotAllowed, DynamicClientRegistrationView):
     """RFC 7591 registration: open (a client that connects by URL has no one to ask), so bounded: a
     rate per client address (LEV_OAUTH_REGISTRATION_RATE), a body size, and the metadata limits of
     `lev.oauth.registration`. Answers are RFC 7591 JSON, never a page or a 500."""
@@ -149,7 +158,7 @@ class RegistrationView(DynamicClientRegistrationView):
         return super().post(request, *args, **kwargs)
 
 
-class ClientConfigurationView(DynamicClientRegistrationManagementView):
+class ClientConfigurationView(JsonMethodNotAllowed, DynamicClientRegistrationManagementView):
     """RFC 7592 client configuration (`/oauth/register/<client_id>/`, with the registration access token
     the registration answered): read, update, delete. An update meets exactly the rules of a registration
     (`lev.oauth.registration`, the same body size) and may not change how the client authenticates."""

@@ -5,10 +5,12 @@ a 500)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 from oauth2_provider.models import get_application_model
 
 from lev import limits
@@ -163,3 +165,27 @@ def test_connected_apps_show_names_neutralised(user):
     flow.tokens()
     html = flow.browser.get("/oauth/connected-apps/").content.decode()
     assert "<bdi>Trustedexe.evil</bdi>" in html and RLO not in html
+
+
+def test_a_stored_metadata_document_client_is_shown_neutralised(user):
+    """A client known from its metadata document before these rules (its cached row is used as is)."""
+    url = "https://agent.example/client.json"
+    Application.objects.create(
+        client_id=url, name=f"Acme{RLO}tnegA", client_type=Application.CLIENT_PUBLIC, client_secret="",
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE, redirect_uris=REDIRECT_URI,
+        registration_source=Application.RegistrationSource.CIMD,
+        cimd_expires_at=timezone.now() + dt.timedelta(hours=1),
+    )
+    page = Flow(user=user, client_id=url).consent_page()
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "<bdi>AcmetnegA</bdi>" in html and "<bdi>agent.example</bdi>" in html
+    assert not any(c in html for c in BIDI)
+
+
+@pytest.mark.parametrize(("method", "path"), [("get", "/oauth/register/"), ("patch", "/oauth/register/x/"),
+                                              ("post", "/oauth/register/x/")])
+def test_other_methods_get_a_json_error(client, method, path):
+    response = getattr(client, method)(path)
+    assert response.status_code == 405 and response.json()["error"] == "invalid_request"
+    assert response["Allow"]
