@@ -19,6 +19,9 @@ class OAuthAuthorization(models.Model):
     # Until the code is exchanged (an unexchanged code expires with its grant, and this row with it).
     grant = models.OneToOneField(oauth2_settings.GRANT_MODEL, null=True, blank=True, on_delete=models.CASCADE,
                                  related_name="+")
+    # SHA-256 of the authorization code, kept after the exchange: a code presented again finds the grant
+    # whose tokens it issued, and they are revoked (RFC 6749 §4.1.2).
+    code_checksum = models.CharField(max_length=64, null=True, blank=True, unique=True, editable=False)
     # The refresh token family (RefreshToken.token_family) of the tokens issued for it.
     token_family = models.UUIDField(null=True, blank=True, unique=True, editable=False)
     scope = models.TextField(help_text="The scopes the person allowed, space-separated.")

@@ -19,7 +19,7 @@ dot_patterns = [
     path("oauth/token/", views.TokenView.as_view(), name="token"),
     path("oauth/revoke/", dot_views.RevokeTokenView.as_view(), name="revoke-token"),
     path("oauth/register/", views.RegistrationView.as_view(), name="dcr-register"),
-    path("oauth/register/<str:client_id>/", dot_views.DynamicClientRegistrationManagementView.as_view(),
+    path("oauth/register/<str:client_id>/", views.ClientConfigurationView.as_view(),
          name="dcr-register-management"),
 ]
 

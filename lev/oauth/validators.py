@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 from urllib.parse import urlsplit
 
@@ -23,6 +24,10 @@ from lev import limits
 from lev.resource import mcp_resource, normalize, site_resources
 
 LOOPBACK_NAMES = {"localhost"}
+
+
+def code_checksum(code: str) -> str:
+    return hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class S256OnlyServer(Server):
@@ -117,8 +122,31 @@ class LevOAuth2Validator(OAuth2Validator):
         grant = super()._create_authorization_code(request, code, expires)
         OAuthAuthorization.objects.create(
             user=request.user, account_id=account_id, application=request.client, grant=grant, scope=grant.scope,
+            code_checksum=code_checksum(code["code"]),
         )
         return grant
+
+    def validate_code(self, client_id, code, client, request, *args, **kwargs):
+        if super().validate_code(client_id, code, client, request, *args, **kwargs):
+            return True
+        self._revoke_tokens_of_a_used_code(code, client)
+        return False
+
+    @staticmethod
+    def _revoke_tokens_of_a_used_code(code, client) -> None:
+        """RFC 6749 §4.1.2 (and OAuth 2.1 §4.1.3): a code presented after its exchange was copied; the tokens
+        that exchange issued are revoked, access and refresh (the whole family), at once in this process."""
+        from lev.oauth.models import OAuthAuthorization
+        from lev.oauth.services import authorization_revoke
+
+        if not isinstance(code, str) or not code or len(code) > 255:
+            return
+        authorization = OAuthAuthorization.objects.filter(
+            code_checksum=code_checksum(code), application=client, token_family__isnull=False,
+            revoked_at__isnull=True,
+        ).first()
+        if authorization is not None:
+            authorization_revoke(authorization=authorization)
 
     def _check_and_set_request_resource(self, request):
         super()._check_and_set_request_resource(request)

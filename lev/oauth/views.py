@@ -23,14 +23,18 @@ from django.views.decorators.http import require_http_methods
 from oauth2_provider import views as dot_views
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
-from oauth2_provider.views import AuthorizationView, DynamicClientRegistrationView
+from oauth2_provider.views import (
+    AuthorizationView,
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+)
 from oauth2_provider.views.metadata import OAuthProtectedResourceMetadataView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from deals.models import Membership
 from lev import limits, scopes
 from lev.oauth import selectors, services
-from lev.oauth.registration import client_metadata_problem, error_code
+from lev.oauth.registration import client_metadata_error, neutralise
 from lev.resource import MCP_PATH, normalize, public_origin, site_resources
 from lev.throttling import count_in_window, parse_rate
 
@@ -69,6 +73,7 @@ class ConsentView(AuthorizationView):
             Membership.objects.filter(user=self.request.user).select_related("account").order_by("account__name")
         )
         if application is not None:
+            context["client_title"] = neutralise(application.name)
             context["client_host"] = urlsplit(application.client_id).hostname \
                 if application.client_id.startswith("https://") else None
             context["redirect_host"] = urlsplit(context.get("redirect_uri") or "").hostname
@@ -125,7 +130,16 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
-class RegistrationView(DynamicClientRegistrationView):
+class JsonMethodNotAllowed:
+    """A method the endpoint does not take is an RFC 7591-style JSON error too, not an empty 405."""
+
+    def http_method_not_allowed(self, request, *args, **kwargs):
+        response = _registration_error("invalid_request", f"{request.method} is not allowed here.", status=405)
+        response["Allow"] = ", ".join(m.upper() for m in self._allowed_methods())
+        return response
+
+
+class RegistrationView(JsonMethodNotAllowed, DynamicClientRegistrationView):
     """RFC 7591 registration: open (a client that connects by URL has no one to ask), so bounded: a
     rate per client address (LEV_OAUTH_REGISTRATION_RATE), a body size, and the metadata limits of
     `lev.oauth.registration`. Answers are RFC 7591 JSON, never a page or a 500."""
@@ -138,18 +152,56 @@ class RegistrationView(DynamicClientRegistrationView):
                                            "retry later.", status=429)
             response["Retry-After"] = str(max(1, int((window + 1) * period - time.time())))
             return response
-        length = request.META.get("CONTENT_LENGTH") or "0"
-        if not length.isdigit() or int(length) > limits.OAUTH_REGISTRATION_BODY_MAX_BYTES:
-            return _registration_error("invalid_client_metadata", "The registration request is larger than "
-                                       f"{limits.OAUTH_REGISTRATION_BODY_MAX_BYTES} bytes.", status=413)
-        try:
-            data = json.loads(request.body)
-        except (ValueError, RecursionError):
-            return _registration_error("invalid_client_metadata", "The request body must be a JSON object.")
-        problem = client_metadata_problem(data)
-        if problem:
-            return _registration_error(error_code(problem), problem)
+        refused = _oversized(request) or _metadata_refused(request)
+        if refused:
+            return refused
         return super().post(request, *args, **kwargs)
+
+
+class ClientConfigurationView(JsonMethodNotAllowed, DynamicClientRegistrationManagementView):
+    """RFC 7592 client configuration (`/oauth/register/<client_id>/`, with the registration access token
+    the registration answered): read, update, delete. An update meets exactly the rules of a registration
+    (`lev.oauth.registration`, the same body size) and may not change how the client authenticates."""
+
+    def put(self, request, client_id, *args, **kwargs):
+        refused = _oversized(request)
+        if refused:
+            return refused
+        auth = self._authenticate_registration_request(request, client_id)
+        if isinstance(auth, HttpResponse):
+            return auth
+        refused = _metadata_refused(request)
+        if refused:
+            return refused
+        data = json.loads(request.body)
+        if data.get("client_id", client_id) != client_id:
+            return _registration_error("invalid_client_metadata", "client_id must be this client's.")
+        method = data.get("token_endpoint_auth_method", "client_secret_basic")
+        if (method == "none") != (auth.application.client_type == auth.application.CLIENT_PUBLIC):
+            return _registration_error("invalid_client_metadata", "token_endpoint_auth_method cannot change; "
+                                       "register a new client instead.")
+        return super().put(request, client_id, *args, **kwargs)
+
+
+def _oversized(request: HttpRequest) -> JsonResponse | None:
+    """413 for a body past the registration bound, before it is read (Django reads no more than
+    Content-Length, so a body without one is empty and refused as not JSON)."""
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    if not length.isdigit() or int(length) > limits.OAUTH_REGISTRATION_BODY_MAX_BYTES:
+        return _registration_error("invalid_client_metadata", "The registration request is larger than "
+                                   f"{limits.OAUTH_REGISTRATION_BODY_MAX_BYTES} bytes.", status=413)
+    return None
+
+
+def _metadata_refused(request: HttpRequest) -> JsonResponse | None:
+    try:
+        data = json.loads(request.body)
+    except (ValueError, RecursionError):
+        return _registration_error("invalid_client_metadata", "The request body must be a JSON object.")
+    error = client_metadata_error(data)
+    if error:
+        return _registration_error(*error)
+    return None
 
 
 def _registration_error(error: str, description: str, status: int = 400) -> JsonResponse:

@@ -13,7 +13,9 @@ import string
 import pytest
 from django.test import Client
 from hypothesis import given, settings
+from hypothesis import settings as settings_
 from hypothesis import strategies as st
+from oauth2_provider.models import get_application_model
 
 from tests.factories import MembershipFactory
 from tests.fuzz.conftest import budget
@@ -23,6 +25,7 @@ from tests.oauth.flow import REDIRECT_URI, Flow, public_client
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db]
 
 EXAMPLES = 150
+Application = get_application_model()
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=300)
 HOSTILE_TEXT = st.one_of(
     TEXT,
@@ -36,6 +39,52 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_
                     max_leaves=20)
 REGISTRATION_KEYS = ["client_name", "redirect_uris", "grant_types", "response_types", "token_endpoint_auth_method",
                      "scope", "client_uri", "logo_uri", "jwks", "client_id", "client_secret"]
+
+# Hostile client metadata (issue 19 item 5): a control, C1, bidirectional-formatting or line-separator
+# character, or a lone surrogate, somewhere in a string; redirect URIs no client may have; bodies past
+# the bound; more redirect URIs than allowed. Each must be refused, never stored, never a 5xx.
+FORBIDDEN = st.sampled_from(["\x00", "\x01", "\x08", "\x1b", "\x7f", "\x85", "\x9f", "\u202a", "\u202b", "\u202c",
+                             "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "\u200e", "\u200f",
+                             "\u061c", "\u2028", "\u2029", "\ud800", "\udfff"])
+POISONED = st.builds(lambda head, char, tail: head + char + tail, TEXT.map(lambda t: t[:40]), FORBIDDEN,
+                     TEXT.map(lambda t: t[:40]))
+BAD_REDIRECT_URIS = st.sampled_from([
+    "http://evil.example/cb", "javascript:alert(1)", "data:text/html,<script>", "file:///etc/passwd",
+    "https://a.example/cb#fragment", "https://user:pw@a.example/cb", "https://a.example:99999/cb", "http://[::1",
+    "https://a.example/" + "a" * 3000, "", " https://a.example/cb", "//a.example/cb", "http://127.0.0.1.evil.example/",
+    "http://localhost.evil.example/cb", "https://a.example/cb\x00", "https://a.example/\u202ebc",
+])
+GOOD_METADATA = {"client_name": "Fuzz", "redirect_uris": [REDIRECT_URI], "response_types": ["code"],
+                 "grant_types": ["authorization_code", "refresh_token"], "token_endpoint_auth_method": "none"}
+
+
+def _poison(body: dict, where: str, text: str) -> dict:
+    body = dict(body)
+    if where == "redirect_uris":
+        body["redirect_uris"] = [REDIRECT_URI, text]
+    elif where == "nested":
+        body["jwks"] = {"keys": [{"kid": text}]}
+    elif where == "key":
+        body[text] = "x"
+    else:
+        body[where] = text
+    return body
+
+
+# (body, how it must be refused: the status and RFC 7591 error)
+HOSTILE_METADATA = st.one_of(
+    st.builds(_poison, st.just(GOOD_METADATA), st.sampled_from([*REGISTRATION_KEYS, "nested", "key"]), POISONED)
+    .map(lambda body: (json.dumps(body).encode(), 400, "invalid_client_metadata")),
+    st.lists(BAD_REDIRECT_URIS, min_size=1, max_size=3)
+    .map(lambda uris: (json.dumps({**GOOD_METADATA, "redirect_uris": uris}).encode(), 400, None)),
+    st.integers(11, 400).map(lambda n: (json.dumps({**GOOD_METADATA, "redirect_uris": [
+        f"https://a.example/{i}" for i in range(n)]}).encode(), 400, "invalid_redirect_uri")),
+    st.integers(17, 400).map(lambda kb: (json.dumps({**GOOD_METADATA, "client_uri": "x" * kb * 1024}).encode(),
+                                         413, "invalid_client_metadata")),
+    st.sampled_from(["implicit", "password", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"])
+    .map(lambda grant: (json.dumps({**GOOD_METADATA, "grant_types": [grant]}).encode(), 400,
+                        "invalid_client_metadata")),
+)
 
 
 def refused_cleanly(response) -> None:
@@ -61,6 +110,34 @@ def test_registration_never_fails_on_hostile_metadata():
             assert response.json()["error"]
 
     register()
+
+
+def test_hostile_client_metadata_is_refused_on_registration_and_update(settings):
+    """The same hostile bodies at registration (RFC 7591) and at an update (RFC 7592): refused alike."""
+    settings.LEV_OAUTH_REGISTRATION_RATE = "100000/hour"
+    client = Client()
+    registered = client.post("/oauth/register/", json.dumps(GOOD_METADATA), content_type="application/json").json()
+    path = registered["registration_client_uri"].removeprefix("http://testserver")
+    token = registered["registration_access_token"]
+    stored = Application.objects.values().get(client_id=registered["client_id"])
+
+    @settings_(max_examples=budget(EXAMPLES), **FUZZ)
+    @given(HOSTILE_METADATA)
+    def hostile(case: tuple[bytes, int, str | None]) -> None:
+        body, status, error = case
+        for response in (
+            client.post("/oauth/register/", body, content_type="application/json"),
+            client.put(path, body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}"),
+        ):
+            refused_cleanly(response)
+            assert response.status_code == status, (body[:200], response.content[:300])
+            assert response["Content-Type"].startswith("application/json")
+            assert response.json()["error"] == (error or response.json()["error"])
+            assert response.json()["error"] in ("invalid_client_metadata", "invalid_redirect_uri")
+        assert Application.objects.count() == 1
+        assert Application.objects.values().get(client_id=registered["client_id"]) == stored
+
+    hostile()
 
 
 def test_token_endpoint_never_fails_on_hostile_requests(user):

@@ -163,6 +163,45 @@ def test_a_code_is_exchanged_once_only(flow):
     assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
 
 
+def mcp_tools_list(token: str):
+    return Client().post("/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+                         content_type="application/json", HTTP_ACCEPT="application/json, text/event-stream",
+                         HTTP_MCP_PROTOCOL_VERSION="2025-06-18", **bearer(token))
+
+
+def test_a_reused_code_revokes_the_tokens_of_its_first_exchange(flow, settings):
+    """RFC 6749 §4.1.2: a code presented twice was copied, so what its first exchange issued is revoked —
+    at once, although this process's credential cache had the access token as valid (issue 19 item 8)."""
+    settings.LEV_AUTH_CACHE_SECONDS = 60
+    code = flow.code()
+    first = flow.exchange(code).json()
+    assert mcp_tools_list(first["access_token"]).status_code == 200  # and now cached as valid
+    again = flow.exchange(code)
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    refused = mcp_tools_list(first["access_token"])
+    assert refused.status_code == 401 and "invalid_token" in refused["WWW-Authenticate"]
+    assert flow.refresh(first["refresh_token"]).json()["error"] == "invalid_grant"
+    assert OAuthAuthorization.objects.get().revoked_at is not None
+
+
+def test_a_reused_code_revokes_the_refreshed_tokens_too(flow):
+    code = flow.code()
+    first = flow.exchange(code).json()
+    renewed = flow.refresh(first["refresh_token"]).json()
+    assert flow.exchange(code).status_code == 400
+    assert mcp_tools_list(renewed["access_token"]).status_code == 401
+    assert flow.refresh(renewed["refresh_token"]).status_code == 400
+
+
+def test_an_unknown_or_other_clients_code_revokes_nothing(flow, user):
+    code = flow.code()
+    tokens = flow.exchange(code).json()
+    other = Flow(user=user, client_id=public_client(name="Other").client_id)
+    assert other.exchange(code, code_verifier=flow.verifier).status_code == 400  # another client presents it
+    assert flow.exchange("never-issued").status_code == 400
+    assert mcp_tools_list(tokens["access_token"]).status_code == 200
+
+
 def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_family(flow, client):
     first = flow.tokens()
     renewed = flow.refresh(first["refresh_token"])
