@@ -426,10 +426,8 @@ class DealAdmin(AccountScopedAdmin):
         deal = self._posted_deal(request, object_id)
         if not isinstance(deal, Deal):
             return deal
-        back = request.POST.get("next", "")
-        if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
-            back = ""
-        back = back or reverse("admin:deals_deal_change", args=[deal.pk]) + "#placements"
+        back = _local_path(request.POST.get("next", "")) or reverse("admin:deals_deal_change",
+                                                                     args=[deal.pk]) + "#placements"
         lender_ids = sorted({i for i in map(_form_id, request.POST.getlist("lender_ids")) if i is not None})
         if not lender_ids:
             self.message_user(request, "Tick one or more ranked lenders to place the deal with.", messages.WARNING)
@@ -454,6 +452,14 @@ class DealAdmin(AccountScopedAdmin):
         if obj is not None and obj.pk:
             context.update(deal_page_context(obj))
         return super().render_change_form(request, context, add, change, form_url, obj)
+
+
+def _local_path(url: str) -> str:
+    """`url` if it is a path on this site ("/admin/…"), else "": never an absolute URL, not even
+    one naming this host, nor a scheme-relative "//host/…" or "/\\host/…"."""
+    if not url.startswith("/") or url.startswith(("//", "/\\")):
+        return ""
+    return url if url_has_allowed_host_and_scheme(url, allowed_hosts=set()) else ""
 
 
 def _form_id(text: str) -> int | None:
