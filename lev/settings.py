@@ -178,12 +178,17 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Admin login lockout (django-axes) -------------------------------------------------------
-# After this many failed logins of one username from one IP address, that pair is refused
-# (even with the right password) for the cool-off; a success resets the count.
+# --- Sign-in lockout (django-axes): the admin's login and the OAuth sign-in page -------------------
+# After this many failed sign-ins of one username from one IP address, that pair is refused
+# (even with the right password) for the cool-off; a success resets the pair's count.
 AXES_FAILURE_LIMIT = env_int("LEV_ADMIN_LOGIN_FAILURE_LIMIT", 5)
+# ...and after this many failures from one IP address, whatever the usernames tried (password
+# spraying), that address is refused for the cool-off. Higher than the pair's limit so that people
+# sharing an address (an office) are not locked out by one person's typos. lev.login_lockout.
+LEV_LOGIN_FAILURE_LIMIT_PER_IP = env_int("LEV_LOGIN_FAILURE_LIMIT_PER_IP", 30)
 AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("LEV_ADMIN_LOGIN_COOLOFF_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_HANDLER = "lev.login_lockout.LoginLockoutHandler"
 AXES_RESET_ON_SUCCESS = True
 # The client address is REMOTE_ADDR (no X-Forwarded-For parsing, which a client could forge).
 AXES_CLIENT_IP_CALLABLE = None

@@ -88,3 +88,47 @@ def test_api_keys_are_not_counted_or_locked_out(admin_user, api_key, user):
         assert bad.get("/api/v1/deals/", REMOTE_ADDR="127.0.0.1").status_code == 401
     assert api.get("/api/v1/deals/", REMOTE_ADDR="127.0.0.1").status_code == 200
     assert not AccessAttempt.objects.exclude(username=user.username).exists()
+
+
+OAUTH_LOGIN_URL = "/accounts/login/"
+
+
+def post_oauth_login(client: Client, username: str, password: str, ip: str):
+    client.get(OAUTH_LOGIN_URL, REMOTE_ADDR=ip)
+    token = client.cookies["csrftoken"].value
+    return client.post(OAUTH_LOGIN_URL, {"username": username, "password": password,
+                                         "csrfmiddlewaretoken": token}, REMOTE_ADDR=ip)
+
+
+@pytest.mark.parametrize("sign_in", [post_login, post_oauth_login], ids=["admin", "oauth"])
+def test_many_usernames_from_one_address_are_locked_out(admin_user, sign_in):
+    # Issue 19 item 8: password spraying (a different username each time) was never throttled.
+    client = Client(enforce_csrf_checks=True)
+    limit = settings.LEV_LOGIN_FAILURE_LIMIT_PER_IP
+    assert limit > settings.AXES_FAILURE_LIMIT
+    statuses = [sign_in(client, f"sprayed-{n}", "Winter2026!", ip="203.0.113.50").status_code
+                for n in range(limit + 5)]
+    assert 429 not in statuses[: limit - 1]  # no single username ever reached its own limit
+    assert set(statuses[limit:]) == {429}
+    # The address is refused even the right password of a username it never tried...
+    assert sign_in(client, "boss", PASSWORD, ip="203.0.113.50").status_code == 429
+    # ...while another address signs in as usual.
+    assert sign_in(Client(enforce_csrf_checks=True), "boss", PASSWORD, ip="198.51.100.9").status_code == 302
+
+
+def test_a_valid_sign_in_does_not_clear_the_address_count(admin_user):
+    # Otherwise an attacker holding one account would sign in with it between sprays.
+    client = Client(enforce_csrf_checks=True)
+    limit = settings.LEV_LOGIN_FAILURE_LIMIT_PER_IP
+    for n in range(limit - 1):
+        post_login(client, f"sprayed-{n}", "guess", ip="203.0.113.51")
+    assert logged_in(post_login(Client(enforce_csrf_checks=True), "boss", PASSWORD, ip="203.0.113.51"))
+    assert post_login(client, "sprayed-last", "guess", ip="203.0.113.51").status_code == 429
+
+
+def test_an_office_behind_one_address_survives_one_persons_typos(admin_user):
+    client = Client(enforce_csrf_checks=True)
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        post_login(client, "typist", "wrong", ip="203.0.113.52")
+    assert post_login(client, "typist", "wrong", ip="203.0.113.52").status_code == 429
+    assert logged_in(post_login(Client(enforce_csrf_checks=True), "boss", PASSWORD, ip="203.0.113.52"))

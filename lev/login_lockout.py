@@ -1,0 +1,45 @@
+"""Sign-in lockout (django-axes) per username and address, and per address alone.
+
+django-axes counts failed sign-ins (the admin's and the OAuth sign-in page's: both go through
+`authenticate()`) for each combination in AXES_LOCKOUT_PARAMETERS, but compares all of them with one
+limit. Trying many usernames from one address must be stopped too, yet a single person's five
+typos must not lock out a whole office behind one address — so the address gets its own, higher
+limit (LEV_LOGIN_FAILURE_LIMIT_PER_IP). This handler keeps axes' storage and flow and changes two
+things only:
+
+* the failure count it reports is the larger of the (username, address) count and the address's
+  count scaled to the per-pair limit, so each reaches the lockout at its own limit;
+* a successful sign-in clears only its own (username, address) failures — otherwise one valid
+  account would wipe the address's count of failures for every other username.
+"""
+
+from __future__ import annotations
+
+from axes.handlers.database import AxesDatabaseHandler
+from axes.helpers import get_failure_limit
+from django.conf import settings
+from django.db.models import Sum
+
+# The order of AXES_LOCKOUT_PARAMETERS this handler expects (lev/settings.py).
+PAIR, ADDRESS = ["username", "ip_address"], "ip_address"
+
+
+def _failures(attempts) -> int:
+    return attempts.aggregate(total=Sum("failures_since_start"))["total"] or 0
+
+
+class LoginLockoutHandler(AxesDatabaseHandler):
+    def get_failures(self, request, credentials: dict | None = None) -> int:
+        if settings.AXES_LOCKOUT_PARAMETERS != [PAIR, ADDRESS]:
+            return super().get_failures(request, credentials)
+        pair_attempts, address_attempts = self.get_user_attempts(request, credentials)
+        pair_limit = get_failure_limit(request, credentials)
+        address_limit = max(settings.LEV_LOGIN_FAILURE_LIMIT_PER_IP, pair_limit)
+        return max(_failures(pair_attempts), _failures(address_attempts) * pair_limit // address_limit)
+
+    def reset_user_attempts(self, request, credentials: dict | None = None) -> int:
+        if settings.AXES_LOCKOUT_PARAMETERS != [PAIR, ADDRESS]:
+            return super().reset_user_attempts(request, credentials)
+        pair_attempts = self.filter_user_attempts(request, credentials)[0]
+        count, _ = pair_attempts.delete()
+        return count
