@@ -607,8 +607,8 @@ class IdempotencyRecordAdmin(AccountScopedAdmin):
     """Replay records of creates. The stored response body is never shown, to superusers neither
     (it is another person's API answer): its size and status only."""
 
-    list_display = ["key", "user", "account", "method", "path", "status_code", "response_size", "created_at"]
-    list_filter = ["account", "method"]
+    list_display = ["key", "user", "account", "request", "response", "created_at"]
+    list_filter = ["account"]
     search_fields = ["key"]
     list_select_related = ["user", "account"]
     fields = ["key", "user", "account", "method", "path", "status_code", "response_size", "created_at"]
@@ -623,6 +623,15 @@ class IdempotencyRecordAdmin(AccountScopedAdmin):
     def response_size(self, record: IdempotencyRecord) -> str:
         size = getattr(record, "response_bytes", None)
         return formatting.EMPTY if size is None else f"{size:,} bytes"
+
+    @admin.display(description="Request", ordering="path")
+    def request(self, record: IdempotencyRecord) -> str:
+        return f"{record.method} {record.path}"
+
+    @admin.display(description="Stored response", ordering="status_code")
+    def response(self, record: IdempotencyRecord) -> str:
+        """The status and the size of the body (never the body itself)."""
+        return f"{record.status_code or formatting.EMPTY} · {self.response_size(record)}"
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from csp import constants as csp_constants
 from django.core.exceptions import ImproperlyConfigured
 
 from lev import enums as _enums
@@ -192,6 +193,31 @@ AXES_HANDLER = "lev.login_lockout.LoginLockoutHandler"
 AXES_RESET_ON_SUCCESS = True
 # The client address is REMOTE_ADDR (no X-Forwarded-For parsing, which a client could forge).
 AXES_CLIENT_IP_CALLABLE = None
+
+# --- Content-Security-Policy (django-csp) ------------------------------------------------------
+# Every response carries it (on JSON it is inert and harmless). Everything an HTML page loads is
+# served by the site itself: the admin and its own static files, Swagger UI from
+# drf-spectacular-sidecar, the OAuth sign-in and consent pages. Inline <style>/<script> blocks carry
+# the request's nonce ({{ request.csp_nonce }}); no inline style attributes or event handlers are
+# allowed. There is no form-action: the consent form's answer is a redirect to the client's own
+# redirect URI, which browsers check against form-action too. tests/lev/test_csp.py and the browser
+# test (no violations on the admin, Swagger UI and the consent page) hold it.
+INSTALLED_APPS.append("csp")
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp_constants.SELF],
+        "script-src": [csp_constants.SELF, csp_constants.NONCE],
+        "style-src": [csp_constants.SELF, csp_constants.NONCE],
+        # data: for the icons Swagger UI's and the admin's stylesheets embed.
+        "img-src": [csp_constants.SELF, "data:"],
+        "font-src": [csp_constants.SELF],
+        "connect-src": [csp_constants.SELF],
+        "object-src": [csp_constants.NONE],
+        "base-uri": [csp_constants.SELF],
+        "frame-ancestors": [csp_constants.NONE],
+    },
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
