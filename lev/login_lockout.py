@@ -15,6 +15,8 @@ things only:
 
 from __future__ import annotations
 
+import ipaddress
+
 from axes.handlers.database import AxesDatabaseHandler
 from axes.helpers import get_failure_limit
 from django.conf import settings
@@ -43,3 +45,44 @@ class LoginLockoutHandler(AxesDatabaseHandler):
         pair_attempts = self.filter_user_attempts(request, credentials)[0]
         count, _ = pair_attempts.delete()
         return count
+
+
+def client_ip(request) -> str | None:
+    """The address sign-in failures are counted for (AXES_CLIENT_IP_CALLABLE).
+
+    REMOTE_ADDR, the peer of the connection — unless that peer is one of the reverse proxies named
+    in LEV_TRUSTED_PROXIES: then the nearest address in X-Forwarded-For that is not one of them
+    (read from the right, since only the proxies' own additions can be trusted). Behind a proxy that
+    is not named there, every client shares the proxy's address, and the per-address limit would
+    lock everyone out together: name it (docs/deployment.md).
+    """
+    peer = request.META.get("REMOTE_ADDR")
+    trusted = _trusted_proxies()
+    if not trusted or not _is_in(peer, trusted):
+        return peer
+    forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    for address in reversed(forwarded):
+        if not _valid(address):
+            break  # a malformed entry: nothing left of it can be trusted
+        if not _is_in(address, trusted):
+            return address
+    return peer
+
+
+def _trusted_proxies() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    return [ipaddress.ip_network(item, strict=False) for item in settings.LEV_TRUSTED_PROXIES]
+
+
+def _valid(address: str) -> bool:
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_in(address: str | None, networks) -> bool:
+    if not address or not _valid(address):
+        return False
+    ip = ipaddress.ip_address(address)
+    return any(ip in network for network in networks)

@@ -7,6 +7,7 @@ settings (no SECRET_KEY, DEBUG on, empty ALLOWED_HOSTS).
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress as _ipaddress
 import os
 from pathlib import Path
 
@@ -191,8 +192,16 @@ AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("LEV_ADMIN_LOGIN_COOLOFF_MINUTE
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 AXES_HANDLER = "lev.login_lockout.LoginLockoutHandler"
 AXES_RESET_ON_SUCCESS = True
-# The client address is REMOTE_ADDR (no X-Forwarded-For parsing, which a client could forge).
-AXES_CLIENT_IP_CALLABLE = None
+# The client address is REMOTE_ADDR; behind reverse proxies named in LEV_TRUSTED_PROXIES (IPs or
+# CIDRs, comma-separated), the nearest X-Forwarded-For address that is not one of them. Only those
+# proxies' additions are believed: a client's own X-Forwarded-For is never trusted.
+LEV_TRUSTED_PROXIES = [item.strip() for item in os.environ.get("LEV_TRUSTED_PROXIES", "").split(",") if item.strip()]
+for _proxy in LEV_TRUSTED_PROXIES:
+    try:
+        _ipaddress.ip_network(_proxy, strict=False)
+    except ValueError as _error:
+        raise ImproperlyConfigured(f"LEV_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network") from _error
+AXES_CLIENT_IP_CALLABLE = "lev.login_lockout.client_ip"
 
 # --- Content-Security-Policy (django-csp) ------------------------------------------------------
 # Every response carries it (on JSON it is inert and harmless). Everything an HTML page loads is

@@ -132,3 +132,34 @@ def test_an_office_behind_one_address_survives_one_persons_typos(admin_user):
         post_login(client, "typist", "wrong", ip="203.0.113.52")
     assert post_login(client, "typist", "wrong", ip="203.0.113.52").status_code == 429
     assert logged_in(post_login(Client(enforce_csrf_checks=True), "boss", PASSWORD, ip="203.0.113.52"))
+
+
+def test_behind_a_named_proxy_each_client_is_counted_for_its_own_address(admin_user, settings):
+    # Behind a reverse proxy every connection comes from the proxy: without LEV_TRUSTED_PROXIES the
+    # per-address limit would lock everyone out together.
+    settings.LEV_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    proxy = "10.0.0.2"
+
+    def through_proxy(client, username, password, forwarded):
+        client.get(LOGIN_URL, REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=forwarded)
+        return client.post(LOGIN_URL, {"username": username, "password": password,
+                                       "csrfmiddlewaretoken": client.cookies["csrftoken"].value, "next": "/admin/"},
+                           REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=forwarded)
+
+    sprayer = Client(enforce_csrf_checks=True)
+    for n in range(settings.LEV_LOGIN_FAILURE_LIMIT_PER_IP):
+        # The client's own (forged) first entry is not believed: the proxy appended the real one.
+        through_proxy(sprayer, f"sprayed-{n}", "guess", f"192.0.2.{n % 200}, 203.0.113.60")
+    assert through_proxy(sprayer, "boss", PASSWORD, "203.0.113.60").status_code == 429
+    assert logged_in(through_proxy(Client(enforce_csrf_checks=True), "boss", PASSWORD, "198.51.100.7"))
+
+
+def test_a_forwarded_header_from_an_unnamed_peer_is_ignored(admin_user, settings):
+    settings.LEV_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    client = Client(enforce_csrf_checks=True)
+    for n in range(settings.LEV_LOGIN_FAILURE_LIMIT_PER_IP):
+        client.get(LOGIN_URL, REMOTE_ADDR="203.0.113.61")
+        client.post(LOGIN_URL, {"username": f"sprayed-{n}", "password": "guess", "next": "/admin/",
+                                "csrfmiddlewaretoken": client.cookies["csrftoken"].value},
+                    REMOTE_ADDR="203.0.113.61", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}")
+    assert post_login(client, "boss", PASSWORD, ip="203.0.113.61").status_code == 429
