@@ -65,7 +65,7 @@ def ranked_deal(account, django_capture_on_commit_callbacks):
     DealFinancialsFactory(deal=deal, estimated_value=Decimal("16000000"), in_place_noi=Decimal("1000000"))
     with django_capture_on_commit_callbacks(execute=True):
         search, _ = lender_services.lender_search_start(deal=deal)
-    place(deal, lender_with("Placed Lender"))
+    place(deal, lender_with("Placed Lender").lender)
     return deal, search
 
 
