@@ -10,7 +10,8 @@ model that is none of them, so a new model cannot be forgotten):
   (Django's "doesn't exist" redirect), actions (they run on the scoped queryset), the date
   hierarchy, and the autocomplete of any field that points at the model. Superusers see all.
 * `GlobalAdmin` — data shared by every account (the lender directory, asset types, base rates):
-  not tenant-scoped; model permissions decide who may change it.
+  not tenant-scoped; model permissions decide who may change it, and only superusers delete (a
+  deletion would cascade into every account's rows).
 * `SuperuserOnlyAdmin` — site operations data that no account owns and that would cross accounts if
   shown (sign-in records, OAuth clients and raw tokens, permission groups): superusers only.
 
@@ -137,12 +138,17 @@ class AccountScopedAdmin(TenancyAdmin):
 
 
 class GlobalAdmin(TenancyAdmin):
-    """Data every account shares (not tenant-scoped): model permissions decide who may change it."""
+    """Data every account shares (not tenant-scoped): model permissions decide who may change it.
+    Deleting is for superusers: a deleted lender would take every account's placements with it (and
+    Django's confirmation page would list them)."""
 
     tenancy = "global"
 
     def visible(self, request, queryset):
         return queryset
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser and super().has_delete_permission(request, obj)
 
 
 class SuperuserOnlyAdmin(TenancyAdmin):

@@ -31,7 +31,7 @@ from oauth2_provider.models import (
 )
 
 from deals import services
-from deals.models import Account, IdempotencyRecord, Membership
+from deals.models import Account, IdempotencyRecord, Membership, Placement
 from lenders.models import LenderSearch
 from lev.admin_tenancy import TenancyAdmin
 from lev.oauth.models import OAuthAuthorization
@@ -293,3 +293,18 @@ def test_a_deal_property_cannot_be_added_to_a_deal_of_a(tenants):
                           "asset_type": "multifamily"})
     assert answer.status_code == 200 and "deal" in answer.context["adminform"].form.errors
     assert deal_a.properties.count() == before
+
+
+def test_b_staff_cannot_delete_global_rows_that_a_rows_hang_on(tenants):
+    # A lender is global, but deleting it would delete A's placements with it (and the confirmation
+    # page would list them): deleting global rows is for superusers.
+    client = tenants["client"]
+    placement = Placement.objects.filter(deal=tenants["world_a"]["deal"]).first()
+    lender = placement.lender
+    page = client.get(_admin_url(type(lender), "delete", lender.pk))
+    assert page.status_code == 403
+    client.post(_admin_url(type(lender), "delete", lender.pk), {"post": "yes"})
+    client.post(_admin_url(type(lender), "changelist"),
+                {"action": "delete_selected", "_selected_action": [lender.pk], "index": 0, "post": "yes"})
+    assert Placement.objects.filter(pk=placement.pk).exists()
+    assert client.get(_admin_url(type(lender), "change", lender.pk)).status_code == 200  # still readable
