@@ -7,18 +7,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.core.validators import RegexValidator
+from django.db.models import TextField
+from django.db.models.functions import Cast, Length
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from deals import placement_selectors, placement_services, selectors, services
-from deals.admin_tenancy import ADMIN_CSS, AccountScopedAdmin
 from deals.models import Account, ApiKey, Deal, DealFinancials, DealProperty, IdempotencyRecord, Membership
 from deals.placement_comparison import term_sheet_comparison
 from lenders import selectors as lender_selectors
@@ -29,13 +34,21 @@ from lenders.ranking import missing_for_search
 from lenders.serializers import LenderSearchStartSerializer
 from lev import formatting, limits
 from lev.admin_forms import money_field, percent_field
+from lev.admin_tenancy import (
+    ADMIN_CSS,
+    AccountScopedAdmin,
+    SuperuserOnlyAdmin,
+    TenancyInlineMixin,
+    restrict_to_superusers,
+    staff_account_ids,
+)
 from lev.enums import ASSET_TYPES, US_STATES
 from lev.errors import UPSTREAM_MESSAGE, ApplicationError, BusinessRuleViolation
 from lev.outages import is_dependency_outage, report_outage
 from lev.scopes import SCOPES, as_text
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(TenancyInlineMixin, admin.TabularInline):
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
@@ -43,11 +56,19 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Account)
-class AccountAdmin(admin.ModelAdmin):
+class AccountAdmin(AccountScopedAdmin):
+    """Accounts (tenants): a staff user sees and changes the accounts it is a member of, and their
+    memberships (the people it may add are the people of its accounts). New accounts are made by
+    superusers, since a staff user would not be a member of the one it made."""
+
+    account_path = "pk"
     list_display = ["name", "slug", "created_at"]
     search_fields = ["name", "slug"]
     readonly_fields = ["created_at"]
     inlines = [MembershipInline]
+
+    def has_add_permission(self, request) -> bool:
+        return request.user.is_superuser and super().has_add_permission(request)
 
 
 class ApiKeyAdminForm(forms.ModelForm):
@@ -70,15 +91,17 @@ class ApiKeyAdminForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
-    """Keys are created with `manage.py create_api_key` (the raw key is shown once there)."""
+class ApiKeyAdmin(AccountScopedAdmin):
+    """Keys are created with `manage.py create_api_key` (the raw key is shown once there). A key
+    stays with the user and account it was issued for; its name, scopes and expiry may change."""
 
     form = ApiKeyAdminForm
     list_display = ["name", "prefix", "user", "account", "scopes", "created_at", "expires_at", "revoked_at",
                     "last_used_at"]
     list_filter = ["account"]
     search_fields = ["name", "prefix", "user__username"]
-    readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["user", "account", "prefix", "created_at", "last_used_at", "revoked_at"]
+    list_select_related = ["user", "account"]
     actions = ["revoke"]
 
     def has_add_permission(self, request) -> bool:
@@ -86,9 +109,11 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke selected keys")
     def revoke(self, request, queryset):
-        for key in queryset:
+        count = 0
+        for key in queryset:  # the scoped queryset: another account's key is never among them
             services.api_key_revoke(key=key)
-        self.message_user(request, f"Revoked {queryset.count()} key(s).", messages.SUCCESS)
+            count += 1
+        self.message_user(request, f"Revoked {count} key(s).", messages.SUCCESS)
 
 
 # --- forms: the API's bounds (lev.limits), money typed and shown as money --------------------------
@@ -191,7 +216,7 @@ class PropertyFilter(admin.SimpleListFilter):
 
     def lookups(self, request, model_admin):
         properties = DealProperty.objects.exclude(**{self.field: ""})
-        account_ids = selectors.staff_account_ids(user=request.user)
+        account_ids = staff_account_ids(request)
         if account_ids is not None:
             properties = properties.filter(deal__account_id__in=account_ids)
         present = set(properties.values_list(self.field, flat=True).distinct())
@@ -309,13 +334,6 @@ class DealAdmin(AccountScopedAdmin):
         fields = list(super().get_readonly_fields(request, obj))
         return [*fields, "account"] if obj is not None else fields
 
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name == "account":
-            account_ids = selectors.staff_account_ids(user=request.user)
-            if account_ids is not None:
-                kwargs["queryset"] = Account.objects.filter(pk__in=account_ids)
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
-
     # -- saving through the services, so every change bumps the deal's version (a lender search of
     #    the old description is then never reused) and archived deals stay unchanged
     def save_model(self, request, obj, form, change):
@@ -408,10 +426,8 @@ class DealAdmin(AccountScopedAdmin):
         deal = self._posted_deal(request, object_id)
         if not isinstance(deal, Deal):
             return deal
-        back = request.POST.get("next", "")
-        if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
-            back = ""
-        back = back or reverse("admin:deals_deal_change", args=[deal.pk]) + "#placements"
+        back = _local_path(request.POST.get("next", "")) or reverse("admin:deals_deal_change",
+                                                                     args=[deal.pk]) + "#placements"
         lender_ids = sorted({i for i in map(_form_id, request.POST.getlist("lender_ids")) if i is not None})
         if not lender_ids:
             self.message_user(request, "Tick one or more ranked lenders to place the deal with.", messages.WARNING)
@@ -436,6 +452,14 @@ class DealAdmin(AccountScopedAdmin):
         if obj is not None and obj.pk:
             context.update(deal_page_context(obj))
         return super().render_change_form(request, context, add, change, form_url, obj)
+
+
+def _local_path(url: str) -> str:
+    """`url` if it is a path on this site ("/admin/…"), else "": never an absolute URL, not even
+    one naming this host, nor a scheme-relative "//host/…" or "/\\host/…"."""
+    if not url.startswith("/") or url.startswith(("//", "/\\")):
+        return ""
+    return url if url_has_allowed_host_and_scheme(url, allowed_hosts=set()) else ""
 
 
 def _form_id(text: str) -> int | None:
@@ -579,11 +603,89 @@ class DealPropertyAdmin(AccountScopedAdmin):
 
 
 @admin.register(IdempotencyRecord)
-class IdempotencyRecordAdmin(admin.ModelAdmin):
-    list_display = ["key", "user", "method", "path", "status_code", "created_at"]
+class IdempotencyRecordAdmin(AccountScopedAdmin):
+    """Replay records of creates. The stored response body is never shown, to superusers neither
+    (it is another person's API answer): its size and status only."""
+
+    list_display = ["key", "user", "account", "request", "response", "created_at"]
+    list_filter = ["account"]
     search_fields = ["key"]
-    readonly_fields = [f.name for f in IdempotencyRecord._meta.fields]
+    list_select_related = ["user", "account"]
+    fields = ["key", "user", "account", "method", "path", "status_code", "response_size", "created_at"]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        # The body is not even read: only its size, computed by the database.
+        return super().get_queryset(request).defer("response_body").annotate(
+            response_bytes=Length(Cast("response_body", TextField())))
+
+    @admin.display(description="Stored response", ordering="response_bytes")
+    def response_size(self, record: IdempotencyRecord) -> str:
+        size = getattr(record, "response_bytes", None)
+        return formatting.EMPTY if size is None else f"{size:,} bytes"
+
+    @admin.display(description="Request", ordering="path")
+    def request(self, record: IdempotencyRecord) -> str:
+        return f"{record.method} {record.path}"
+
+    @admin.display(description="Stored response", ordering="status_code")
+    def response(self, record: IdempotencyRecord) -> str:
+        """The status and the size of the body (never the body itself)."""
+        return f"{record.status_code or formatting.EMPTY} · {self.response_size(record)}"
 
     def has_add_permission(self, request) -> bool:
         return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+# --- people and sign-in records ----------------------------------------------------------------------
+# django.contrib.auth's own admins of these two are replaced by tenancy-aware ones.
+admin.site.unregister(get_user_model())
+admin.site.unregister(Group)
+
+
+@admin.register(get_user_model())
+class AccountUserAdmin(AccountScopedAdmin, UserAdmin):
+    """People: a staff user sees the people of its accounts, and changes (or deletes) only those who
+    belong to no other account and are not superusers. It cannot make anyone a superuser or hand out
+    groups and permissions (that would cross accounts); new people are made by superusers."""
+
+    account_path = "memberships__account"
+    account_path_is_many = True
+
+    def _only_in_own_accounts(self, request, user) -> bool:
+        account_ids = staff_account_ids(request)
+        if account_ids is None:
+            return True
+        return not user.is_superuser and not user.memberships.exclude(account_id__in=account_ids).exists()
+
+    def has_add_permission(self, request) -> bool:
+        return request.user.is_superuser and super().has_add_permission(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        allowed = super().has_change_permission(request, obj)
+        return allowed and (obj is None or self._only_in_own_accounts(request, obj))
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        allowed = super().has_delete_permission(request, obj)
+        return allowed and (obj is None or self._only_in_own_accounts(request, obj))
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if not request.user.is_superuser:
+            fields += ["is_superuser", "groups", "user_permissions"]
+        return fields
+
+
+@admin.register(Group)
+class PermissionGroupAdmin(SuperuserOnlyAdmin, GroupAdmin):
+    """Permission groups are shared by every account's staff: changing one would change what another
+    account's people may do, so they are for superusers only."""
+
+
+# Sign-in records (django-axes) name every account's people and their addresses: superusers only.
+restrict_to_superusers(admin.site, AccessAttempt, AccessLog, AccessFailureLog)
+
 from deals import placement_admin  # noqa: E402, F401  (registers placements, term sheets, base rates)

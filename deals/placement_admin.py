@@ -14,8 +14,8 @@ from django.contrib import admin, messages
 from deals import placement_selectors
 from deals import placement_services as services
 from deals import selectors as deal_selectors
-from deals.admin_tenancy import AccountScopedAdmin
 from deals.placement_models import BaseRate, Placement, TermSheet
+from lev.admin_tenancy import AccountScopedAdmin, GlobalAdmin
 from lev.enums import RATE_INDEX_NAMES
 from lev.errors import ApplicationError
 from lev.formatting import money, percent
@@ -167,8 +167,10 @@ class TermSheetAdmin(AccountScopedAdmin):
 
 
 @admin.register(BaseRate)
-class BaseRateAdmin(admin.ModelAdmin):
-    """The current rate of each index, which floating quotes are compared with. Edit it here."""
+class BaseRateAdmin(GlobalAdmin):
+    """The current rate of each index, which floating quotes are compared with. Edit it here.
+
+    Global (not tenant-scoped): market data every account's comparisons read."""
 
     list_display = ["index", "name", "rate", "rate_text", "as_of", "updated_at"]
     list_editable = ["rate", "as_of"]

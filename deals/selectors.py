@@ -62,15 +62,6 @@ def check_can_write(*, membership: Membership) -> None:
         raise Forbidden("Forbidden: viewers of an account cannot change its deals.")
 
 
-def staff_account_ids(*, user) -> list[int] | None:
-    """The accounts whose deals a staff user sees in the admin: every account (None) for a
-    superuser (operations), else the accounts the user is a member of — another account's deal is
-    then missing there, exactly as in the API."""
-    if user.is_superuser:
-        return None
-    return list(Membership.objects.filter(user=user).values_list("account_id", flat=True))
-
-
 def check_staff_can_write(*, user, account_id: int) -> None:
     """Raise Forbidden unless the staff user may change the account's deals (superusers may)."""
     if user.is_superuser:

@@ -11,11 +11,11 @@ from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from deals.admin_tenancy import ADMIN_CSS, AccountScopedAdmin
 from lenders.admin_results import criteria_summary, page_number, ranked_page
 from lenders.models import AssetType, Lender, LenderActivity, LenderProgram, LenderSearch
 from lev import formatting, limits
 from lev.admin_forms import EnumListField, money_field, multiple_field, percent_field
+from lev.admin_tenancy import ADMIN_CSS, AccountScopedAdmin, GlobalAdmin
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, POSITIONS, RECOURSE_TYPES, US_STATES, mask_of
 
 # "tbd" is what a deal says before it knows its loan type; no program offers it.
@@ -101,7 +101,9 @@ class LenderTypeFilter(admin.SimpleListFilter):
 
 
 @admin.register(Lender)
-class LenderAdmin(admin.ModelAdmin):
+class LenderAdmin(GlobalAdmin):
+    """The lender directory. Global (not tenant-scoped): every account ranks the same lenders."""
+
     form = LenderForm
     list_display = ["name", "city", "state", "category", "types", "active_programs", "updated_at"]
     list_filter = [LenderTypeFilter, "state", "category"]
@@ -126,7 +128,9 @@ class LenderAdmin(admin.ModelAdmin):
 
 
 @admin.register(LenderProgram)
-class LenderProgramAdmin(ProgramCoverage, admin.ModelAdmin):
+class LenderProgramAdmin(ProgramCoverage, GlobalAdmin):
+    """Lenders' programs: part of the directory, global (not tenant-scoped)."""
+
     form = LenderProgramForm
     fieldsets = [(None, {"fields": ["lender", *PROGRAM_HEAD]}), *PROGRAM_FIELDSETS,
                  ("Record", {"classes": ["collapse"], "fields": ["created_at", "updated_at"]})]
@@ -159,13 +163,18 @@ class LenderProgramAdmin(ProgramCoverage, admin.ModelAdmin):
 
 
 @admin.register(AssetType)
-class AssetTypeAdmin(admin.ModelAdmin):
+class AssetTypeAdmin(GlobalAdmin):
+    """The asset-type vocabulary: global (not tenant-scoped)."""
+
     list_display = ["slug", "name"]
     search_fields = ["slug", "name"]
 
 
 @admin.register(LenderActivity)
-class LenderActivityAdmin(admin.ModelAdmin):
+class LenderActivityAdmin(GlobalAdmin):
+    """Lender activity signals per market, as directory data: global (not tenant-scoped) — counts
+    per lender and state, naming no account, deal or placement."""
+
     list_display = ["lender", "state", "quotes_90d", "closings_90d", "avg_response_hours", "score", "updated_at"]
     list_filter = ["state"]
     search_fields = ["lender__name"]

@@ -7,10 +7,12 @@ settings (no SECRET_KEY, DEBUG on, empty ALLOWED_HOSTS).
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress as _ipaddress
 import os
 from pathlib import Path
 
 import dj_database_url
+from csp import constants as csp_constants
 from django.core.exceptions import ImproperlyConfigured
 
 from lev import enums as _enums
@@ -190,15 +192,53 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Admin login lockout (django-axes) -------------------------------------------------------
-# After this many failed logins of one username from one IP address, that pair is refused
-# (even with the right password) for the cool-off; a success resets the count.
+# --- Sign-in lockout (django-axes): the admin's login and the OAuth sign-in page -------------------
+# After this many failed sign-ins of one username from one IP address, that pair is refused
+# (even with the right password) for the cool-off; a success resets the pair's count.
 AXES_FAILURE_LIMIT = env_int("LEV_ADMIN_LOGIN_FAILURE_LIMIT", 5)
+# ...and after this many failures from one IP address, whatever the usernames tried (password
+# spraying), that address is refused for the cool-off. Higher than the pair's limit so that people
+# sharing an address (an office) are not locked out by one person's typos. lev.login_lockout.
+LEV_LOGIN_FAILURE_LIMIT_PER_IP = env_int("LEV_LOGIN_FAILURE_LIMIT_PER_IP", 30)
 AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("LEV_ADMIN_LOGIN_COOLOFF_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_HANDLER = "lev.login_lockout.LoginLockoutHandler"
 AXES_RESET_ON_SUCCESS = True
-# The client address is REMOTE_ADDR (no X-Forwarded-For parsing, which a client could forge).
-AXES_CLIENT_IP_CALLABLE = None
+# The client address is REMOTE_ADDR; behind reverse proxies named in LEV_TRUSTED_PROXIES (IPs or
+# CIDRs, comma-separated), the nearest X-Forwarded-For address that is not one of them. Only those
+# proxies' additions are believed: a client's own X-Forwarded-For is never trusted.
+LEV_TRUSTED_PROXIES = [item.strip() for item in os.environ.get("LEV_TRUSTED_PROXIES", "").split(",") if item.strip()]
+for _proxy in LEV_TRUSTED_PROXIES:
+    try:
+        _ipaddress.ip_network(_proxy, strict=False)
+    except ValueError as _error:
+        raise ImproperlyConfigured(f"LEV_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network") from _error
+AXES_CLIENT_IP_CALLABLE = "lev.login_lockout.client_ip"
+
+# --- Content-Security-Policy (django-csp) ------------------------------------------------------
+# Every response carries it (on JSON it is inert and harmless). Everything an HTML page loads is
+# served by the site itself: the admin and its own static files, Swagger UI from
+# drf-spectacular-sidecar, the OAuth sign-in and consent pages. Inline <style>/<script> blocks carry
+# the request's nonce ({{ request.csp_nonce }}); no inline style attributes or event handlers are
+# allowed. There is no form-action: the consent form's answer is a redirect to the client's own
+# redirect URI, which browsers check against form-action too. tests/lev/test_csp.py and the browser
+# test (no violations on the admin, Swagger UI and the consent page) hold it.
+INSTALLED_APPS.append("csp")
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp_constants.SELF],
+        "script-src": [csp_constants.SELF, csp_constants.NONCE],
+        "style-src": [csp_constants.SELF, csp_constants.NONCE],
+        # data: for the icons Swagger UI's and the admin's stylesheets embed.
+        "img-src": [csp_constants.SELF, "data:"],
+        "font-src": [csp_constants.SELF],
+        "connect-src": [csp_constants.SELF],
+        "object-src": [csp_constants.NONE],
+        "base-uri": [csp_constants.SELF],
+        "frame-ancestors": [csp_constants.NONE],
+    },
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

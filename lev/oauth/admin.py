@@ -1,12 +1,21 @@
 from django.contrib import admin, messages
+from oauth2_provider.models import (
+    get_access_token_model,
+    get_application_model,
+    get_grant_model,
+    get_id_token_model,
+    get_refresh_token_model,
+)
 
+from lev.admin_tenancy import AccountScopedAdmin, restrict_to_superusers
 from lev.oauth import services
 from lev.oauth.models import OAuthAuthorization
 
 
 @admin.register(OAuthAuthorization)
-class OAuthAuthorizationAdmin(admin.ModelAdmin):
-    """People's OAuth grants ("connected apps"). Revoking one stops its tokens at once."""
+class OAuthAuthorizationAdmin(AccountScopedAdmin):
+    """People's OAuth grants ("connected apps"), scoped to their account. Revoking one stops its
+    tokens at once."""
 
     list_display = ["application", "user", "account", "scope", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["account", "revoked_at"]
@@ -26,3 +35,10 @@ class OAuthAuthorizationAdmin(admin.ModelAdmin):
             services.authorization_revoke(authorization=authorization)
             count += 1
         self.message_user(request, f"Revoked {count} grant(s).", messages.SUCCESS)
+
+
+# django-oauth-toolkit's own admins show registered clients (whose redirect URIs every account's
+# sign-ins trust) and raw tokens of every account's people: superusers only. People manage their
+# account's connections through the grants above.
+restrict_to_superusers(admin.site, get_application_model(), get_access_token_model(), get_refresh_token_model(),
+                       get_grant_model(), get_id_token_model())

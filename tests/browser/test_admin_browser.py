@@ -44,6 +44,35 @@ def screenshot_dir() -> Path:
     return folder
 
 
+# Records every Content-Security-Policy violation a page reports (the `securitypolicyviolation`
+# event of the document and of each frame), read back by csp_violations().
+CSP_WATCH = """
+window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__cspViolations.push(
+    e.violatedDirective + ' ' + (e.blockedURI || 'inline') + ' ' + e.sourceFile + ':' + e.lineNumber);
+});
+"""
+
+
+def watch_csp(context) -> list[str]:
+    """Collect CSP violations of every page of `context`: the console's reports and the events."""
+    reports: list[str] = []
+    context.add_init_script(CSP_WATCH)
+
+    def on_page(page) -> None:
+        page.on("console", lambda message: reports.append(message.text)
+                if "Content Security Policy" in message.text or "Content-Security-Policy" in message.text else None)
+
+    context.on("page", on_page)
+    return reports
+
+
+def csp_violations(page, reports: list[str]) -> list[str]:
+    """The violations so far: the console's and the current document's events."""
+    return [*reports, *page.evaluate("window.__cspViolations || []")]
+
+
 @pytest.fixture
 def chromium():
     """Playwright's Chromium launcher on the system browser; fails under CI when either is missing."""
@@ -94,9 +123,11 @@ def test_a_deal_team_finds_lenders_for_a_demo_deal_in_the_admin(live_server, dem
     # Django refuses database access (the fixtures before `chromium` did the set-up).
     context = chromium.new_context(viewport={"width": 1280, "height": 1100})
     context.add_init_script("localStorage.setItem('django.admin.navSidebarIsOpen', 'false')")
+    csp_reports = watch_csp(context)
     page = context.new_page()
     page.set_default_timeout(30_000)
     page.goto(f"{live_server.url}/admin/login/?next=/admin/")
+    assert csp_violations(page, csp_reports) == []
     page.fill("#id_username", "admin")
     page.fill("#id_password", demo["password"])
     page.click("input[type=submit]")
@@ -125,7 +156,13 @@ def test_a_deal_team_finds_lenders_for_a_demo_deal_in_the_admin(live_server, dem
     assert first.locator(".lev-lender a").get_attribute("href").startswith("/admin/lenders/lender/")
     assert 0 < int(first.locator(".lev-score-cell strong").inner_text()) <= 100
     assert "Asset type: lends on multifamily" in first.inner_text()
-    assert page.locator("#ranked-lenders svg rect").count() == 10  # the score chart
+    assert page.locator("#ranked-lenders svg.lev-score rect").count() == 10  # the score bars (no inline style)
+    assert page.locator("#ranked-lenders figure svg rect").count() == 10  # the score chart
+    # The bar is as long as the score says (it was an inline style, which the CSP now refuses).
+    bar = first.locator("svg.lev-score")
+    ratio = bar.locator("rect").bounding_box()["width"] / bar.bounding_box()["width"]
+    assert abs(ratio * 100 - int(first.locator(".lev-score-cell strong").inner_text())) <= 2
+    assert csp_violations(page, csp_reports) == []
     searches = page.locator("#lender-searches tbody tr")
     assert searches.count() == 1 and "Completed" in searches.first.inner_text()
     assert searches.first.locator("td").nth(5).inner_text() == "admin"  # started by the logged-in user
@@ -162,7 +199,9 @@ def test_a_deal_team_finds_lenders_for_a_demo_deal_in_the_admin(live_server, dem
     name = first.locator(".lev-lender a").inner_text()
     first.locator(".lev-lender a").click()
     assert page.locator("#id_name").input_value() == name
+    assert csp_violations(page, csp_reports) == []
     context.close()
+    assert csp_reports == []
 
 
 def test_the_api_docs_render_with_no_network_outside_the_site(live_server, chromium):
@@ -178,13 +217,109 @@ def test_the_api_docs_render_with_no_network_outside_the_site(live_server, chrom
 
     context = chromium.new_context(viewport={"width": 1280, "height": 1000})
     context.route("**/*", local_only)
+    csp_reports = watch_csp(context)
     page = context.new_page()
     page.set_default_timeout(30_000)
     page.goto(f"{live_server.url}/api/v1/docs/")
     page.wait_for_selector(".opblock-summary-path")
+    # Open one operation and its "Try it out" form: Swagger UI's scripts run under the CSP.
+    page.locator(".opblock-summary").first.click()
+    page.get_by_role("button", name="Try it out").first.click()
+    assert response_headers_csp(page, f"{live_server.url}/api/v1/docs/")
+    assert csp_violations(page, csp_reports) == []
     paths = page.locator(".opblock-summary-path").all_inner_texts()
     assert "/api/v1/deals/" in paths and "/api/v1/lender-searches/{search_id}/" in paths
     assert len(paths) >= 10
     page.screenshot(path=str(shots / "api-docs-offline.png"))
     context.close()
     assert blocked == []  # nothing asked for anything outside the site
+    assert csp_reports == []
+
+
+def response_headers_csp(page, url: str) -> str:
+    """The Content-Security-Policy the server sent for `url` (fetched by the page itself)."""
+    return page.evaluate("async (u) => (await fetch(u)).headers.get('content-security-policy') || ''", url)
+
+
+@pytest.fixture
+def oauth_client(db):
+    from tests.oauth.flow import public_client
+
+    return public_client("CSP Check Agent")
+
+
+def test_the_oauth_sign_in_and_consent_pages_work_under_the_csp(live_server, demo, oauth_client, chromium):
+    from tests.oauth.flow import MCP_RESOURCE, REDIRECT_URI, pkce_pair
+
+    shots = screenshot_dir()
+    _verifier, challenge = pkce_pair()
+    query = {"response_type": "code", "client_id": oauth_client.client_id, "redirect_uri": REDIRECT_URI,
+             "code_challenge": challenge, "code_challenge_method": "S256", "state": "s1",
+             "scope": "deals:read lenders:read", "resource": MCP_RESOURCE.replace("http://testserver", live_server.url)}
+    arrived: list[str] = []
+    context = chromium.new_context(viewport={"width": 1024, "height": 900})
+    context.route(REDIRECT_URI.split("/callback")[0] + "/**",
+                  lambda route: (arrived.append(route.request.url), route.fulfill(status=200, body="ok")))
+    csp_reports = watch_csp(context)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(f"{live_server.url}/oauth/authorize/?" + "&".join(f"{k}={v.replace(' ', '+')}" for k, v in query.items()))
+    page.wait_for_url("**/accounts/login/**")
+    assert csp_violations(page, csp_reports) == []
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", demo["password"])
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_selector("#authorizationForm")
+    assert "CSP Check Agent" in page.inner_text("body")
+    # The page's own stylesheet applied (a nonce'd inline <style>): the body is centred, not full width.
+    assert page.evaluate("getComputedStyle(document.body).maxWidth") != "none"
+    page.screenshot(path=str(shots / "oauth-consent.png"), full_page=True)
+    assert csp_violations(page, csp_reports) == []
+    page.get_by_role("button", name="Allow").click()
+    page.wait_for_url(REDIRECT_URI + "**")
+    assert arrived and "code=" in arrived[0] and "state=s1" in arrived[0]
+    context.close()
+    assert csp_reports == []
+
+
+CHANGED_LISTS = ["deals/apikey", "deals/idempotencyrecord", "auth/user", "deals/account", "deals/deal",
+                 "deals/placement", "lenders/lendersearch", "oauth/oauthauthorization"]
+
+
+@pytest.fixture
+def replay_record(demo):
+    """A stored idempotent create of the demo account, so its list shows a row (size, never body)."""
+    from deals.models import Deal, IdempotencyRecord
+
+    deal = Deal.objects.get(pk=demo["deal_id"])
+    person = deal.created_by or deal.account.memberships.first().user
+    IdempotencyRecord.objects.create(account=deal.account, user=person,
+                                     key="3f1c9a4e-demo", method="POST", path="/api/v1/deals/", request_hash="0" * 64,
+                                     status_code=201, response_body={"id": deal.pk, "title": "never shown"})
+
+
+@pytest.mark.parametrize("width", [1440, 1024])
+def test_the_admin_lists_whose_tenancy_changed_look_right(live_server, demo, replay_record, chromium, width):
+    """Screenshots of every admin list the tenancy change touched, at 1440 and 1024 px: the page does
+    not scroll sideways and no CSP violation is reported."""
+    shots = screenshot_dir()
+    context = chromium.new_context(viewport={"width": width, "height": 900})
+    context.add_init_script("localStorage.setItem('django.admin.navSidebarIsOpen', 'false')")
+    csp_reports = watch_csp(context)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", demo["password"])
+    page.click("input[type=submit]")
+    page.wait_for_url(f"{live_server.url}/admin/")
+    for path in CHANGED_LISTS:
+        page.goto(f"{live_server.url}/admin/{path}/")
+        assert page.locator("#result_list, .paginator").count() >= 1, path
+        sideways = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert sideways <= 0, (path, sideways)
+        page.screenshot(path=str(shots / f"admin-list-{path.replace('/', '-')}-{width}.png"))
+        assert "never shown" not in page.content(), path
+        assert csp_violations(page, csp_reports) == [], path
+    context.close()
+    assert csp_reports == []

@@ -128,10 +128,18 @@ def test_hostile_place_forms_get_a_message_not_a_500(client, ranked, body, messa
     assert not Placement.objects.exists()
 
 
-def test_an_offsite_next_is_ignored(client, ranked):
-    deal, _, top = ranked
-    response = client.post(place_url(deal), {"lender_ids": [str(top[0].lender_id)], "next": "https://evil.example/"})
+@pytest.mark.parametrize("next_url", [
+    "https://evil.example/", "http://testserver/evil", "https://testserver/admin/", "//evil.example/x",
+    "//testserver/admin/", "/\\evil.example/x", "\\\\evil.example", "javascript:alert(1)", "admin/deals/",
+    " /admin/", "http:/evil.example",
+])
+def test_only_a_path_on_this_site_is_a_next(client, ranked, next_url):
+    # Issue 19 item 8: an absolute URL naming this very host was accepted; only "/path" is now.
+    deal, _, _ = ranked
+    response = client.post(place_url(deal), {"next": next_url})
     assert response["Location"] == reverse("admin:deals_deal_change", args=[deal.pk]) + "#placements"
+    kept = client.post(place_url(deal), {"next": "/admin/deals/deal/?q=x"})
+    assert kept["Location"] == "/admin/deals/deal/?q=x"
 
 
 def test_another_deals_search_and_an_archived_deal_are_refused(client, ranked, account):

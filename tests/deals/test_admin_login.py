@@ -88,3 +88,78 @@ def test_api_keys_are_not_counted_or_locked_out(admin_user, api_key, user):
         assert bad.get("/api/v1/deals/", REMOTE_ADDR="127.0.0.1").status_code == 401
     assert api.get("/api/v1/deals/", REMOTE_ADDR="127.0.0.1").status_code == 200
     assert not AccessAttempt.objects.exclude(username=user.username).exists()
+
+
+OAUTH_LOGIN_URL = "/accounts/login/"
+
+
+def post_oauth_login(client: Client, username: str, password: str, ip: str):
+    client.get(OAUTH_LOGIN_URL, REMOTE_ADDR=ip)
+    token = client.cookies["csrftoken"].value
+    return client.post(OAUTH_LOGIN_URL, {"username": username, "password": password,
+                                         "csrfmiddlewaretoken": token}, REMOTE_ADDR=ip)
+
+
+@pytest.mark.parametrize("sign_in", [post_login, post_oauth_login], ids=["admin", "oauth"])
+def test_many_usernames_from_one_address_are_locked_out(admin_user, sign_in):
+    # Issue 19 item 8: password spraying (a different username each time) was never throttled.
+    client = Client(enforce_csrf_checks=True)
+    limit = settings.LEV_LOGIN_FAILURE_LIMIT_PER_IP
+    assert limit > settings.AXES_FAILURE_LIMIT
+    statuses = [sign_in(client, f"sprayed-{n}", "Winter2026!", ip="203.0.113.50").status_code
+                for n in range(limit + 5)]
+    assert 429 not in statuses[: limit - 1]  # no single username ever reached its own limit
+    assert set(statuses[limit:]) == {429}
+    # The address is refused even the right password of a username it never tried...
+    assert sign_in(client, "boss", PASSWORD, ip="203.0.113.50").status_code == 429
+    # ...while another address signs in as usual.
+    assert sign_in(Client(enforce_csrf_checks=True), "boss", PASSWORD, ip="198.51.100.9").status_code == 302
+
+
+def test_a_valid_sign_in_does_not_clear_the_address_count(admin_user):
+    # Otherwise an attacker holding one account would sign in with it between sprays.
+    client = Client(enforce_csrf_checks=True)
+    limit = settings.LEV_LOGIN_FAILURE_LIMIT_PER_IP
+    for n in range(limit - 1):
+        post_login(client, f"sprayed-{n}", "guess", ip="203.0.113.51")
+    assert logged_in(post_login(Client(enforce_csrf_checks=True), "boss", PASSWORD, ip="203.0.113.51"))
+    assert post_login(client, "sprayed-last", "guess", ip="203.0.113.51").status_code == 429
+
+
+def test_an_office_behind_one_address_survives_one_persons_typos(admin_user):
+    client = Client(enforce_csrf_checks=True)
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        post_login(client, "typist", "wrong", ip="203.0.113.52")
+    assert post_login(client, "typist", "wrong", ip="203.0.113.52").status_code == 429
+    assert logged_in(post_login(Client(enforce_csrf_checks=True), "boss", PASSWORD, ip="203.0.113.52"))
+
+
+def test_behind_a_named_proxy_each_client_is_counted_for_its_own_address(admin_user, settings):
+    # Behind a reverse proxy every connection comes from the proxy: without LEV_TRUSTED_PROXIES the
+    # per-address limit would lock everyone out together.
+    settings.LEV_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    proxy = "10.0.0.2"
+
+    def through_proxy(client, username, password, forwarded):
+        client.get(LOGIN_URL, REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=forwarded)
+        return client.post(LOGIN_URL, {"username": username, "password": password,
+                                       "csrfmiddlewaretoken": client.cookies["csrftoken"].value, "next": "/admin/"},
+                           REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=forwarded)
+
+    sprayer = Client(enforce_csrf_checks=True)
+    for n in range(settings.LEV_LOGIN_FAILURE_LIMIT_PER_IP):
+        # The client's own (forged) first entry is not believed: the proxy appended the real one.
+        through_proxy(sprayer, f"sprayed-{n}", "guess", f"192.0.2.{n % 200}, 203.0.113.60")
+    assert through_proxy(sprayer, "boss", PASSWORD, "203.0.113.60").status_code == 429
+    assert logged_in(through_proxy(Client(enforce_csrf_checks=True), "boss", PASSWORD, "198.51.100.7"))
+
+
+def test_a_forwarded_header_from_an_unnamed_peer_is_ignored(admin_user, settings):
+    settings.LEV_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    client = Client(enforce_csrf_checks=True)
+    for n in range(settings.LEV_LOGIN_FAILURE_LIMIT_PER_IP):
+        client.get(LOGIN_URL, REMOTE_ADDR="203.0.113.61")
+        client.post(LOGIN_URL, {"username": f"sprayed-{n}", "password": "guess", "next": "/admin/",
+                                "csrfmiddlewaretoken": client.cookies["csrftoken"].value},
+                    REMOTE_ADDR="203.0.113.61", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}")
+    assert post_login(client, "boss", PASSWORD, ip="203.0.113.61").status_code == 429

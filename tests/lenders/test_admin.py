@@ -66,10 +66,11 @@ def test_a_search_page_shows_one_page_of_ranked_lenders_at_a_time(client, deal):
     assert "Insight of rank 1</li>" in first and "Program of rank 1</strong>" in first
     assert "Permanent · $1M-$50M · LTV ≤ 75% · DSCR ≥ 1.25x" in first
     assert "+1 more matching program" in first
-    assert first.count("<rect") == limits.ADMIN_TOP_MATCHES  # the chart of the top matches, page 1 only
+    assert first.count('class="lev-chart-bar"') == limits.ADMIN_TOP_MATCHES  # the chart of the top matches, page 1 only
+    assert first.count('<svg class="lev-score"') == PER_PAGE  # a score bar per row (an SVG, no inline style)
 
     second = client.get(search_url(search, "?page=2")).content.decode()
-    assert ranks_on(second) == list(range(PER_PAGE + 1, 2 * PER_PAGE + 1)) and "<rect" not in second
+    assert ranks_on(second) == list(range(PER_PAGE + 1, 2 * PER_PAGE + 1)) and "lev-chart-bar" not in second
     last = client.get(search_url(search, "?page=60")).content.decode()
     assert ranks_on(last) == list(range(2951, 3001))
     # A page number that is not one reads as the first page; past the end, as the last.

@@ -1,0 +1,191 @@
+"""Tenancy in the admin: one mechanism for every registered ModelAdmin.
+
+Every admin of the site is one of three kinds (a test walks `admin.site._registry` and refuses a
+model that is none of them, so a new model cannot be forgotten):
+
+* `AccountScopedAdmin` — rows that belong to an account (deals, API keys, idempotency records,
+  OAuth grants, …), reached from the model by `account_path`. A staff user who is not a superuser
+  sees and changes only the rows of the accounts it is a member of; another account's row is
+  missing everywhere the admin reaches rows — the list, the change, delete and history pages
+  (Django's "doesn't exist" redirect), actions (they run on the scoped queryset), the date
+  hierarchy, and the autocomplete of any field that points at the model. Superusers see all.
+* `GlobalAdmin` — data shared by every account (the lender directory, asset types, base rates):
+  not tenant-scoped; model permissions decide who may change it, and only superusers delete (a
+  deletion would cascade into every account's rows).
+* `SuperuserOnlyAdmin` — site operations data that no account owns and that would cross accounts if
+  shown (sign-in records, OAuth clients and raw tokens, permission groups): superusers only.
+
+All three narrow what a form or a filter offers the same way: a foreign-key or many-to-many choice
+(and a list filter on a relation, e.g. "account") lists only the rows the staff user may see in the
+related model's own admin, so choosing another account (or its deal) is not offered, and a posted id
+of one is refused by the form as an invalid choice.
+
+This module is in `lev` and imports no feature app: accounts are reached through the user's
+`memberships` relation by name.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from django.contrib import admin
+from django.contrib.admin.utils import get_fields_from_path
+from django.core.exceptions import FieldDoesNotExist
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest
+
+# The admin's own stylesheet (deals/static/lev_admin/admin.css), served by the site itself.
+ADMIN_CSS = {"all": ["lev_admin/admin.css"]}
+
+_CACHE_ATTRIBUTE = "_lev_staff_account_ids"
+
+
+def staff_account_ids(request: HttpRequest) -> list[int] | None:
+    """The accounts whose rows the signed-in staff user sees: every account (None) for a superuser
+    (operations), else the accounts the user is a member of (read once per request)."""
+    user = request.user
+    if user.is_superuser:
+        return None
+    cached = getattr(request, _CACHE_ATTRIBUTE, None)
+    if cached is None:
+        cached = list(user.memberships.values_list("account_id", flat=True)) if user.is_authenticated else []
+        setattr(request, _CACHE_ATTRIBUTE, cached)
+    return cached
+
+
+def choices_for(request: HttpRequest, site: admin.AdminSite, model: type[Model]) -> QuerySet | None:
+    """The rows of `model` a form or filter may offer the staff user: what that model's admin lets it
+    see, or None (no narrowing) for a model without an admin of this module (e.g. memberships)."""
+    model_admin = site._registry.get(model)
+    if isinstance(model_admin, TenancyAdmin):
+        return model_admin.visible(request, model._default_manager.all())
+    return None
+
+
+class ScopedRelatedFieldListFilter(admin.RelatedFieldListFilter):
+    """A filter on a relation (e.g. "account") that lists only the rows the staff user may see."""
+
+    def field_choices(self, field, request, model_admin):
+        choices = choices_for(request, model_admin.admin_site, field.related_model)
+        if choices is None:
+            return super().field_choices(field, request, model_admin)
+        ordering = self.field_admin_ordering(field, request, model_admin)
+        target = field.target_field.attname
+        return [(getattr(row, target), str(row)) for row in choices.order_by(*ordering or ["pk"])]
+
+
+class _NarrowedChoices:
+    """Foreign-key and many-to-many choices narrowed to what the staff user may see (admins and inlines)."""
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if "queryset" not in kwargs:
+            choices = choices_for(request, self.admin_site, db_field.related_model)
+            if choices is not None:
+                kwargs["queryset"] = choices
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if "queryset" not in kwargs:
+            choices = choices_for(request, self.admin_site, db_field.related_model)
+            if choices is not None:
+                kwargs["queryset"] = choices
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+
+class TenancyAdmin(_NarrowedChoices, admin.ModelAdmin):
+    """The base of the three kinds; `tenancy` names which one a model is."""
+
+    tenancy: ClassVar[str]
+
+    def visible(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        """The rows of `queryset` the staff user may see."""
+        raise NotImplementedError
+
+    def get_queryset(self, request):
+        return self.visible(request, super().get_queryset(request))
+
+    def get_list_filter(self, request):
+        filters = []
+        for item in super().get_list_filter(request):
+            if isinstance(item, str):
+                try:
+                    field = get_fields_from_path(self.model, item)[-1]
+                except FieldDoesNotExist:
+                    field = None
+                if field is not None and field.is_relation:
+                    item = (item, ScopedRelatedFieldListFilter)
+            filters.append(item)
+        return filters
+
+
+class AccountScopedAdmin(TenancyAdmin):
+    """Rows that belong to an account, reached from the model by `account_path` ("pk" for the
+    account itself). `account_path_is_many`: the path runs through a to-many relation (a user's
+    memberships), so it is matched in a subquery and a row is never listed twice."""
+
+    tenancy = "account"
+    account_path: ClassVar[str] = "account"
+    account_path_is_many: ClassVar[bool] = False
+
+    def visible(self, request, queryset):
+        account_ids = staff_account_ids(request)
+        if account_ids is None:
+            return queryset
+        lookup = {f"{self.account_path}__in": account_ids}
+        if self.account_path_is_many:
+            return queryset.filter(pk__in=self.model._default_manager.filter(**lookup).values("pk"))
+        return queryset.filter(**lookup)
+
+
+class GlobalAdmin(TenancyAdmin):
+    """Data every account shares (not tenant-scoped): model permissions decide who may change it.
+    Deleting is for superusers: a deleted lender would take every account's placements with it (and
+    Django's confirmation page would list them)."""
+
+    tenancy = "global"
+
+    def visible(self, request, queryset):
+        return queryset
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser and super().has_delete_permission(request, obj)
+
+
+class SuperuserOnlyAdmin(TenancyAdmin):
+    """Site operations data no account owns: shown to superusers only, to nobody else at all."""
+
+    tenancy = "superuser"
+
+    def visible(self, request, queryset):
+        return queryset if request.user.is_superuser else queryset.none()
+
+    def has_module_permission(self, request):
+        return request.user.is_superuser and super().has_module_permission(request)
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_superuser and super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request, *args):
+        return request.user.is_superuser and super().has_add_permission(request, *args)
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_superuser and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser and super().has_delete_permission(request, obj)
+
+
+class TenancyInlineMixin(_NarrowedChoices):
+    """For inlines: their choices are narrowed as their admin's are (their rows are the parent's)."""
+
+
+def restrict_to_superusers(site: admin.AdminSite, *models: type[Model]) -> None:
+    """Re-register another package's admins of `models` as superuser-only (their own options kept)."""
+    for model in models:
+        current = site._registry.get(model)
+        if current is None or isinstance(current, TenancyAdmin):
+            continue
+        base = type(current)
+        site.unregister(model)
+        site.register(model, type(base.__name__, (SuperuserOnlyAdmin, base), {"__module__": __name__,
+                                                                             "__doc__": base.__doc__}))
