@@ -27,6 +27,7 @@ answers), whereas -32022 would tell it the server speaks the modern protocol.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,15 +63,30 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+class _TooManyDigits(ValueError):
+    pass
+
+
+def _parse_int(digits: str) -> int:
+    # Python reads integers of at most sys.get_int_max_str_digits() digits (4300; a bound against
+    # quadratic conversion). A longer one is no tool argument's value either: say so plainly.
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits.lstrip("-")) > limit:
+        raise _TooManyDigits(limit)
+    return int(digits)
+
+
 def parse(body: bytes) -> Any:
     """The body as JSON (RFC 8259: UTF-8, no NaN/Infinity), or a -32700 parse error."""
     try:
         text = body.decode("utf-8")
         if not text.strip():
             raise ValueError("the body is empty")
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int)
     except UnicodeDecodeError:
         reason = "the body is not UTF-8"
+    except _TooManyDigits as exc:
+        reason = f"the body holds an integer of more than {exc.args[0]} digits"
     except RecursionError:
         reason = "the body is nested too deeply"
     except ValueError as exc:  # json.JSONDecodeError is a ValueError

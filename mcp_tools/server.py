@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import time
 from typing import Any
 
@@ -114,7 +115,10 @@ def _arg_errors(exc: pydantic.ValidationError) -> dict[str, list[str]]:
         kind = error.get("type", "")
         ctx = {k: int(v) if isinstance(v, float) and v.is_integer() else v
                for k, v in (error.get("ctx") or {}).items()}
-        if kind == "literal_error":
+        if kind in _TYPE_ERRORS and isinstance(error.get("input"), float) and not math.isfinite(error["input"]):
+            # 1e400 and the like read as infinity, for an integer argument too: not "a number".
+            message = _MESSAGES["finite_number"]
+        elif kind == "literal_error":
             message = "must be one of: " + str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
         elif kind == "string_pattern_mismatch" and ctx.get("pattern") in _PATTERN_MESSAGES:
             message = _PATTERN_MESSAGES[ctx["pattern"]]
@@ -304,7 +308,13 @@ class LevMCP(DjangoMCP):
         """Validate the arguments against the tool's schema, then run it; counted in the metrics by
         tool, code and category (both transports' paths come here). Never raises."""
         started = time.perf_counter()
-        result = self._call_tool(name, arguments, request)
+        try:
+            result = self._call_tool(name, arguments, request)
+        except Exception:
+            # A bug in validating the arguments (run_tool already guards the tool itself): still a
+            # tool result, so the caller gets a JSON-RPC answer and not the endpoint's HTTP 500.
+            logger.exception("Unexpected error validating the arguments of tool %s", _printable(str(name))[:100])
+            result = _result(internal_error().as_dict(), is_error=True)
         record_tool_call(name, result.structuredContent or {}, is_error=bool(result.isError),
                          seconds=time.perf_counter() - started)
         return result
