@@ -30,10 +30,12 @@ from tests.fuzz.contract import Outcome, judge
 from tests.fuzz.stats import STATS
 from tests.fuzz.strategies import (
     DEEP_LEVELS,
+    as_sent,
     contains_deep,
     contains_non_finite,
     encode,
     hostile_arguments,
+    huge_number_arguments,
     json_scalars,
     nested_garbage,
     strict_schema,
@@ -163,7 +165,7 @@ def judge_hostile(tool: str, arguments: Any, strict, status: int, text: str, sen
             extra.append(f"arguments nested {DEEP_LEVELS} deep accepted")
         return outcome, extra
     refused = outcome.rpc_error is not None or outcome.code == "VALIDATION_ERROR"
-    as_object = {} if arguments is None else arguments
+    as_object = {} if arguments is None else as_sent(arguments)
     if not isinstance(as_object, dict):
         if not refused:
             extra.append("arguments that are not an object not refused")
@@ -196,6 +198,42 @@ def test_hostile_arguments_get_the_error_contract(raw_mcp, world: World, tool: s
         findings.record(tool, outcome, sent, extra)
 
     call()
+    findings.assert_none()
+
+
+HUGE_EXAMPLES = 20
+
+
+def test_numbers_no_float_holds_are_refused_naming_the_argument(raw_mcp, world: World):
+    """Issue #19: integers of 310 to 4,300 digits and literals such as 1e400 in any numeric argument
+    of any tool (nested ones too) are a VALIDATION_ERROR naming it, never HTTP 500 or INTERNAL_ERROR.
+    One test for all tools (one world of data): the examples are cheap, the set-up is not."""
+    published = schemas(raw_mcp)
+    findings = Findings()
+
+    def run(tool: str) -> None:
+        strict = validator(strict_schema(published[tool]))
+
+        @settings(max_examples=budget(HUGE_EXAMPLES), **FUZZ)
+        @given(drawn=huge_number_arguments(published[tool], world))
+        def call(drawn: tuple[dict[str, Any], list[str]]) -> None:
+            arguments, names = drawn
+            request_id = raw_mcp.next_id()
+            sent = encode({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                           "params": {"name": tool, "arguments": arguments}})
+            status, text = raw_mcp.post(sent)
+            outcome, extra = judge_hostile(tool, arguments, strict, status, text, sent, request_id)
+            fields = ((outcome.tool_payload or {}).get("details") or {}).get("fields") or {}
+            if outcome.code == "VALIDATION_ERROR":
+                extra += [f"{name} not named among {sorted(fields)}" for name in names if name not in fields]
+            elif not outcome.problems:
+                extra.append(f"not a VALIDATION_ERROR: {outcome.code or 'success'}")
+            findings.record(tool, outcome, sent, extra)
+
+        call()
+
+    for tool in TOOL_NAMES:
+        run(tool)
     findings.assert_none()
 
 
