@@ -231,20 +231,28 @@ def as_sent(value: Any) -> Any:
 
 def numeric_paths(schema: dict[str, Any], defs: dict[str, Any] | None = None,
                   path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
-    """The path of every integer and number an argument object of `schema` can hold: properties,
-    array items (index 0), $ref and anyOf branches (`properties.0.units` is ("properties", 0, "units"))."""
+    """The path of every integer and number a value of `schema` can hold that a client may send:
+    properties, array items (index 0), $ref (to `defs`: a tool schema's $defs, or an OpenAPI
+    document's components.schemas) and allOf/anyOf/oneOf branches; readOnly ones left out.
+    (`properties.0.units` is ("properties", 0, "units").)"""
     defs = schema.get("$defs", {}) if defs is None else defs
     if "$ref" in schema:
         return numeric_paths(defs[schema["$ref"].split("/")[-1]], defs, path)
-    found = [found for option in schema.get("anyOf", []) for found in numeric_paths(option, defs, path)]
+    found = [found for key in ("allOf", "anyOf", "oneOf") for option in schema.get(key, [])
+             for found in numeric_paths(option, defs, path)]
     kind = schema.get("type")
-    if kind in ("integer", "number"):
+    if kind in ("integer", "number") and not schema.get("readOnly"):
         found.append(path)
     elif kind == "array":
         found += numeric_paths(schema.get("items", {}), defs, (*path, 0))
     for name, sub in schema.get("properties", {}).items():
         found += numeric_paths(sub, defs, (*path, name))
     return list(dict.fromkeys(found))
+
+
+def dotted(path: tuple[str | int, ...]) -> str:
+    """A path as the API and the tools name it in `details.fields` ("properties.0.units")."""
+    return ".".join(str(step) for step in path)
 
 
 def put(arguments: dict[str, Any], path: tuple[str | int, ...], value: Any) -> None:
@@ -277,4 +285,4 @@ def huge_number_arguments(draw: st.DrawFn, schema: dict[str, Any], world: Any) -
                           unique_by=lambda path: path[0]))
     for path in paths:
         put(arguments, path, draw(huge_numbers))
-    return arguments, [".".join(str(step) for step in path) for path in paths]
+    return arguments, [dotted(path) for path in paths]

@@ -16,6 +16,7 @@ import pytest
 from django.test import Client
 
 from tests.fuzz.conftest import World, make_world
+from tests.fuzz.strategies import dotted, numeric_paths, put
 from tests.lenders.fixtures import eager_jobs
 
 __all__ = ["eager_jobs"]
@@ -27,24 +28,6 @@ HUGE = {"10**400": str(10**400), "-10**400": str(-(10**400)), "10**309": str(10*
 # Path parameters -> the World's ids of rows the key's account owns, so a body reaches validation.
 KNOWN_IDS = {"deal_id": "deal_ids", "property_id": "property_ids", "lender_id": "lender_ids",
              "search_id": "search_ids", "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids"}
-
-
-def numeric_paths(schema: dict[str, Any], components: dict[str, Any], path: tuple[str | int, ...] = ()):
-    """(path, type) of every writable integer/number in a request schema ($ref, allOf/anyOf/oneOf,
-    array items as index 0)."""
-    if "$ref" in schema:
-        yield from numeric_paths(components[schema["$ref"].split("/")[-1]], components, path)
-        return
-    for key in ("allOf", "anyOf", "oneOf"):
-        for option in schema.get(key, []):
-            yield from numeric_paths(option, components, path)
-    kind = schema.get("type")
-    if kind in ("integer", "number") and not schema.get("readOnly"):
-        yield path, kind
-    elif kind == "array":
-        yield from numeric_paths(schema.get("items", {}), components, (*path, 0))
-    for name, sub in schema.get("properties", {}).items():
-        yield from numeric_paths(sub, components, (*path, name))
 
 
 @pytest.fixture
@@ -94,11 +77,10 @@ def test_every_numeric_body_field_and_query_parameter_refuses_numbers_no_float_h
                 response = getattr(web, method)(f"{url}?{parameter['name']}={literal}")
                 judge(response, parameter["name"], f"{method} {url}?{parameter['name']}={label}", failures)
         body = (operation.get("requestBody") or {}).get("content", {}).get("application/json", {}).get("schema")
-        for path, _kind in numeric_paths(body or {}, components):
-            value: Any = PLACEHOLDER
-            for step in reversed(path):
-                value = [value] if isinstance(step, int) else {step: value}
-            field = ".".join(str(step) for step in path)
+        for path in numeric_paths(body or {}, components):
+            value: dict[str, Any] = {}
+            put(value, path, PLACEHOLDER)
+            field = dotted(path)
             for label, literal in HUGE.items():
                 sent["body"] += 1
                 text = json.dumps(value).replace(json.dumps(PLACEHOLDER), literal)
