@@ -94,14 +94,14 @@ def parse(body: bytes) -> Any:
     raise JsonRpcError(types.PARSE_ERROR, f"Parse error: {reason}", http_status=400)
 
 
-def _is_id(value: Any) -> bool:
+def is_id(value: Any) -> bool:
     # MCP: "Requests MUST include a string or integer ID ... the ID MUST NOT be null."
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _invalid(message: str, request_id: Any = None) -> JsonRpcError:
     return JsonRpcError(types.INVALID_REQUEST, f"Invalid request: {message}",
-                        id=request_id if _is_id(request_id) else None, http_status=400)
+                        id=request_id if is_id(request_id) else None, http_status=400)
 
 
 def kind(message: Any) -> str:
@@ -114,7 +114,7 @@ def kind(message: Any) -> str:
     if message.get("jsonrpc") != "2.0":
         raise _invalid('"jsonrpc" must be "2.0"', request_id)
     if "method" not in message:
-        if _is_id(request_id) and (("result" in message) != ("error" in message)):
+        if is_id(request_id) and (("result" in message) != ("error" in message)):
             return "response"
         raise _invalid('a request needs "method" (and "id"); a response needs "id" and "result" or "error"',
                        request_id)
@@ -126,7 +126,7 @@ def kind(message: Any) -> str:
         raise _invalid('"params" must be an object', request_id)
     if "id" not in message:
         return "notification"
-    if not _is_id(request_id):
+    if not is_id(request_id):
         raise _invalid('"id" must be a string or an integer', request_id)
     return "request"
 
@@ -141,7 +141,7 @@ def check_protocol_version(header: str | None, message: dict[str, Any]) -> None:
     raise JsonRpcError(
         types.INVALID_REQUEST,
         f"Bad Request: unsupported protocol version {requested!r}; this server speaks {', '.join(supported)}",
-        id=message.get("id") if _is_id(message.get("id")) else None,
+        id=message.get("id") if is_id(message.get("id")) else None,
         http_status=400,
         data={"supported": supported, "requested": requested},
     )
