@@ -241,11 +241,16 @@ ids = st.one_of(st.integers(), st.text(max_size=12), st.none(), st.booleans(),
                 st.floats(allow_nan=False, allow_infinity=False), st.lists(st.integers(), max_size=2), st.just({}))
 methods = st.one_of(
     st.sampled_from(["tools/call", "tools/list", "initialize", "ping", "resources/list", "prompts/list",
+                     "resources/read", "prompts/get", "resources/templates/list",
                      "notifications/initialized", "logging/setLevel", "rpc.discover", "", "TOOLS/LIST"]),
     st.text(max_size=20), st.integers(), st.none(),
 )
 params = st.one_of(
     nested_garbage,
+    st.fixed_dictionaries({"uri": st.one_of(st.sampled_from(["lev://deals/1", "file:///etc/passwd", "x:y", ""]),
+                                            st.text(max_size=30))}),
+    st.fixed_dictionaries({"name": st.one_of(st.sampled_from(TOOL_NAMES), st.text(max_size=10))},
+                          optional={"arguments": nested_garbage}),
     st.fixed_dictionaries({"name": st.sampled_from([*TOOL_NAMES, "nope", "", "x" * 500]), "arguments": nested_garbage}),
     st.fixed_dictionaries({"protocolVersion": st.sampled_from(["2025-06-18", "2099-01-01", "", "1"]),
                            "capabilities": nested_garbage,
@@ -255,6 +260,14 @@ params = st.one_of(
 envelopes = st.fixed_dictionaries({}, optional={
     "jsonrpc": st.sampled_from(["2.0", "2.0", "2.0", "1.0", 2.0, None, ""]),
     "id": ids, "method": methods, "params": params,
+})
+# Well-formed requests for the methods the SDK answers (not answered in mcp_tools.server.handle_fast):
+# their errors must carry a real code, never the SDK's 0 for an exception.
+sdk_requests = st.fixed_dictionaries({
+    "jsonrpc": st.just("2.0"), "id": st.integers(min_value=0, max_value=10**6),
+    "method": st.sampled_from(["resources/read", "resources/list", "resources/templates/list", "prompts/get",
+                               "prompts/list"]),
+    "params": params,
 })
 RAW_BODIES = [
     "", " ", "{", "[", "{]", "nul", "\x00", '{"jsonrpc":"2.0","id":1,"method":"tools/list",}',
@@ -298,7 +311,7 @@ def test_any_json_rpc_message_gets_a_json_rpc_answer(raw_mcp, world: World):
     send(b'{"jsonrpc":"2.0","id":1,"method":"tools/list","x":"\xff\xfe"}')  # not UTF-8
 
     @settings(max_examples=budget(PROTOCOL_EXAMPLES), **FUZZ)
-    @given(message=st.one_of(envelopes, envelopes, st.lists(envelopes, max_size=3), nested_garbage))
+    @given(message=st.one_of(envelopes, envelopes, sdk_requests, st.lists(envelopes, max_size=3), nested_garbage))
     def call(message: Any) -> None:
         send(json.dumps(message), message)
 
