@@ -110,6 +110,10 @@ def _finite(value: int | float) -> bool:
     return isinstance(value, int) or math.isfinite(value)
 
 
+# The largest finite float; an integer beyond it has no float value.
+FLOAT_MAX = sys.float_info.max
+
+
 def _within_float_range(minimum: float, maximum: float) -> Callable[[Any], Any]:
     """Refuse an integer no float holds with the bound it breaks, before pydantic converts it.
 
@@ -126,10 +130,6 @@ def _within_float_range(minimum: float, maximum: float) -> Callable[[Any], Any]:
         return value
 
     return check
-
-
-# The largest finite float; an integer beyond it has no float value.
-FLOAT_MAX = sys.float_info.max
 
 
 def Number(minimum: float, maximum: float, *checks: Callable[[Any], Any]) -> Any:
