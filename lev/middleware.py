@@ -41,8 +41,15 @@ _KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate")
 _JSON_OAUTH_PATHS = ("/oauth/token/", "/oauth/revoke/", "/oauth/register/", "/.well-known/")
 
 
+_SLASHES = re.compile(r"/{2,}")
+
+
 def _is_api_path(path: str) -> bool:
-    return path.startswith(("/api/", "/mcp", *_JSON_OAUTH_PATHS))
+    """Paths that answer JSON: the API, the MCP endpoint and the OAuth endpoints machines call, also
+    as a client may mistype them (`/MCP`, `//mcp`, `/API/v1/…`, `/api`): a client of the API gets
+    the API's 404, never the site's HTML page."""
+    path = _SLASHES.sub("/", path).lower()
+    return path == "/api" or path.startswith(("/api/", "/mcp", *_JSON_OAUTH_PATHS))
 
 
 def _is_json(response: HttpResponse) -> bool:

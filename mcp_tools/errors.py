@@ -129,13 +129,20 @@ def from_api_response(status: int, body: Any, headers: Any = None) -> ToolFailur
         if status in (502, 503, 504):
             return upstream_unavailable(retry_after_ms_from(headers))
         return internal_error()
+    # The API's error body always carries `code` (its own codes include a few the contract has not,
+    # e.g. METHOD_NOT_ALLOWED: mapped by status, its message kept). A body without one is not the
+    # API's (a proxy's page, another server): the status decides, and none of its text reaches the
+    # agent (it was not written for one and may hold internals).
+    ours = isinstance(code, str) and bool(code)
+    if not ours:
+        details = {}
     if code not in CATEGORY:
         code = STATUS_CODES.get(status, "VALIDATION_ERROR")
-    message = body.get("message") if isinstance(body.get("message"), str) else None
+    message = body.get("message") if ours and isinstance(body.get("message"), str) else None
     if not message:
         message = {
             "VALIDATION_ERROR": "Validation failed: the request was rejected",
-            "NOT_FOUND": "Not found: the requested item does not exist",
+            "NOT_FOUND": "Resource not found",
             "CONFLICT": "Conflict: the request conflicts with the current state",
             "AUTH_ERROR": "Unauthorized: your session has expired. Please sign in again.",
             "FORBIDDEN": "Forbidden: you do not have permission to do this.",

@@ -27,6 +27,7 @@ answers), whereas -32022 would tell it the server speaks the modern protocol.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,15 +63,30 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+class _TooManyDigits(ValueError):
+    pass
+
+
+def _parse_int(digits: str) -> int:
+    # Python reads integers of at most sys.get_int_max_str_digits() digits (4300; a bound against
+    # quadratic conversion). A longer one is no tool argument's value either: say so plainly.
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits.lstrip("-")) > limit:
+        raise _TooManyDigits(limit)
+    return int(digits)
+
+
 def parse(body: bytes) -> Any:
     """The body as JSON (RFC 8259: UTF-8, no NaN/Infinity), or a -32700 parse error."""
     try:
         text = body.decode("utf-8")
         if not text.strip():
             raise ValueError("the body is empty")
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int)
     except UnicodeDecodeError:
         reason = "the body is not UTF-8"
+    except _TooManyDigits as exc:
+        reason = f"the body holds an integer of more than {exc.args[0]} digits"
     except RecursionError:
         reason = "the body is nested too deeply"
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
@@ -78,14 +94,14 @@ def parse(body: bytes) -> Any:
     raise JsonRpcError(types.PARSE_ERROR, f"Parse error: {reason}", http_status=400)
 
 
-def _is_id(value: Any) -> bool:
+def is_id(value: Any) -> bool:
     # MCP: "Requests MUST include a string or integer ID ... the ID MUST NOT be null."
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _invalid(message: str, request_id: Any = None) -> JsonRpcError:
     return JsonRpcError(types.INVALID_REQUEST, f"Invalid request: {message}",
-                        id=request_id if _is_id(request_id) else None, http_status=400)
+                        id=request_id if is_id(request_id) else None, http_status=400)
 
 
 def kind(message: Any) -> str:
@@ -98,7 +114,7 @@ def kind(message: Any) -> str:
     if message.get("jsonrpc") != "2.0":
         raise _invalid('"jsonrpc" must be "2.0"', request_id)
     if "method" not in message:
-        if _is_id(request_id) and (("result" in message) != ("error" in message)):
+        if is_id(request_id) and (("result" in message) != ("error" in message)):
             return "response"
         raise _invalid('a request needs "method" (and "id"); a response needs "id" and "result" or "error"',
                        request_id)
@@ -110,7 +126,7 @@ def kind(message: Any) -> str:
         raise _invalid('"params" must be an object', request_id)
     if "id" not in message:
         return "notification"
-    if not _is_id(request_id):
+    if not is_id(request_id):
         raise _invalid('"id" must be a string or an integer', request_id)
     return "request"
 
@@ -125,7 +141,7 @@ def check_protocol_version(header: str | None, message: dict[str, Any]) -> None:
     raise JsonRpcError(
         types.INVALID_REQUEST,
         f"Bad Request: unsupported protocol version {requested!r}; this server speaks {', '.join(supported)}",
-        id=message.get("id") if _is_id(message.get("id")) else None,
+        id=message.get("id") if is_id(message.get("id")) else None,
         http_status=400,
         data={"supported": supported, "requested": requested},
     )

@@ -11,14 +11,17 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pydantic
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpResponse
-from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
+from mcp.shared.exceptions import McpError
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, ErrorData, ListToolsResult, TextContent, Tool
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
 
 from lev import limits, scopes
@@ -114,7 +117,10 @@ def _arg_errors(exc: pydantic.ValidationError) -> dict[str, list[str]]:
         kind = error.get("type", "")
         ctx = {k: int(v) if isinstance(v, float) and v.is_integer() else v
                for k, v in (error.get("ctx") or {}).items()}
-        if kind == "literal_error":
+        if kind in _TYPE_ERRORS and isinstance(error.get("input"), float) and not math.isfinite(error["input"]):
+            # 1e400 and the like read as infinity, for an integer argument too: not "a number".
+            message = _MESSAGES["finite_number"]
+        elif kind == "literal_error":
             message = "must be one of: " + str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
         elif kind == "string_pattern_mismatch" and ctx.get("pattern") in _PATTERN_MESSAGES:
             message = _PATTERN_MESSAGES[ctx["pattern"]]
@@ -295,6 +301,29 @@ class LevMCP(DjangoMCP):
             )
             # Unknown arguments are refused (call_tool_sync): the schema says so too.
             tool.parameters["additionalProperties"] = False
+        # The SDK answers an exception escaping a request handler with JSON-RPC code 0 and the
+        # exception's text; every handler it runs for us answers a real code instead.
+        handlers = self._mcp_server.request_handlers
+        for request_type, handler in list(handlers.items()):
+            handlers[request_type] = _json_rpc_errors(handler)
+
+    async def read_resource(self, uri: Any) -> Any:
+        """A URI that names no resource of this server is the MCP specification's "Resource not
+        found" (-32002, the URI in `data`), not an exception's text with code 0."""
+        text = str(uri)
+        if not (any(str(resource.uri) == text for resource in self._resource_manager.list_resources())
+                or any(template.matches(text) for template in self._resource_manager.list_templates())):
+            raise McpError(ErrorData(code=RESOURCE_NOT_FOUND, message="Resource not found",
+                                     data={"uri": text[:URI_ECHO_MAX]}))
+        return await super().read_resource(uri)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
+        """An unknown prompt name is invalid params (-32602), as the specification's prompts say."""
+        if self._prompt_manager.get_prompt(name) is None:
+            raise McpError(ErrorData(code=INVALID_PARAMS, message="Invalid params: name is not a prompt of this server "
+                                                                  "(prompts/list lists them)",
+                                     data={"name": name[:URI_ECHO_MAX]}))
+        return await super().get_prompt(name, arguments)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:  # type: ignore[override]
         request = django_request_ctx.get(None)
@@ -304,7 +333,13 @@ class LevMCP(DjangoMCP):
         """Validate the arguments against the tool's schema, then run it; counted in the metrics by
         tool, code and category (both transports' paths come here). Never raises."""
         started = time.perf_counter()
-        result = self._call_tool(name, arguments, request)
+        try:
+            result = self._call_tool(name, arguments, request)
+        except Exception:
+            # A bug in validating the arguments (run_tool already guards the tool itself): still a
+            # tool result, so the caller gets a JSON-RPC answer and not the endpoint's HTTP 500.
+            logger.exception("Unexpected error validating the arguments of tool %s", _printable(str(name))[:100])
+            result = _result(internal_error().as_dict(), is_error=True)
         record_tool_call(name, result.structuredContent or {}, is_error=bool(result.isError),
                          seconds=time.perf_counter() - started)
         return result
@@ -455,6 +490,31 @@ def step_up_challenge(request: Any, called: CallToolResult) -> str | None:
         return None
     return bearer_challenge(request, error="insufficient_scope", scopes=credential.scope_set | {scope},
                             description=f"{scope} is needed for this tool")
+
+
+# MCP specification 2025-11-25, "Resources", error handling: a resource that does not exist.
+RESOURCE_NOT_FOUND = -32002
+# How much of a URI or name an error echoes back.
+URI_ECHO_MAX = 200
+
+
+def _json_rpc_errors(handler: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+    """A request handler of the SDK's server whose unexpected exceptions are a JSON-RPC internal error
+    (-32603, logged with the traceback, nothing of the exception in the answer); errors it raises
+    on purpose (McpError, with their code) pass unchanged."""
+
+    @functools.wraps(handler)
+    async def answer(request: Any) -> Any:
+        try:
+            return await handler(request)
+        except McpError:
+            raise
+        except Exception:
+            logger.exception("Unexpected error answering %s", getattr(request, "method", "a request"))
+            raise McpError(ErrorData(code=INTERNAL_ERROR, message="Internal error: an unexpected error occurred.")) \
+                from None
+
+    return answer
 
 
 _server: LevMCP | None = None

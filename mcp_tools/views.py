@@ -18,7 +18,7 @@ answer anything else:
    methods, bad params and unsupported protocol versions get JSON-RPC error bodies.
 
 Steps 1-5 answer in the API's one error body `{"code", "message", "details"}`; step 6 and every
-later answer is JSON-RPC.
+later answer is JSON-RPC, a bug while answering too (-32603 with the request's id, HTTP 500).
 """
 
 from __future__ import annotations
@@ -28,13 +28,21 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpResponse
+from mcp import types
 from mcp_server.views import MCPServerStreamableHttpView
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
 from deals.auth import ApiKeyAuthentication
-from lev.errors import ApplicationError, Forbidden, MethodNotAllowed, ValidationFailed
+from lev.errors import (
+    ApplicationError,
+    Forbidden,
+    MethodNotAllowed,
+    ValidationFailed,
+    to_application_error,
+    unexpected_error,
+)
 from lev.oauth.authentication import OAuthTokenAuthentication
 from lev.outages import is_dependency_outage, report_outage
 from mcp_tools import jsonrpc, resilience
@@ -156,6 +164,17 @@ class McpView(MCPServerStreamableHttpView):
         if is_dependency_outage(exc):
             report_outage(exc, "MCP endpoint")
             return unavailable_response(getattr(self, "raw_body", b""), resilience.record_outage())
+        message = getattr(self.request, "_full_data", None)
+        if to_application_error(exc) is None and isinstance(message, dict):
+            # A bug while a JSON-RPC message was being answered: a JSON-RPC internal error with the
+            # request's id (HTTP 500, as the SDK's transport answers one), logged with its traceback,
+            # not the REST error body. Nothing about the exception is in the answer.
+            unexpected_error(exc, where="MCP endpoint")
+            request_id = message.get("id")
+            return jsonrpc.JsonRpcError(
+                types.INTERNAL_ERROR, "Internal error: an unexpected error occurred.",
+                id=request_id if jsonrpc.is_id(request_id) else None, http_status=500,
+            ).response()
         return super().handle_exception(exc)
 
     @property

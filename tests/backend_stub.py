@@ -15,7 +15,7 @@ from typing import Any
 @dataclass
 class Reply:
     status: int = 200
-    body: Any = None
+    body: Any = None  # JSON-encoded, or bytes sent as they are
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering (a hanging backend)
     drop: bool = False  # close the connection without an answer
@@ -53,10 +53,13 @@ class BackendStub:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
-                payload = b"" if reply.body is None else json.dumps(reply.body).encode()
+                # bytes are sent as they are (a proxy's HTML page: give its Content-Type in headers).
+                raw = isinstance(reply.body, bytes)
+                payload = reply.body if raw else b"" if reply.body is None else json.dumps(reply.body).encode()
                 try:
                     self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json")
+                    if "Content-Type" not in reply.headers:
+                        self.send_header("Content-Type", "text/html" if raw else "application/json")
                     self.send_header("Content-Length", str(len(payload)))
                     for key, value in reply.headers.items():
                         self.send_header(key, value)

@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Literal
@@ -99,10 +100,49 @@ def _money_number(value: Any) -> Any:
     return value
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _finite(value: int | float) -> bool:
+    """True for an integer (however many digits: math.isfinite would raise OverflowError for one
+    past a float's range, about 1.8e308) and a finite float."""
+    return isinstance(value, int) or math.isfinite(value)
+
+
+# The largest finite float; an integer beyond it has no float value.
+FLOAT_MAX = sys.float_info.max
+
+
+def _within_float_range(minimum: float, maximum: float) -> Callable[[Any], Any]:
+    """Refuse an integer no float holds with the bound it breaks, before pydantic converts it.
+
+    JSON numbers have no size limit: an integer of 310 digits or more has no float value (Python's
+    float() raises OverflowError; pydantic calls it "not a valid number"). It is simply out of range,
+    so the agent reads "must be at most <maximum>" (or "at least <minimum>") as for any other number
+    too large or too small. (A literal such as 1e400 reads as infinity: "must be a finite number".)"""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > FLOAT_MAX:
+            if value > 0:
+                raise PydanticCustomError("less_than_equal", "must be at most {le}", {"le": maximum})
+            raise PydanticCustomError("greater_than_equal", "must be at least {ge}", {"ge": minimum})
+        return value
+
+    return check
+
+
+def Number(minimum: float, maximum: float, *checks: Callable[[Any], Any]) -> Any:
+    """A number argument from `minimum` to `maximum`: a finite JSON number; one of any size outside
+    the range is refused naming the bound. `checks` are before-validators that see the number first."""
+    return Annotated[float, Field(ge=minimum, le=maximum, allow_inf_nan=False),
+                     BeforeValidator(_within_float_range(minimum, maximum)), *checks]
+
+
 def _positive(value: Any) -> Any:
     # The reference's wording for 0 and below; (0, 0.01) is caught by the schema's minimum, and
     # -Infinity by the finite check.
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value <= 0:
+    if _is_number(value) and _finite(value) and value <= 0:
         raise PydanticCustomError("greater_than", "must be greater than {gt}", {"gt": 0})
     return value
 
@@ -119,7 +159,7 @@ def _to_the_cent(value: float) -> float:
 
 def _plausible_loan(value: Any) -> Any:
     """A loan amount above 0 and below LOAN_AMOUNT_MIN is a unit slip: say the amount it likely means."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+    if _is_number(value) and _finite(value):
         amount = Decimal(repr(value))
         if 0 < amount < LOAN_AMOUNT_MIN:
             raise PydanticCustomError("loan_amount_small", loan_amount_too_small_message(amount))
@@ -133,9 +173,8 @@ def _money_type(minimum: Decimal | int, *checks: Callable[[Any], Any]) -> Any:
     Each argument's own description says what the amount is; every one says it is rounded to the
     cent. The Field comes first so its bounds land on the number itself (and read as
     minimum/maximum in the schema); before-validators run last-listed first."""
-    return Annotated[(float, Field(ge=float(minimum), le=float(MONEY_MAX), allow_inf_nan=False),
-                      *(BeforeValidator(check) for check in checks), BeforeValidator(_money_number),
-                      AfterValidator(_to_the_cent))]
+    return Annotated[(Number(float(minimum), float(MONEY_MAX), *(BeforeValidator(check) for check in checks)),
+                      BeforeValidator(_money_number), AfterValidator(_to_the_cent))]
 
 
 Money = _money_type(MONEY_MIN_POSITIVE, _positive)

@@ -26,6 +26,7 @@ from mcp_tools.tools.common import (
     LoanType,
     Money,
     MoneyFilter,
+    Number,
     StateCode,
     Text,
     TransactionType,
@@ -372,9 +373,7 @@ def _rate(value: float) -> float:
 
 
 AmountOrZero = MoneyFilter  # 0 or more US dollars, rounded to the cent
-InterestRate = Annotated[
-    float, Field(ge=0, le=limits.INTEREST_RATE_MAX, allow_inf_nan=False), AfterValidator(_rate),
-]
+InterestRate = Annotated[Number(0, limits.INTEREST_RATE_MAX), AfterValidator(_rate)]
 AmortizationYears = Annotated[
     int, Field(ge=limits.AMORTIZATION_YEARS_MIN, le=limits.AMORTIZATION_YEARS_MAX),
 ]

@@ -32,6 +32,7 @@ from mcp_tools.tools.common import (
     Id,
     Limit,
     Money,
+    Number,
     Text,
     _choice,
     clip,
@@ -82,7 +83,7 @@ def _places(places: int):
 
 
 def _percent(maximum: int, places: int) -> Any:
-    return Annotated[float, Field(ge=0, le=maximum, allow_inf_nan=False), _places(places)]
+    return Annotated[Number(0, maximum), _places(places)]
 
 
 # --- shapes -------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import itertools
 import json
 import math
 from typing import Any
@@ -132,10 +133,24 @@ HOSTILE_NUMBERS = [
 ]
 NON_FINITE = [math.inf, -math.inf, math.nan]
 
+# Numbers no float holds (issue #19): integers of 310 digits and more (json.dumps writes them out in
+# full; Python reads up to 4,300 digits) and literals past a float's range, which Python's json reads
+# as infinity. A money argument given one raised OverflowError and /mcp answered HTTP 500. Literals are
+# placeholders written into the JSON text by `encode`, as json.dumps cannot write them.
+HUGE_LITERALS = ["1e400", "-1e400", "1E+999", "-2.5e308", "1" + "0" * 400 + ".0", "1.7976931348623159e308"]
+_LITERAL = "\u2063NUMBER:{}\u2063"
+huge_numbers = st.one_of(
+    st.integers(min_value=10**309, max_value=10**4000),
+    st.integers(min_value=-(10**4000), max_value=-(10**309)),
+    st.sampled_from([10**309, -(10**309), 10**400, -(10**400), 2**1024, 10**4299]),
+    st.sampled_from([_LITERAL.format(literal) for literal in HUGE_LITERALS]),
+)
+
 hostile_values = st.one_of(
     st.sampled_from(HOSTILE_STRINGS),
     st.sampled_from(HOSTILE_NUMBERS),
     st.sampled_from(NON_FINITE),
+    huge_numbers,
     st.just(DEEP),
     st.booleans(),
     st.none(),
@@ -191,6 +206,83 @@ def contains_deep(value: Any) -> bool:
 
 def encode(message: Any) -> str:
     """JSON text of a message, with raw NaN/Infinity where the values are non-finite (JSON has no
-    such tokens: the body is then malformed) and DEEP replaced by 3,000 nested arrays."""
+    such tokens: the body is then malformed), DEEP replaced by 3,000 nested arrays and the
+    placeholders of HUGE_LITERALS by the number literals they stand for."""
     text = json.dumps(message)  # allow_nan: writes NaN / Infinity / -Infinity tokens
+    for literal in HUGE_LITERALS:
+        text = text.replace(json.dumps(_LITERAL.format(literal)), literal)
     return text.replace(json.dumps(DEEP), "[" * DEEP_LEVELS + "]" * DEEP_LEVELS)
+
+
+def as_sent(value: Any) -> Any:
+    """`value` as the server reads it: each HUGE_LITERALS placeholder as the number Python's json
+    makes of its literal (1e400 is infinity), for judging which arguments the schema allows."""
+    if isinstance(value, str):
+        for literal in HUGE_LITERALS:
+            if value == _LITERAL.format(literal):
+                return json.loads(literal)
+        return value
+    if isinstance(value, dict):
+        return {key: as_sent(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_sent(item) for item in value]
+    return value
+
+
+def numeric_paths(schema: dict[str, Any], defs: dict[str, Any] | None = None,
+                  path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    """The path of every integer and number a value of `schema` can hold that a client may send:
+    properties, array items (index 0), $ref (to `defs`: a tool schema's $defs, or an OpenAPI
+    document's components.schemas) and allOf/anyOf/oneOf branches; readOnly ones left out.
+    (`properties.0.units` is ("properties", 0, "units").)"""
+    defs = schema.get("$defs", {}) if defs is None else defs
+    if "$ref" in schema:
+        return numeric_paths(defs[schema["$ref"].split("/")[-1]], defs, path)
+    found = [found for key in ("allOf", "anyOf", "oneOf") for option in schema.get(key, [])
+             for found in numeric_paths(option, defs, path)]
+    kind = schema.get("type")
+    if kind in ("integer", "number") and not schema.get("readOnly"):
+        found.append(path)
+    elif kind == "array":
+        found += numeric_paths(schema.get("items", {}), defs, (*path, 0))
+    for name, sub in schema.get("properties", {}).items():
+        found += numeric_paths(sub, defs, (*path, name))
+    return list(dict.fromkeys(found))
+
+
+def dotted(path: tuple[str | int, ...]) -> str:
+    """A path as the API and the tools name it in `details.fields` ("properties.0.units")."""
+    return ".".join(str(step) for step in path)
+
+
+def put(arguments: dict[str, Any], path: tuple[str | int, ...], value: Any) -> None:
+    """Set `value` at `path`, making the lists and objects on the way where they are missing."""
+    holder: Any = arguments
+    for step, following in itertools.pairwise(path):
+        fresh: Any = [] if isinstance(following, int) else {}
+        if isinstance(step, int):
+            if not holder:
+                holder.append(fresh)
+            elif not isinstance(holder[0], type(fresh)):
+                holder[0] = fresh
+            holder = holder[0]
+        else:
+            if not isinstance(holder.get(step), type(fresh)):
+                holder[step] = fresh
+            holder = holder[step]
+    if isinstance(path[-1], int):
+        holder[:1] = [value]
+    else:
+        holder[path[-1]] = value
+
+
+@st.composite
+def huge_number_arguments(draw: st.DrawFn, schema: dict[str, Any], world: Any) -> tuple[Any, list[str]]:
+    """A valid argument set with one or two of its numbers (top level or nested) replaced by a
+    number no float holds; also the dotted names of the replaced arguments."""
+    arguments = copy.deepcopy(dict(draw(valid_arguments(schema, world))))
+    paths = draw(st.lists(st.sampled_from(numeric_paths(schema)), min_size=1, max_size=2,
+                          unique_by=lambda path: path[0]))
+    for path in paths:
+        put(arguments, path, draw(huge_numbers))
+    return arguments, [dotted(path) for path in paths]

@@ -26,6 +26,7 @@ from lev.pagination import BAD_CURSOR, CURSOR_WITH_PAGE, OTHER_LIST
 from lev.wsgi import application
 from tests.fuzz.conftest import World, budget
 from tests.fuzz.stats import STATS
+from tests.fuzz.strategies import dotted, numeric_paths, put
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db(transaction=True)]
 
@@ -94,6 +95,73 @@ def test_operation_answers_as_documented(world: World, label: str):
         except (FailureGroup, AssertionError) as exc:
             STATS.api_violations += 1
             key = f"{label}: {first_line(exc)}"
+            sent = f"{case.method} {case.formatted_path} query={case.query} body={case.body!r}"[:300]
+            got = f"{response.status_code} {response.text[:300]}"
+            STATS.record_failure(key, sent, got)
+            failures.setdefault(key, (sent, got))
+
+    call()
+    report = [f"{key}\n    sent: {sent}\n    got:  {got}" for key, (sent, got) in sorted(failures.items())]
+    assert not failures, f"{len(failures)} distinct failures:\n" + "\n".join(report)
+
+
+# --- numbers no float holds (issue #19) -------------------------------------------------------------------
+def numeric_inputs(label: str) -> list[tuple[str, tuple[str | int, ...]]]:
+    """("body", path) of every numeric body field and ("query", (name,)) of every numeric query
+    parameter of an operation, from the OpenAPI description."""
+    operation = OPERATIONS[label]
+    raw = SCHEMA.raw_schema["paths"][operation.path][operation.method.lower()]
+    components = SCHEMA.raw_schema["components"]["schemas"]
+    body = (raw.get("requestBody") or {}).get("content", {}).get("application/json", {}).get("schema") or {}
+    return [("body", path) for path in numeric_paths(body, components)] + [
+        ("query", (p["name"],)) for p in raw.get("parameters", [])
+        if p["in"] == "query" and p.get("schema", {}).get("type") in ("integer", "number")]
+
+
+NUMERIC = {label: inputs for label in sorted(OPERATIONS) if (inputs := numeric_inputs(label))}
+HUGE_EXAMPLES = 10
+# JSON bodies are written by json.dumps, which writes any integer in full but no 1e400 literal (the
+# tests in tests/lev/test_huge_numbers.py send those as raw text); a query string takes both.
+huge_integers = st.one_of(st.integers(min_value=10**309, max_value=10**4000),
+                          st.integers(min_value=-(10**4000), max_value=-(10**309)))
+huge_query_values = st.one_of(huge_integers.map(str), st.sampled_from(["1e400", "-1e400", "1E+999", "-2.5e308"]))
+
+
+@pytest.mark.parametrize("label", sorted(NUMERIC))
+def test_numbers_no_float_holds_are_refused_naming_the_field(world: World, label: str):
+    """A schema-valid request with one numeric body field or query parameter replaced by a number no
+    float holds: 400 VALIDATION_ERROR naming it, never a 5xx."""
+    operation = OPERATIONS[label]
+    failures: dict[str, tuple[str, str]] = {}
+
+    @settings(max_examples=budget(HUGE_EXAMPLES), deadline=None, derandomize=True, database=None,
+              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(case=operation.as_strategy(GenerationMode.POSITIVE), target=st.sampled_from(NUMERIC[label]),
+           body_value=huge_integers, query_value=huge_query_values)
+    def call(case: Any, target: tuple[str, tuple[str | int, ...]], body_value: int, query_value: str) -> None:
+        # Rows that exist (deal_ids[1] is the deal with a property), so the request reaches validation.
+        for name, attr in KNOWN_IDS.items():
+            if case.path_parameters and name in case.path_parameters:
+                case.path_parameters[name] = getattr(world, attr)[1 if name == "deal_id" else 0]
+        where, path = target
+        if where == "body":
+            if not isinstance(case.body, dict):
+                case.body = {}
+            put(case.body, path, body_value)
+        else:
+            case.query = {**(case.query or {}), path[0]: query_value}
+        response = case.call(headers={"Authorization": f"Bearer {world.api_key}"})
+        STATS.api_calls += 1
+        if response.status_code >= 500:
+            STATS.api_5xx += 1
+        try:
+            body = response.json()
+        except ValueError:
+            body = {}
+        fields = (body.get("details") or {}).get("fields") or {}
+        if response.status_code != 400 or body.get("code") != "VALIDATION_ERROR" or dotted(path) not in fields:
+            STATS.api_violations += 1
+            key = f"{label}: {where} {dotted(path)} not refused by name: HTTP {response.status_code}"
             sent = f"{case.method} {case.formatted_path} query={case.query} body={case.body!r}"[:300]
             got = f"{response.status_code} {response.text[:300]}"
             STATS.record_failure(key, sent, got)

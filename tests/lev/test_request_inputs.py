@@ -187,3 +187,30 @@ def test_an_error_page_made_by_django_outside_a_view_becomes_the_json_body(setti
 def test_pages_outside_the_api_are_left_alone(settings, debug):
     response = RequestIdMiddleware(failing_middleware_stack(RuntimeError("x")))(RequestFactory().get("/admin/"))
     assert response.status_code == 500 and not response["Content-Type"].startswith("application/json")
+
+
+# --- 404s under /mcp and /api/, as clients mistype them (issue #19, item 8) --------------------------------
+MISTYPED_PATHS = [
+    "/MCP", "/Mcp", "/mCp", "/MCP/", "//mcp", "///mcp", "//MCP/", "/mcp/", "/mcp//", "/mcp/x", "/mcpx", "//mcp/x",
+    "/api", "/API", "/API/", "/Api/x", "/API/v1/deals/", "//api/v1/deals/", "/api//v1//deals/", "/api/v1/nope/",
+    "/api/v2/", "/api/v1/deals/abc/", "/API/V1/LENDERS/",
+]
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "PUT", "DELETE"])
+def test_every_404_under_mcp_and_api_is_the_json_error_body(method, debug):
+    """The API's JSON NOT_FOUND body, never the site's HTML page. PATH_INFO is set as gunicorn sets it
+    (the path exactly as sent): Django's test client would read `//mcp` as a host name, and the live
+    test server (Python's http.server) folds leading slashes, which gunicorn does not."""
+    failures = []
+    for path in MISTYPED_PATHS:
+        response = Client().generic(method, "/", b"{}" if method in ("POST", "PUT") else b"",
+                                    content_type="application/json", HTTP_ACCEPT="text/html", PATH_INFO=path)
+        content_type = response.get("Content-Type", "")
+        if response.status_code != 404 or content_type.split(";")[0] != "application/json":
+            failures.append(f"{method} {path}: {response.status_code} {content_type} {response.content[:80]!r}")
+            continue
+        body = json.loads(response.content)
+        if body.get("code") != "NOT_FOUND" or set(body) != {"code", "message", "details"}:
+            failures.append(f"{method} {path}: {body}")
+    assert not failures, "\n".join(failures)

@@ -84,6 +84,37 @@ def test_bug_in_the_api_is_internal_error_logged_with_traceback_and_request_id(m
     assert "-" not in {r.request_id for r in api_errors}
 
 
+# A bug in the MCP layer itself, outside any tool (issue #19: a validator's OverflowError once made /mcp
+# answer HTTP 500 with the REST error body). Simulated, as above: there is no known bug to trigger.
+def test_a_bug_validating_arguments_is_an_internal_error_tool_result(live_server, api_key, monkeypatch, caplog):
+    def bug(arguments):
+        return 1 / 0
+
+    monkeypatch.setattr("mcp_tools.server._arguments_json", bug)
+    caplog.set_level("INFO")
+    is_error, payload = tool_payload(rpc(live_server.url, api_key, "tools/call",
+                                         {"name": "get_deal", "arguments": {"deal_id": 1}}))
+    assert is_error and payload["code"] == "INTERNAL_ERROR" and payload["isRetryable"] is False
+    assert payload["message"].startswith("Internal error: ") and "ZeroDivision" not in str(payload)
+    logged = [r for r in caplog.records if "validating the arguments of tool get_deal" in r.getMessage()]
+    assert logged and logged[0].exc_info
+    assert resilience.breaker_state() == "closed"
+
+
+def test_a_bug_answering_any_method_is_a_json_rpc_internal_error(live_server, api_key, monkeypatch, caplog):
+    def bug(self, granted):
+        return 1 / 0
+
+    monkeypatch.setattr("mcp_tools.server.LevMCP.tools_list_for", bug)
+    caplog.set_level("INFO")
+    response = rpc(live_server.url, api_key, "tools/list")
+    assert response.status_code == 500 and response.headers["Content-Type"] == "application/json"
+    assert response.json() == {"jsonrpc": "2.0", "id": 7, "error": {
+        "code": -32603, "message": "Internal error: an unexpected error occurred."}}
+    logged = [r for r in caplog.records if "Unhandled error in MCP endpoint" in r.getMessage()]
+    assert logged and logged[0].exc_info
+
+
 # --- which exceptions are outages: real ones -------------------------------------------------------
 def _closed_port() -> int:
     with socket.socket() as s:

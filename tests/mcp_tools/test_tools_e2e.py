@@ -218,7 +218,7 @@ def test_oversized_body_is_413(live_server, api_key, settings):
         (Reply(409, {"code": "CONFLICT", "message": "Conflict: key reused", "details": {}}), "CONFLICT", "business",
          "Conflict: "),
         (Reply(422, None), "VALIDATION_ERROR", "validation", "Validation failed"),
-        (Reply(404, None), "NOT_FOUND", "validation", "Not found"),
+        (Reply(404, None), "NOT_FOUND", "validation", "Resource not found"),
     ],
 )
 def test_backend_statuses_map_to_the_contract(mcp, settings, reply, code, category, prefix):

@@ -152,6 +152,43 @@ def test_jsonrpc_errors(post, body, status, code, request_id):
     assert len(message) < 200 and "\n" not in message
 
 
+# Errors of methods the SDK answers (issue #19, item 8: resources/read errors carried code 0, the
+# SDK's answer to any exception, with the exception's text).
+@pytest.mark.parametrize("uri", ["lev://deals/1", "file:///etc/passwd", "https://example.com/" + "x" * 500])
+def test_reading_a_resource_that_does_not_exist_is_resource_not_found(post, uri):
+    response = post({"jsonrpc": "2.0", "id": "r-1", "method": "resources/read", "params": {"uri": uri}})
+    assert response.status_code == 200
+    assert rpc_error(response) == {"jsonrpc": "2.0", "id": "r-1", "error": {
+        "code": -32002, "message": "Resource not found", "data": {"uri": uri[:200]}}}
+
+
+def test_getting_a_prompt_that_does_not_exist_is_invalid_params(post):
+    response = post({"jsonrpc": "2.0", "id": 9, "method": "prompts/get", "params": {"name": "nope"}})
+    assert response.status_code == 200
+    error = rpc_error(response)["error"]
+    assert error["code"] == -32602 and error["message"].startswith("Invalid params: ")
+    assert error["data"] == {"name": "nope"}
+
+
+@pytest.mark.parametrize(("method", "params"), [("resources/read", {"uri": "lev://x"}), ("resources/list", {}),
+                                                ("prompts/list", {}), ("prompts/get", {"name": "nope"})])
+def test_a_bug_in_a_method_the_sdk_answers_is_an_internal_error_not_code_0(post, monkeypatch, caplog, method, params):
+    # Simulated (no known bug): the resource and prompt registries fail.
+    def bug(*args, **kwargs):
+        raise RuntimeError("secret internals")
+
+    from mcp_tools.server import get_server
+
+    monkeypatch.setattr(get_server()._resource_manager, "list_resources", bug)
+    monkeypatch.setattr(get_server()._prompt_manager, "list_prompts", bug)
+    monkeypatch.setattr(get_server()._prompt_manager, "get_prompt", bug)
+    caplog.set_level("ERROR")
+    response = post({"jsonrpc": "2.0", "id": 3, "method": method, "params": params})
+    assert rpc_error(response) == {"jsonrpc": "2.0", "id": 3, "error": {
+        "code": -32603, "message": "Internal error: an unexpected error occurred."}}
+    assert any(r.exc_info and f"answering {method}" in r.getMessage() for r in caplog.records)
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
