@@ -8,7 +8,9 @@ import uuid
 from collections.abc import Callable
 
 from django.core.exceptions import DisallowedHost
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
+from django.middleware.common import CommonMiddleware as DjangoCommonMiddleware
+from django.utils.http import escape_leading_slashes
 
 from lev.errors import (
     ApplicationError,
@@ -147,6 +149,32 @@ class RequestIdMiddleware:
             )
             return _json(to_application_error(exc) or ValidationFailed({"Host": ["is invalid"]}))
         return None
+
+
+class PermanentRedirectKeepingMethod(HttpResponsePermanentRedirect):
+    """308: the client repeats the same method with the same body at the new address (RFC 9110
+    15.4.9), where a 301 lets it turn a POST into a GET without its body."""
+
+    status_code = 308
+
+
+class CommonMiddleware(DjangoCommonMiddleware):
+    """Django's CommonMiddleware, except for a missing trailing slash under /api/ and /mcp.
+
+    Django redirects `POST /api/v1/deals` with a 301 (which clients follow as a GET, so the write is
+    silently lost) and, with DEBUG on (`make run`), raises RuntimeError: a 500 from a typo. Here an
+    API path is redirected with a 308 for every method, which keeps the method and the body.
+    """
+
+    def get_full_path_with_slash(self, request: HttpRequest) -> str:
+        if not _is_api_path(request.path):
+            return super().get_full_path_with_slash(request)
+        return escape_leading_slashes(request.get_full_path(force_append_slash=True))
+
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if response.status_code == 404 and _is_api_path(request.path) and self.should_redirect_with_slash(request):
+            return PermanentRedirectKeepingMethod(self.get_full_path_with_slash(request))
+        return super().process_response(request, response)
 
 
 class ApiErrorMiddleware:

@@ -214,3 +214,33 @@ def test_every_404_under_mcp_and_api_is_the_json_error_body(method, debug):
         if body.get("code") != "NOT_FOUND" or set(body) != {"code", "message", "details"}:
             failures.append(f"{method} {path}: {body}")
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("POST", "/api/v1/deals"),
+    ("PATCH", "/api/v1/deals/1"),
+    ("PUT", "/api/v1/deals/1/financials"),
+    ("DELETE", "/api/v1/deals/1/properties/2"),
+    ("GET", "/api/v1/deals"),
+])
+def test_a_missing_trailing_slash_under_the_api_is_a_308_keeping_method_and_body(web, debug, method, path):
+    """Django answers a POST without the slash with RuntimeError when DEBUG is on (`make run`: a 500
+    from a typo) and with a 301 otherwise, which clients follow as a GET, losing the write."""
+    response = web.generic(method, f"{path}?x=1", data=json.dumps({"title": "Typo"}), content_type="application/json")
+    assert response.status_code == 308, response.content[:300]
+    assert response["Location"] == f"{path}/?x=1"
+
+
+def test_a_post_without_the_slash_still_creates_the_deal_when_followed(web, debug):
+    response = web.post("/api/v1/deals", data={"title": "Followed", "loan_amount": "1000000"},
+                        content_type="application/json", follow=True)
+    assert response.redirect_chain == [("/api/v1/deals/", 308)]
+    assert response.status_code == 201, response.content[:300]
+    assert json.loads(response.content)["title"] == "Followed"
+
+
+def test_pages_outside_the_api_keep_djangos_slash_redirect(web, settings):
+    settings.DEBUG = False
+    response = web.get("/admin")
+    assert response.status_code == 301
+    assert response["Location"] == "/admin/"
