@@ -1,9 +1,10 @@
 """gunicorn settings for the Lev web site (admin, REST API, /mcp, /health).
 
 Every value can be overridden from the environment, so the same file serves the `web` and the
-split `mcp` services of docker-compose.yml and a bare-metal run:
+split `mcp` services of docker-compose.yml and a bare-metal run. The application comes from this file
+too (it goes with the worker class), so the command is only:
 
-    gunicorn --config deploy/gunicorn.conf.py lev.wsgi:application
+    gunicorn --config deploy/gunicorn.conf.py
 """
 
 from __future__ import annotations
@@ -41,9 +42,50 @@ def _cores() -> int:
 
 
 workers = _int("WEB_CONCURRENCY", 2 * _cores())
-worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "sync")
-# Threads per worker, for GUNICORN_WORKER_CLASS=gthread only (the sync class ignores it).
+
+# --- The worker class: gunicorn's ASGI worker (issue #19), not sync. Measured with bench/bench_gunicorn.py
+# (docs/benchmarks.md, "Slow clients"), old and new configuration interleaved in one run:
+#
+# * Slow clients. Eight connections trickling a body or headers at a byte a second held all sync
+#   workers: a sync worker reads the request itself, blocking, until the body ends, so for as long as
+#   the trickle lasts (gunicorn's `timeout` only kills it after 60 s of silence from the worker, and
+#   a trickle is not silence) nobody else was served. With 50 such clients held, the sync default
+#   answered 0 of the /health and MCP get_deal probes within 5 s. gthread is no cure: it only waits
+#   for a connection's first byte off-thread, then a thread reads the rest blocking, so 50 trickling
+#   clients hold any pool a machine this size can afford. The ASGI worker reads every connection on
+#   an event loop (a waiting client costs a socket and a coroutine) and Django's ASGI handler runs
+#   the middleware and view only once the whole body is in, on one thread per process, as a sync
+#   worker did: same one database connection per process, same concurrency per process.
+#   With 50 slow clients it answered every probe, at the latency of an idle server
+#   (tests/deploy/test_slow_clients.py holds that against this file).
+# * Bounds. lev.asgi.BodyGuard reads each body first: over LEV_MCP_MAX_BODY_BYTES (/mcp) or
+#   DATA_UPLOAD_MAX_MEMORY_SIZE (elsewhere) is 413 before it is read (Django's ASGI handler would
+#   spool any size to disk), and the whole body must arrive within LEV_REQUEST_BODY_TIMEOUT_SECONDS
+#   (30 s) of the headers, else 408. A client trickling headers holds a socket until it stops or
+#   `worker_connections` (below) is reached; gunicorn has no bound on header time.
+# * Malformed chunked framing is refused by the worker's parser with 400 before the application
+#   sees it (a sync worker raised it inside Django: 500); lev.wsgi turns it into a 400 for the
+#   WSGI workers too.
+# * Cost on the hot path: see docs/benchmarks.md "Slow clients" for the interleaved numbers
+#   (REST and MCP get_deal, sync against ASGI).
+# * What changes: gunicorn's `timeout` no longer kills a worker stuck in one slow request (the event
+#   loop keeps beating); every wait is already bounded (LEV_DB_STATEMENT_TIMEOUT_MS, the API and
+#   retry budgets), and a stuck request holds its own process's request thread, as before.
+#
+# GUNICORN_WORKER_CLASS=sync (or gthread) still works and runs lev.wsgi instead.
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "asgi")
+_asgi = worker_class == "asgi" or "uvicorn" in worker_class.lower()
+wsgi_app = os.environ.get("GUNICORN_APP", "lev.asgi:application" if _asgi else "lev.wsgi:application")
+# Threads per worker, for GUNICORN_WORKER_CLASS=gthread only (the others ignore it).
 threads = _int("GUNICORN_THREADS", 1)
+# Connections one worker holds at once (ASGI and gthread): waiting clients beyond it wait in the
+# listen backlog. Each costs a socket and, under ASGI, a coroutine and its buffered body (at most
+# the body limit).
+worker_connections = _int("GUNICORN_WORKER_CONNECTIONS", 1000)
+# Django's ASGI handler does not speak the lifespan protocol; do not probe it at every start.
+asgi_lifespan = "off"
+asgi_loop = os.environ.get("GUNICORN_ASGI_LOOP", "auto")
+http_parser = os.environ.get("GUNICORN_HTTP_PARSER", "auto")
 
 # A tool call is bounded by LEV_RETRY_BUDGET_MS (15 s) plus one LEV_API_TIMEOUT_SECONDS (10 s).
 timeout = _int("GUNICORN_TIMEOUT", 60)
