@@ -31,9 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import os
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from a2wsgi.wsgi import build_environ
@@ -42,15 +40,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
 
 from django.conf import settings
 
-from lev.errors import ValidationFailed
-from lev.middleware import REQUEST_ID_HEADER, _is_api_path
+from lev.wsgi import UNREADABLE, body_limit, refusal
 from lev.wsgi import application as wsgi_application
-
-
-def _refusal(status: int, field: str, problem: str) -> ValidationFailed:
-    error = ValidationFailed({field: [problem]})
-    error.http_status = status
-    return error
 
 
 class BodyGuard:
@@ -73,10 +64,10 @@ class BodyGuard:
             return await self.app(scope, receive, send)
 
         path = scope.get("path", "")
-        limit = settings.LEV_MCP_MAX_BODY_BYTES if path.startswith("/mcp") else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        too_large = _refusal(413, "body", f"must be at most {limit} bytes")
+        limit = body_limit(path)
+        too_large = f"must be at most {limit} bytes"
         if limit is not None and not chunked and length.isdigit() and int(length) > limit:
-            return await _answer(send, path, too_large)
+            return await _answer(send, refusal(path, 413, too_large))
 
         chunks: list[bytes] = []
         size = 0
@@ -86,17 +77,16 @@ class BodyGuard:
                 while True:
                     message = await receive()
                     if message["type"] != "http.request":  # http.disconnect before the body's end
-                        return await _answer(send, path, _refusal(400, "body", "ended before it was complete"),
-                                             parse_error=True)
+                        return await _answer(send, refusal(path, 400, UNREADABLE, parse_error=True))
                     piece = message.get("body", b"")
                     size += len(piece)
                     if limit is not None and size > limit:
-                        return await _answer(send, path, too_large)
+                        return await _answer(send, refusal(path, 413, too_large))
                     chunks.append(piece)
                     if not message.get("more_body", False):
                         break
         except TimeoutError:
-            return await _answer(send, path, _refusal(408, "body", f"must arrive within {seconds:g} seconds"))
+            return await _answer(send, refusal(path, 408, f"must arrive within {seconds:g} seconds"))
 
         whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
         handed = False
@@ -111,30 +101,12 @@ class BodyGuard:
         return await self.app(scope, replay, send)
 
 
-# JSON-RPC 2.0's "Parse error": what /mcp answers a body it cannot read (mcp_tools.jsonrpc, written out
-# here because lev sits below mcp_tools).
-_JSONRPC_PARSE_ERROR = -32700
-
-
-async def _answer(send, path: str, error: ValidationFailed, *, parse_error: bool = False) -> None:
-    """The refusal, then the connection closes (the rest of the body is never read). The API's one
-    error body where lev.middleware answers JSON, plain text elsewhere; on /mcp a body that could not
-    be read (`parse_error`) is a JSON-RPC parse error, as the MCP view answers it."""
-    if parse_error and path.startswith("/mcp"):
-        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
-            "code": _JSONRPC_PARSE_ERROR, "message": "Parse error: the request body ended before it was complete"}},
-            separators=(",", ":")).encode()
-        content_type = b"application/json"
-    elif _is_api_path(path):
-        body = json.dumps(error.as_body(), separators=(",", ":")).encode()
-        content_type = b"application/json"
-    else:
-        body = f"{error.message}\n".encode()
-        content_type = b"text/plain; charset=utf-8"
-    await send({"type": "http.response.start", "status": error.http_status, "headers": [
-        (b"content-type", content_type), (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close"), (REQUEST_ID_HEADER.lower().encode(), str(uuid.uuid4()).encode()),
-    ]})
+async def _answer(send, answer: tuple[int, list, bytes]) -> None:
+    """A refusal (lev.wsgi.refusal: the shape of its path), then the connection closes: the rest of the
+    body is never read."""
+    status, headers, body = answer
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(name.lower().encode("latin1"), value.encode("latin1")) for name, value in headers]})
     await send({"type": "http.response.body", "body": body})
 
 

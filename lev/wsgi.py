@@ -1,15 +1,24 @@
-"""The WSGI application (`gunicorn … lev.wsgi:application` with a sync or gthread worker, `runserver`).
+"""The WSGI application: the site itself. Production runs it behind lev.asgi (gunicorn's ASGI worker);
+`GUNICORN_WORKER_CLASS=sync` or `gthread` and `runserver` run it directly.
 
-A request body the server cannot de-frame (a bad chunk-size line, a chunk without its CRLF, a body cut
-off before its end) is the client's fault. gunicorn's sync workers raise that from `wsgi.input.read()`
-as their own parser exceptions, which Django does not know, so the request became a 500. The input is
-wrapped so every such failure is Django's `UnreadablePostError` (an `OSError`): lev.errors answers it
-400 `VALIDATION_ERROR` under /api/, the MCP view as a JSON-RPC parse error, lev.middleware as a plain
-400 elsewhere. (The production command, gunicorn's ASGI worker with lev.asgi, refuses bad framing itself
-with 400 before the application sees the request.)
+A request body the server cannot de-frame (a chunk-size that is not hex, a chunk without its CRLF, a
+body cut off before its end) is the client's fault, and says nothing about the path it was sent to.
+gunicorn's sync and gthread workers raise it from `wsgi.input.read()` as their own parser exceptions,
+which Django does not know: the request became a 500, before authentication. So a chunked body is read
+here, first, within the bound the views apply (`body_limit`): if its framing is broken the request is
+answered 400 at once, in the shape of its path (`refusal`: on /mcp a JSON-RPC parse error, under /api/
+and the JSON OAuth endpoints the API's VALIDATION_ERROR body, plain text elsewhere), and otherwise the
+application reads the same bytes from memory. Any other failure to read a body (a Content-Length body
+cut short) surfaces as Django's `UnreadablePostError`, which lev.errors and lev.middleware answer 400.
+(gunicorn's ASGI worker refuses bad framing itself, with its own 400, before lev.asgi sees it.)
 """
 
+from __future__ import annotations
+
+import io
+import json
 import os
+import uuid
 
 from django.core.wsgi import get_wsgi_application
 from django.http import UnreadablePostError
@@ -20,8 +29,41 @@ except ImportError:  # pragma: no cover - another WSGI server
     _ServerParseError = OSError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
+django_application = get_wsgi_application()
 
-_UNREADABLE = "the request body could not be read: its chunked framing is malformed or incomplete"
+from django.conf import settings  # noqa: E402  (after Django is set up)
+
+from lev.errors import ValidationFailed  # noqa: E402
+from lev.middleware import REQUEST_ID_HEADER, _is_api_path  # noqa: E402
+
+# JSON-RPC 2.0's "Parse error": what /mcp answers a body it cannot read (mcp_tools.jsonrpc; written out
+# here because lev sits below mcp_tools).
+JSONRPC_PARSE_ERROR = -32700
+UNREADABLE = "could not be read: its chunked framing is malformed or incomplete"
+
+
+def body_limit(path: str) -> int | None:
+    """The most body a request to `path` may carry: what its view would accept."""
+    return settings.LEV_MCP_MAX_BODY_BYTES if path.startswith("/mcp") else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+def refusal(path: str, status: int, problem: str, *, parse_error: bool = False) -> tuple[int, list, bytes]:
+    """(status, headers, body) refusing a request's body before the application runs. `parse_error`:
+    the body could not be read, which /mcp answers as a JSON-RPC parse error, as its view would."""
+    if parse_error and path.startswith("/mcp"):
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+            "code": JSONRPC_PARSE_ERROR, "message": f"Parse error: the request body {problem}"}},
+            separators=(",", ":")).encode()
+        content_type = "application/json"
+    elif _is_api_path(path):
+        error = ValidationFailed({"body": [problem]})
+        body = json.dumps(error.as_body(), separators=(",", ":")).encode()
+        content_type = "application/json"
+    else:
+        body = f"Bad request: the request body {problem}\n".encode()
+        content_type = "text/plain; charset=utf-8"
+    return status, [("Content-Type", content_type), ("Content-Length", str(len(body))), ("Connection", "close"),
+                    (REQUEST_ID_HEADER, str(uuid.uuid4()))], body
 
 
 class _BodyInput:
@@ -38,7 +80,7 @@ class _BodyInput:
         except UnreadablePostError:
             raise
         except (OSError, _ServerParseError) as exc:
-            raise UnreadablePostError(_UNREADABLE) from exc
+            raise UnreadablePostError(f"the request body {UNREADABLE}") from exc
 
     def read(self, *args):
         return self._call("read", *args)
@@ -56,11 +98,25 @@ class _BodyInput:
 def _guard_body(app):
     def guarded(environ, start_response):
         stream = environ.get("wsgi.input")
-        if stream is not None:
-            environ["wsgi.input"] = _BodyInput(stream)
+        if stream is None:
+            return app(environ, start_response)
+        stream = _BodyInput(stream)
+        environ["wsgi.input"] = stream
+        if (environ.get("wsgi.input_terminated") and "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+                and not isinstance(stream._stream, io.BytesIO)):
+            # Read the de-chunked body now (at most one byte past the limit: the view answers 413).
+            path = environ.get("PATH_INFO", "")
+            limit = body_limit(path)
+            try:
+                body = stream.read(-1 if limit is None else limit + 1)
+            except UnreadablePostError:
+                status, headers, answer = refusal(path, 400, UNREADABLE, parse_error=True)
+                start_response(f"{status} Bad Request", headers)
+                return [answer]
+            environ["wsgi.input"] = io.BytesIO(body)
         return app(environ, start_response)
 
     return guarded
 
 
-application = _guard_body(get_wsgi_application())
+application = _guard_body(django_application)

@@ -79,25 +79,29 @@ def test_production_server_answers_malformed_chunked_bodies_400(production, key,
 
 @pytest.mark.parametrize("with_key", [False, True], ids=["no credential", "api key"])
 def test_wsgi_application_answers_malformed_chunked_bodies_400_in_the_sites_shapes(sync_server, key, with_key):
-    """The same bodies where the application reads them (gunicorn's sync worker hands Django the raw
-    stream): each path answers in its own shape, before authentication."""
+    """The same bodies where the application reads them (gunicorn's sync worker hands lev.wsgi the raw
+    stream): 400 on every path, before authentication, each in its path's shape."""
     for path in PATHS:
         for name, (body, half_close) in MALFORMED.items():
             content_type = "application/x-www-form-urlencoded" if path.startswith(("/oauth", "/admin")) else (
                 "application/json")
-            status, _headers, answer = raw_request(
+            status, headers, answer = raw_request(
                 sync_server.port, chunked_post(path, body, key if with_key else None, content_type),
                 half_close=half_close)
-            where = (path, name, status, answer[:300])
-            assert status is not None and status < 500, where
-            if path == "/mcp":
-                assert status == 400, where
-                error = json.loads(answer)
-                assert error["jsonrpc"] == "2.0" and error["id"] is None and error["error"]["code"] == -32700, where
-            elif path.startswith("/api/") and with_key:
-                assert status == 400, where
-                assert json.loads(answer)["code"] == "VALIDATION_ERROR", where
+            assert_site_shaped_400(path, status, headers, answer, (name, with_key))
     assert_no_500(sync_server)
+
+
+def assert_site_shaped_400(path: str, status, headers: dict, answer: bytes, case) -> None:
+    where = (path, case, status, answer[:300])
+    assert status == 400, where
+    if path == "/mcp":  # a JSON-RPC parse error
+        error = json.loads(answer)
+        assert error["jsonrpc"] == "2.0" and error["id"] is None and error["error"]["code"] == -32700, where
+    elif path.startswith(("/api/", "/oauth/token/")):  # the API's error body
+        assert json.loads(answer)["code"] == "VALIDATION_ERROR", where
+    else:
+        assert headers["content-type"].startswith("text/plain"), where
 
 
 def test_request_body_bounds_under_the_production_server(production, key):
