@@ -14,8 +14,8 @@ the process's database connection, and only once the request is complete. So:
   else 408. A client gone (or stalled past gunicorn's wait for the next piece) before its body ended
   gets 400 and never reaches Django. Malformed chunked framing never gets here: the worker's parser
   answers it 400 itself.
-* `BufferedWSGI` then runs the WSGI application on its thread with the whole body in memory
-  (`wsgi.input_terminated`, as gunicorn's sync worker declared for de-chunked bodies) and sends the
+* `BufferedWSGI` then runs the WSGI application on its thread with the whole body in memory (a
+  de-chunked body with its `Content-Length`, so the REST API reads it too) and sends the
   response once it is complete: one hand-off between the loop and the thread each way. The site has no
   streaming responses (MCP answers JSON, never SSE; static files are small).
 
@@ -140,8 +140,12 @@ class BufferedWSGI:
         if scope["type"] != "http":  # no websockets; lifespan is off (deploy/gunicorn.conf.py)
             return
         message = await receive()
-        environ = build_environ(scope, io.BytesIO(message.get("body", b"")))
-        environ["wsgi.input_terminated"] = True  # the stream ends where the body does, chunked or not
+        body = message.get("body", b"")
+        environ = build_environ(scope, io.BytesIO(body))
+        environ["wsgi.input_terminated"] = True  # the stream ends where the body does
+        if environ.pop("HTTP_TRANSFER_ENCODING", None) is not None:
+            # De-chunked and whole: say how long it is, so Django reads it like any other body.
+            environ["CONTENT_LENGTH"] = str(len(body))
         environ["wsgi.multithread"] = False
         loop = asyncio.get_running_loop()
         status, headers, body = await loop.run_in_executor(self.executor, self._run, environ)

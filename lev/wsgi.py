@@ -8,8 +8,9 @@ which Django does not know: the request became a 500, before authentication. So 
 here, first, within the bound the views apply (`body_limit`): if its framing is broken the request is
 answered 400 at once, in the shape of its path (`refusal`: on /mcp a JSON-RPC parse error, under /api/
 and the JSON OAuth endpoints the API's VALIDATION_ERROR body, plain text elsewhere), and otherwise the
-application reads the same bytes from memory. Any other failure to read a body (a Content-Length body
-cut short) surfaces as Django's `UnreadablePostError`, which lev.errors and lev.middleware answer 400.
+application reads the same bytes from memory, with their Content-Length. Any other failure to read a
+body (a Content-Length body cut short) surfaces as Django's `UnreadablePostError`, which lev.errors and
+lev.middleware answer 400.
 (gunicorn's ASGI worker refuses bad framing itself, with its own 400, before lev.asgi sees it.)
 """
 
@@ -114,6 +115,10 @@ def _guard_body(app):
                 start_response(f"{status} Bad Request", headers)
                 return [answer]
             environ["wsgi.input"] = io.BytesIO(body)
+            # De-chunked and whole: say how long it is, so Django reads it like any other body (it reads
+            # a body without Content-Length as empty).
+            del environ["HTTP_TRANSFER_ENCODING"]
+            environ["CONTENT_LENGTH"] = str(len(body))
         return app(environ, start_response)
 
     return guarded

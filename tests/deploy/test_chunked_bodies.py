@@ -123,6 +123,12 @@ def test_request_body_bounds_under_the_production_server(production, key):
     status, _headers, answer = raw_request(production.port, chunked_post("/mcp", body, key))
     assert status == 200 and json.loads(answer)["id"] == 3
 
+    # The REST API reads a chunked body too (it is de-chunked whole before Django sees it).
+    payload = json.dumps({"title": "Sent in chunks"}).encode()
+    body = b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (5, payload[:5], len(payload) - 5, payload[5:])
+    status, _headers, answer = raw_request(production.port, chunked_post("/api/v1/deals/", body, key))
+    assert status == 201 and json.loads(answer)["title"] == "Sent in chunks", answer
+
     # A body that does not arrive within LEV_REQUEST_BODY_TIMEOUT_SECONDS (3 s here): 408.
     started = time.monotonic()
     head = (f"POST /api/v1/deals/ HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/json\r\n"
