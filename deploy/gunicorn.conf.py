@@ -43,36 +43,42 @@ def _cores() -> int:
 
 workers = _int("WEB_CONCURRENCY", 2 * _cores())
 
-# --- The worker class: gunicorn's ASGI worker (issue #19), not sync. Measured with bench/bench_gunicorn.py
-# (docs/benchmarks.md, "Slow clients"), old and new configuration interleaved in one run:
+# --- The worker class: gunicorn's ASGI worker running lev.asgi (issue #19), not sync. Measured with
+# bench/bench_gunicorn.py, the old and the new configuration interleaved in one run (docs/benchmarks.md,
+# "Slow clients and the ASGI worker"):
 #
-# * Slow clients. Eight connections trickling a body or headers at a byte a second held all sync
-#   workers: a sync worker reads the request itself, blocking, until the body ends, so for as long as
-#   the trickle lasts (gunicorn's `timeout` only kills it after 60 s of silence from the worker, and
-#   a trickle is not silence) nobody else was served. With 50 such clients held, the sync default
-#   answered 0 of the /health and MCP get_deal probes within 5 s. gthread is no cure: it only waits
-#   for a connection's first byte off-thread, then a thread reads the rest blocking, so 50 trickling
-#   clients hold any pool a machine this size can afford. The ASGI worker reads every connection on
-#   an event loop (a waiting client costs a socket and a coroutine) and Django's ASGI handler runs
-#   the middleware and view only once the whole body is in, on one thread per process, as a sync
-#   worker did: same one database connection per process, same concurrency per process.
-#   With 50 slow clients it answered every probe, at the latency of an idle server
-#   (tests/deploy/test_slow_clients.py holds that against this file).
+# * Slow clients. A sync worker reads its request itself, blocking, until the body ends; a trickle is
+#   not silence, so gunicorn's `timeout` never frees it. Eight connections sending a byte a second held
+#   every sync worker (the issue: 40 s of timeouts for every account and /health). With 50 held for
+#   20 s, the sync default answered 0 of the /health and MCP get_deal probes within 5 s, in every run;
+#   so did gthread (4 threads a worker): it waits for a connection's first byte off-thread, then a
+#   thread reads the rest blocking. The ASGI worker reads every connection on an event loop (a waiting
+#   client costs a socket and a coroutine): 78 of 78 probes answered in each of three runs, p50
+#   10-12 ms, worst 22-42 ms (gthread: 0/4, 0/4, 3/6).
+#   tests/deploy/test_slow_clients.py holds the Dockerfile's CMD to that.
+# * Still one request at a time per process. lev.asgi runs the WSGI site (lev.wsgi) on one thread per
+#   process, only once a request is complete: one database connection per process, as before. Not
+#   Django's own ASGI handler (2.2x the server CPU per request: a thread hand-off per signal) nor
+#   a2wsgi (REST p99 4.4x); numbers in lev/asgi.py and docs/benchmarks.md.
 # * Bounds. lev.asgi.BodyGuard reads each body first: over LEV_MCP_MAX_BODY_BYTES (/mcp) or
-#   DATA_UPLOAD_MAX_MEMORY_SIZE (elsewhere) is 413 before it is read (Django's ASGI handler would
-#   spool any size to disk), and the whole body must arrive within LEV_REQUEST_BODY_TIMEOUT_SECONDS
-#   (30 s) of the headers, else 408. A client trickling headers holds a socket until it stops or
-#   `worker_connections` (below) is reached; gunicorn has no bound on header time.
-# * Malformed chunked framing is refused by the worker's parser with 400 before the application
-#   sees it (a sync worker raised it inside Django: 500); lev.wsgi turns it into a 400 for the
-#   WSGI workers too.
-# * Cost on the hot path: see docs/benchmarks.md "Slow clients" for the interleaved numbers
-#   (REST and MCP get_deal, sync against ASGI).
-# * What changes: gunicorn's `timeout` no longer kills a worker stuck in one slow request (the event
-#   loop keeps beating); every wait is already bounded (LEV_DB_STATEMENT_TIMEOUT_MS, the API and
-#   retry budgets), and a stuck request holds its own process's request thread, as before.
+#   DATA_UPLOAD_MAX_MEMORY_SIZE (elsewhere) is 413 before it is read, and the whole body must arrive
+#   within LEV_REQUEST_BODY_TIMEOUT_SECONDS (30 s) of the headers, else 408. gunicorn has no time
+#   bound on headers: a client trickling them holds a socket, at most worker_connections (below).
+# * Malformed chunked framing is refused by the worker's parser with 400 before the site sees it (the
+#   sync worker raised it inside Django: 500); lev.wsgi answers it 400 under the WSGI workers too.
+# * The hot path did not get worse. Server CPU per request 0.67-0.92x the sync workers' (REST and
+#   MCP get_deal, every run); throughput 0.91-2.60x, p50 0.30-1.09x, p99 0.70-1.61x, the spread being
+#   this shared machine's load between runs (the sync row's own REST p99 went from 88 to 32 ms). Part
+#   of the gain is keep-alive, which sync workers never do. On the quietest run: REST 1.42x req/s,
+#   p50 0.69x, p99 1.05x; MCP 1.35x, 0.59x, 1.05x. The C parser and uvloop (gunicorn-h1c, uvloop:
+#   gunicorn picks them up) were ahead in 5 of 6 comparisons.
+# * What changes: a process accepts connections while it is busy, so a slow request (up to
+#   LEV_DB_STATEMENT_TIMEOUT_MS) delays the requests queued behind it in that process, where a busy
+#   sync worker left them to the others; and gunicorn's `timeout` no longer kills a worker stuck in one
+#   request (the event loop keeps reporting). Every wait in a request is bounded already (statement
+#   timeout, LEV_API_TIMEOUT_SECONDS, the retry budget).
 #
-# GUNICORN_WORKER_CLASS=sync (or gthread) still works and runs lev.wsgi instead.
+# GUNICORN_WORKER_CLASS=sync (or gthread) still works and runs lev.wsgi instead (GUNICORN_APP overrides).
 worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "asgi")
 _asgi = worker_class == "asgi" or "uvicorn" in worker_class.lower()
 wsgi_app = os.environ.get("GUNICORN_APP", "lev.asgi:application" if _asgi else "lev.wsgi:application")
@@ -82,8 +88,10 @@ threads = _int("GUNICORN_THREADS", 1)
 # listen backlog. Each costs a socket and, under ASGI, a coroutine and its buffered body (at most
 # the body limit).
 worker_connections = _int("GUNICORN_WORKER_CONNECTIONS", 1000)
-# Django's ASGI handler does not speak the lifespan protocol; do not probe it at every start.
+# lev.asgi does not speak the lifespan protocol (nothing to start): do not probe it at every start.
 asgi_lifespan = "off"
+# "auto": uvloop and the C parser (gunicorn-h1c) when installed (they are dependencies); "asyncio" and
+# "python" for the plain ones (bench/bench_gunicorn.py compares them).
 asgi_loop = os.environ.get("GUNICORN_ASGI_LOOP", "auto")
 http_parser = os.environ.get("GUNICORN_HTTP_PARSER", "auto")
 

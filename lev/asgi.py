@@ -19,7 +19,8 @@ the process's database connection, and only once the request is complete. So:
   response once it is complete: one hand-off between the loop and the thread each way. The site has no
   streaming responses (MCP answers JSON, never SSE; static files are small).
 
-Why not Django's own ASGI handler or a2wsgi, measured with bench/bench_gunicorn.py on the same run:
+Why not Django's own ASGI handler or a2wsgi, measured with bench/bench_gunicorn.py in one exploratory run
+(2 interleaved rounds of 4 s, 6 clients; docs/benchmarks.md "Slow clients and the ASGI worker"):
 Django's ASGI handler hops between the loop and a thread for each signal and the middleware chain and
 doubled the server CPU per request (REST 6.3 against 2.8 ms, MCP 7.3 against 3.8 ms); a2wsgi runs the
 application while the body still streams in and hands every response message across threads one by one
