@@ -105,6 +105,17 @@ def assert_site_shaped_400(path: str, status, headers: dict, answer: bytes, case
 
 
 def test_request_body_bounds_under_the_production_server(production, key):
+    # The site's own refusals still hold behind lev.asgi: a Host not in ALLOWED_HOSTS, a foreign Origin.
+    status, _headers, answer = raw_request(production.port, b"GET /api/v1/deals/ HTTP/1.1\r\nHost: evil.example\r\n"
+                                                            b"Connection: close\r\n\r\n")
+    assert status == 400 and json.loads(answer)["code"] == "VALIDATION_ERROR"
+    message = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+    status, _headers, answer = raw_request(production.port, (
+        f"POST /mcp HTTP/1.1\r\nHost: {HOST}\r\nOrigin: https://evil.example\r\nAuthorization: Bearer {key}\r\n"
+        f"Content-Type: application/json\r\nAccept: application/json\r\nContent-Length: {len(message)}\r\n"
+        "Connection: close\r\n\r\n").encode() + message)
+    assert status == 403 and json.loads(answer)["code"] == "FORBIDDEN"
+
     # Over LEV_MCP_MAX_BODY_BYTES by Content-Length: 413 at once, the body never sent.
     head = (f"POST /mcp HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/json\r\nAuthorization: Bearer {key}\r\n"
             "Content-Length: 50000\r\n\r\n").encode()
