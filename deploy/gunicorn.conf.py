@@ -62,8 +62,10 @@ workers = _int("WEB_CONCURRENCY", 2 * _cores())
 #   a2wsgi (REST p99 4.4x); numbers in lev/asgi.py and docs/benchmarks.md.
 # * Bounds. lev.asgi.BodyGuard reads each body first: over LEV_MCP_MAX_BODY_BYTES (/mcp) or
 #   DATA_UPLOAD_MAX_MEMORY_SIZE (elsewhere) is 413 before it is read, and the whole body must arrive
-#   within LEV_REQUEST_BODY_TIMEOUT_SECONDS (30 s) of the headers, else 408. gunicorn has no time
-#   bound on headers: a client trickling them holds a socket, at most worker_connections (below).
+#   within LEV_REQUEST_BODY_TIMEOUT_SECONDS (30 s) of the headers, else 408. gunicorn bounds the
+#   headers of a kept-alive connection's later requests (keepalive, below) but not the first's, nor
+#   does its ASGI worker enforce worker_connections: lev.asgi.ASGIWorker closes a connection whose
+#   first request headers take over LEV_REQUEST_HEADER_TIMEOUT_SECONDS (20 s).
 # * Malformed chunked framing is refused by the worker's parser with 400 before the site sees it (the
 #   sync worker raised it inside Django: 500); lev.wsgi answers it 400 under the WSGI workers too.
 # * The hot path did not get worse. Server CPU per request 0.67-0.92x the sync workers' (REST and
@@ -79,14 +81,15 @@ workers = _int("WEB_CONCURRENCY", 2 * _cores())
 #   timeout, LEV_API_TIMEOUT_SECONDS, the retry budget).
 #
 # GUNICORN_WORKER_CLASS=sync (or gthread) still works and runs lev.wsgi instead (GUNICORN_APP overrides).
-worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "asgi")
-_asgi = worker_class == "asgi" or "uvicorn" in worker_class.lower()
+# lev.asgi.ASGIWorker is gunicorn's `asgi` worker with a time bound on a connection's first request
+# headers (LEV_REQUEST_HEADER_TIMEOUT_SECONDS, 20 s), which gunicorn lacks.
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "lev.asgi.ASGIWorker")
+_asgi = worker_class in {"asgi", "lev.asgi.ASGIWorker"} or "uvicorn" in worker_class.lower()
 wsgi_app = os.environ.get("GUNICORN_APP", "lev.asgi:application" if _asgi else "lev.wsgi:application")
 # Threads per worker, for GUNICORN_WORKER_CLASS=gthread only (the others ignore it).
 threads = _int("GUNICORN_THREADS", 1)
-# Connections one worker holds at once (ASGI and gthread): waiting clients beyond it wait in the
-# listen backlog. Each costs a socket and, under ASGI, a coroutine and its buffered body (at most
-# the body limit).
+# Connections one gthread worker holds at once (gunicorn 27's ASGI worker does not enforce it: there the
+# header and body time bounds are what limit how long a connection is held).
 worker_connections = _int("GUNICORN_WORKER_CONNECTIONS", 1000)
 # lev.asgi does not speak the lifespan protocol (nothing to start): do not probe it at every start.
 asgi_lifespan = "off"

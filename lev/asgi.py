@@ -3,7 +3,8 @@ ASGI worker running `application` below (reasons and numbers: deploy/gunicorn.co
 "Slow clients").
 
 gunicorn's ASGI worker reads every connection on an event loop, so a client trickling its headers or
-body holds a socket and a coroutine, never the process. The site itself stays the WSGI site of
+body holds a socket and a coroutine, never the process; `ASGIWorker` (the bottom of this file) adds a
+time bound on a connection's first request headers, which gunicorn lacks. The site itself stays the WSGI site of
 lev.wsgi, run the way a sync worker ran it: one request at a time per process, on one thread that keeps
 the process's database connection, and only once the request is complete. So:
 
@@ -156,3 +157,51 @@ class BufferedWSGI:
 
 
 application = BodyGuard(BufferedWSGI(wsgi_application))
+
+
+# --- The worker: gunicorn's ASGI worker, with a time bound on a connection's first request headers ---
+#
+# gunicorn bounds the headers of a kept-alive connection's later requests (its keepalive timer, 5 s,
+# runs until they are complete) but not the first request's: a client that opens a connection and
+# trickles headers would hold it, and a socket, for as long as it likes (the ASGI worker does not
+# enforce worker_connections either). This protocol closes a connection whose first request's headers
+# are not complete within LEV_REQUEST_HEADER_TIMEOUT_SECONDS of its opening. It uses two of gunicorn's
+# protocol methods (connection_made, _on_headers_complete) and the worker's protocol name, checked
+# by tests/deploy against the pinned gunicorn (>= 27, < 28).
+from gunicorn.workers import gasgi  # noqa: E402
+
+
+class _HeaderBoundProtocol(gasgi.ASGIProtocol):
+    _lev_header_timer = None
+
+    def connection_made(self, transport):
+        super().connection_made(transport)
+        seconds = settings.LEV_REQUEST_HEADER_TIMEOUT_SECONDS
+        if seconds > 0:
+            self._lev_header_timer = self.worker.loop.call_later(seconds, self._lev_headers_late)
+
+    def _lev_cancel(self) -> None:
+        if self._lev_header_timer is not None:
+            self._lev_header_timer.cancel()
+            self._lev_header_timer = None
+
+    def _on_headers_complete(self):
+        self._lev_cancel()
+        return super()._on_headers_complete()
+
+    def connection_lost(self, exc):
+        self._lev_cancel()
+        super().connection_lost(exc)
+
+    def _lev_headers_late(self) -> None:
+        self._lev_header_timer = None
+        if not self._closed and self._current_request is None:
+            self._close_transport()
+
+
+class ASGIWorker(gasgi.ASGIWorker):
+    """gunicorn's ASGI worker (`asgi`), its connections bounded in header time (`_HeaderBoundProtocol`)."""
+
+    def init_process(self):
+        gasgi.ASGIProtocol = _HeaderBoundProtocol  # the name the worker builds each connection with
+        super().init_process()

@@ -11,6 +11,7 @@ does not arrive in time). PostgreSQL only: the server is a second process on the
 from __future__ import annotations
 
 import json
+import socket
 import time
 
 import pytest
@@ -46,7 +47,8 @@ def _server(tmp_path, **overrides):
 
 @pytest.fixture
 def production(transactional_db, tmp_path):
-    server = _server(tmp_path, LEV_REQUEST_BODY_TIMEOUT_SECONDS="3", LEV_MCP_MAX_BODY_BYTES="2000")
+    server = _server(tmp_path, LEV_REQUEST_BODY_TIMEOUT_SECONDS="3", LEV_REQUEST_HEADER_TIMEOUT_SECONDS="3",
+                     LEV_MCP_MAX_BODY_BYTES="2000")
     yield server
     server.stop()
 
@@ -148,3 +150,29 @@ def test_request_body_bounds_under_the_production_server(production, key):
     assert status == 408 and json.loads(answer)["code"] == "VALIDATION_ERROR"
     assert 2.5 < time.monotonic() - started < 15
     assert_no_500(production)
+
+
+def test_headers_trickled_past_the_header_timeout_close_the_connection(production):
+    """gunicorn bounds only a kept-alive connection's later headers; lev.asgi.ASGIWorker bounds the
+    first request's (LEV_REQUEST_HEADER_TIMEOUT_SECONDS, 3 s here)."""
+    started = time.monotonic()
+    with socket.create_connection((HOST, production.port), timeout=10) as sock:
+        sock.sendall(f"GET /health HTTP/1.1\r\nHost: {HOST}\r\nX-Slow: ".encode())
+        closed_after = None
+        for _ in range(40):  # a byte every 0.25 s, for at most 10 s
+            try:
+                sock.sendall(b"y")
+                sock.settimeout(0.25)
+                if sock.recv(1024) == b"":
+                    closed_after = time.monotonic() - started
+                    break
+            except TimeoutError:
+                continue
+            except OSError:  # reset: closed
+                closed_after = time.monotonic() - started
+                break
+    assert closed_after is not None and 2.5 < closed_after < 8, closed_after
+    # A request sent at once on a new connection is served as usual.
+    status, _headers, _answer = raw_request(production.port, f"GET /health HTTP/1.1\r\nHost: {HOST}\r\n"
+                                                              "Connection: close\r\n\r\n".encode())
+    assert status == 200
