@@ -53,8 +53,8 @@ workers = _int("WEB_CONCURRENCY", 2 * _cores())
 #   20 s, the sync default answered 0 of the /health and MCP get_deal probes within 5 s, in every run;
 #   so did gthread (4 threads a worker): it waits for a connection's first byte off-thread, then a
 #   thread reads the rest blocking. The ASGI worker reads every connection on an event loop (a waiting
-#   client costs a socket and a coroutine): 78 of 78 probes answered in each of three runs, p50
-#   10-12 ms, worst 22-42 ms (gthread: 0/4, 0/4, 3/6).
+#   client costs a socket and a coroutine): 78 of 78 probes answered in each of four runs, p50
+#   10-12 ms, worst 19-42 ms (gthread: 0/4, 0/4, 3/6, 0/4).
 #   tests/deploy/test_slow_clients.py holds the Dockerfile's CMD to that.
 # * Still one request at a time per process. lev.asgi runs the WSGI site (lev.wsgi) on one thread per
 #   process, only once a request is complete: one database connection per process, as before. Not
@@ -68,12 +68,13 @@ workers = _int("WEB_CONCURRENCY", 2 * _cores())
 #   first request headers take over LEV_REQUEST_HEADER_TIMEOUT_SECONDS (20 s).
 # * Malformed chunked framing is refused by the worker's parser with 400 before the site sees it (the
 #   sync worker raised it inside Django: 500); lev.wsgi answers it 400 under the WSGI workers too.
-# * The hot path did not get worse. Server CPU per request 0.67-0.92x the sync workers' (REST and
-#   MCP get_deal, every run); throughput 0.91-2.60x, p50 0.30-1.09x, p99 0.70-1.61x, the spread being
-#   this shared machine's load between runs (the sync row's own REST p99 went from 88 to 32 ms). Part
-#   of the gain is keep-alive, which sync workers never do. On the quietest run: REST 1.42x req/s,
-#   p50 0.69x, p99 1.05x; MCP 1.35x, 0.59x, 1.05x. The C parser and uvloop (gunicorn-h1c, uvloop:
-#   gunicorn picks them up) were ahead in 5 of 6 comparisons.
+# * The hot path (REST and MCP get_deal, four runs). On a quiet machine a small cost: 0.96x / 0.98x
+#   the requests/s of the sync workers, the same p50, p99 +3 ms (1.19x), 6-12 % more server CPU per
+#   request (the hand-off from the event loop to the request thread). Under the other sessions' load
+#   a gain: 0.67-0.92x the CPU per request, 0.91-2.60x the requests/s (sync workers never keep a
+#   connection alive and contend for accept). Worth it: the sync workers stop answering anyone while
+#   eight clients send a byte a second. The C parser and uvloop (gunicorn-h1c, uvloop: gunicorn picks
+#   them up) were level or ahead of the plain ones.
 # * What changes: a process accepts connections while it is busy, so a slow request (up to
 #   LEV_DB_STATEMENT_TIMEOUT_MS) delays the requests queued behind it in that process, where a busy
 #   sync worker left them to the others; and gunicorn's `timeout` no longer kills a worker stuck in one

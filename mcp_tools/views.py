@@ -103,10 +103,10 @@ def read_body(request: Request) -> bytes:
             raise too_large
         stream: Any = request._request  # Django's stream, bounded by Content-Length
     elif "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower():
-        # Django reads a body without Content-Length as empty. A server that de-chunks the body
-        # and ends the stream at its end says so with `wsgi.input_terminated` (gunicorn does, and
-        # lev.asgi in production); Django's runserver does not, and reading its raw socket would
-        # block or misparse.
+        # Under gunicorn, lev.wsgi / lev.asgi hand this view a de-chunked body with its Content-Length
+        # (the branch above). Elsewhere Django reads a body without Content-Length as empty: a server
+        # that de-chunks the body and ends the stream at its end says so with `wsgi.input_terminated`;
+        # Django's runserver does not, and reading its raw socket would block or misparse.
         if not meta.get("wsgi.input_terminated"):
             raise LengthRequired()
         stream = meta["wsgi.input"]
