@@ -38,5 +38,6 @@ RUN pip install --no-deps --editable . \
 USER lev:lev
 EXPOSE 8000
 
-# The web service; docker-compose.yml gives the other services their own command.
-CMD ["gunicorn", "--config", "deploy/gunicorn.conf.py", "lev.wsgi:application"]
+# The web service; docker-compose.yml gives the other services their own command. The config file
+# names the application with its worker class (gunicorn's ASGI worker and lev.asgi; see the file).
+CMD ["gunicorn", "--config", "deploy/gunicorn.conf.py"]

@@ -2,8 +2,8 @@
 """Lev MCP under dependency faults: what agents get while PostgreSQL, Redis, a Celery worker or the
 API behind a split MCP service is gone, and how long the product takes to recover by itself.
 
-The stack is the production one, on loopback only: gunicorn with deploy/gunicorn.conf.py (2 gthread
-workers x 4 threads), a Celery worker and celery beat, PostgreSQL reached THROUGH A TCP PROXY this
+The stack is the production one, on loopback only: gunicorn with deploy/gunicorn.conf.py (its default
+worker class, 2 workers), a Celery worker and celery beat, PostgreSQL reached THROUGH A TCP PROXY this
 script owns (cut = every connection reset, new ones refused), and a redis-server of its own on a
 free port (cache, rate limits, breaker state, broker). The machine's shared PostgreSQL and Redis are
 never stopped. A few client threads keep calling while one fault at a time is injected:
@@ -398,7 +398,7 @@ def main() -> None:
         **os.environ, "DJANGO_SETTINGS_MODULE": "lev.settings", "PYTHONPATH": str(ROOT),
         "DATABASE_URL": via_proxy(db_url, proxy.port), "REDIS_URL": redis.url, "CELERY_TASK_ALWAYS_EAGER": "false",
         "CELERY_TASK_DEFAULT_QUEUE": queue, "DEBUG": "false", "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "LOG_LEVEL": "INFO", "WEB_CONCURRENCY": "2", "GUNICORN_THREADS": "4",
+        "LOG_LEVEL": "INFO", "WEB_CONCURRENCY": "2",
         "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
         # The clients share one demo user: limits high enough that the counts show faults, not 429s.
         "LEV_RATE_LIMIT_READS": "1000000/min", "LEV_RATE_LIMIT_WRITES": "1000000/min",
@@ -416,7 +416,7 @@ def main() -> None:
                     f"seed_directory({args.directory}, seed=17)"], cwd=ROOT, env=direct, check=True)
 
     api_port = free_port()
-    gunicorn = [str(BIN / "gunicorn"), "--config", "deploy/gunicorn.conf.py", "lev.wsgi:application"]
+    gunicorn = [str(BIN / "gunicorn"), "--config", "deploy/gunicorn.conf.py"]  # the image's CMD
     web = Proc("web", gunicorn, {**env, "GUNICORN_BIND": f"127.0.0.1:{api_port}"}, logdir)
     celery = [str(BIN / "celery"), "-A", "lev"]
     worker_args = [*celery, "worker", "--pool=prefork", "--concurrency=1", "-Q", queue, "-n", f"{queue}@%h"]

@@ -14,7 +14,9 @@ shared machine are noisy; ratios of interleaved runs are not).
 6. list_deals / search_lender_directory first and deep pages at 1k vs 100k deals and lenders
    (bench/bench_lists.py).
 7. Byte budget: each tool's answer before/after against LEV_MCP_MAX_RESPONSE_BYTES (bench/bench_budget.py).
-8. With --gunicorn: gunicorn configurations side by side (bench/bench_gunicorn.py, about 3 minutes).
+8. With --gunicorn: gunicorn configurations side by side, the production default against the sync
+   workers it replaced, interleaved, then 50 slow clients against each (bench/bench_gunicorn.py,
+   about 5 minutes).
 
 Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements]
        [--skip-lists] [--gunicorn] [--ranking-1m]

@@ -1,9 +1,10 @@
 """gunicorn settings for the Lev web site (admin, REST API, /mcp, /health).
 
 Every value can be overridden from the environment, so the same file serves the `web` and the
-split `mcp` services of docker-compose.yml and a bare-metal run:
+split `mcp` services of docker-compose.yml and a bare-metal run. The application comes from this file
+too (it goes with the worker class), so the command is only:
 
-    gunicorn --config deploy/gunicorn.conf.py lev.wsgi:application
+    gunicorn --config deploy/gunicorn.conf.py
 """
 
 from __future__ import annotations
@@ -41,9 +42,62 @@ def _cores() -> int:
 
 
 workers = _int("WEB_CONCURRENCY", 2 * _cores())
-worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "sync")
-# Threads per worker, for GUNICORN_WORKER_CLASS=gthread only (the sync class ignores it).
+
+# --- The worker class: gunicorn's ASGI worker running lev.asgi (issue #19), not sync. Measured with
+# bench/bench_gunicorn.py, the old and the new configuration interleaved in one run (docs/benchmarks.md,
+# "Slow clients and the ASGI worker"):
+#
+# * Slow clients. A sync worker reads its request itself, blocking, until the body ends; a trickle is
+#   not silence, so gunicorn's `timeout` never frees it. Eight connections sending a byte a second held
+#   every sync worker (the issue: 40 s of timeouts for every account and /health). With 50 held for
+#   20 s, the sync default answered 0 of the /health and MCP get_deal probes within 5 s, in every run;
+#   so did gthread (4 threads a worker): it waits for a connection's first byte off-thread, then a
+#   thread reads the rest blocking. The ASGI worker reads every connection on an event loop (a waiting
+#   client costs a socket and a coroutine): 78 of 78 probes answered in each of four runs, p50
+#   10-12 ms, worst 19-42 ms (gthread: 0/4, 0/4, 3/6, 0/4).
+#   tests/deploy/test_slow_clients.py holds the Dockerfile's CMD to that.
+# * Still one request at a time per process. lev.asgi runs the WSGI site (lev.wsgi) on one thread per
+#   process, only once a request is complete: one database connection per process, as before. Not
+#   Django's own ASGI handler (2.2x the server CPU per request: a thread hand-off per signal) nor
+#   a2wsgi (REST p99 4.4x); numbers in lev/asgi.py and docs/benchmarks.md.
+# * Bounds. lev.asgi.BodyGuard reads each body first: over LEV_MCP_MAX_BODY_BYTES (/mcp) or
+#   DATA_UPLOAD_MAX_MEMORY_SIZE (elsewhere) is 413 before it is read, and the whole body must arrive
+#   within LEV_REQUEST_BODY_TIMEOUT_SECONDS (30 s) of the headers, else 408. gunicorn bounds the
+#   headers of a kept-alive connection's later requests (keepalive, below) but not the first's, nor
+#   does its ASGI worker enforce worker_connections: lev.asgi.ASGIWorker closes a connection whose
+#   first request headers take over LEV_REQUEST_HEADER_TIMEOUT_SECONDS (20 s).
+# * Malformed chunked framing is refused by the worker's parser with 400 before the site sees it (the
+#   sync worker raised it inside Django: 500); lev.wsgi answers it 400 under the WSGI workers too.
+# * The hot path (REST and MCP get_deal, four runs). On a quiet machine a small cost: 0.96x / 0.98x
+#   the requests/s of the sync workers, the same p50, p99 +3 ms (1.19x), 6-12 % more server CPU per
+#   request (the hand-off from the event loop to the request thread). Under the other sessions' load
+#   a gain: 0.67-0.92x the CPU per request, 0.91-2.60x the requests/s (sync workers never keep a
+#   connection alive and contend for accept). Worth it: the sync workers stop answering anyone while
+#   eight clients send a byte a second. The C parser and uvloop (gunicorn-h1c, uvloop: gunicorn picks
+#   them up) were level or ahead of the plain ones.
+# * What changes: a process accepts connections while it is busy, so a slow request (up to
+#   LEV_DB_STATEMENT_TIMEOUT_MS) delays the requests queued behind it in that process, where a busy
+#   sync worker left them to the others; and gunicorn's `timeout` no longer kills a worker stuck in one
+#   request (the event loop keeps reporting). Every wait in a request is bounded already (statement
+#   timeout, LEV_API_TIMEOUT_SECONDS, the retry budget).
+#
+# GUNICORN_WORKER_CLASS=sync (or gthread) still works and runs lev.wsgi instead (GUNICORN_APP overrides).
+# lev.asgi.ASGIWorker is gunicorn's `asgi` worker with a time bound on a connection's first request
+# headers (LEV_REQUEST_HEADER_TIMEOUT_SECONDS, 20 s), which gunicorn lacks.
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "lev.asgi.ASGIWorker")
+_asgi = worker_class in {"asgi", "lev.asgi.ASGIWorker"} or "uvicorn" in worker_class.lower()
+wsgi_app = os.environ.get("GUNICORN_APP", "lev.asgi:application" if _asgi else "lev.wsgi:application")
+# Threads per worker, for GUNICORN_WORKER_CLASS=gthread only (the others ignore it).
 threads = _int("GUNICORN_THREADS", 1)
+# Connections one gthread worker holds at once (gunicorn 27's ASGI worker does not enforce it: there the
+# header and body time bounds are what limit how long a connection is held).
+worker_connections = _int("GUNICORN_WORKER_CONNECTIONS", 1000)
+# lev.asgi does not speak the lifespan protocol (nothing to start): do not probe it at every start.
+asgi_lifespan = "off"
+# "auto": uvloop and the C parser (gunicorn-h1c) when installed (they are dependencies); "asyncio" and
+# "python" for the plain ones (bench/bench_gunicorn.py compares them).
+asgi_loop = os.environ.get("GUNICORN_ASGI_LOOP", "auto")
+http_parser = os.environ.get("GUNICORN_HTTP_PARSER", "auto")
 
 # A tool call is bounded by LEV_RETRY_BUDGET_MS (15 s) plus one LEV_API_TIMEOUT_SECONDS (10 s).
 timeout = _int("GUNICORN_TIMEOUT", 60)

@@ -21,7 +21,7 @@ from django.core.exceptions import (
     TooManyFieldsSent,
     TooManyFilesSent,
 )
-from django.http import Http404
+from django.http import Http404, UnreadablePostError
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 
@@ -208,6 +208,8 @@ def to_application_error(exc: Exception) -> ApplicationError | None:
         err = ValidationFailed({"body": [f"must be at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"]})
         err.http_status = 413
         return err
+    if isinstance(exc, UnreadablePostError):  # malformed or cut-off chunked framing (lev.wsgi)
+        return ValidationFailed({"body": ["could not be read: its chunked framing is malformed or incomplete"]})
     if isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
         limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
         return ValidationFailed({"request": [f"may have at most {limit} query parameters or form fields"]})

@@ -8,7 +8,14 @@ import uuid
 from collections.abc import Callable
 
 from django.core.exceptions import DisallowedHost
-from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponsePermanentRedirect,
+    JsonResponse,
+    UnreadablePostError,
+)
 from django.middleware.common import CommonMiddleware as DjangoCommonMiddleware
 from django.utils.http import escape_leading_slashes
 
@@ -195,6 +202,10 @@ class ApiErrorMiddleware:
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not _is_api_path(request.path):
+            if isinstance(exception, UnreadablePostError):
+                # A page's body the client framed badly (lev.wsgi): its fault, a 400, not a 500.
+                return HttpResponseBadRequest("Bad request: the request body could not be read.\n",
+                                              content_type="text/plain; charset=utf-8")
             if is_dependency_outage(exception):
                 # A page (sign-in, consent, admin) during an outage: "try again shortly", not a 500.
                 report_outage(exception, "page")

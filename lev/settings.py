@@ -388,6 +388,12 @@ DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False
 LEV_API_BASE_URL = os.environ.get("LEV_API_BASE_URL", "")
 LEV_API_TIMEOUT_SECONDS = env_float("LEV_API_TIMEOUT_SECONDS", 10.0)
 LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
+# Under the ASGI server (production), a request's whole body must arrive within this many seconds of its
+# headers, else 408 (lev.asgi.BodyGuard): a client trickling a body cannot hold a connection for long.
+LEV_REQUEST_BODY_TIMEOUT_SECONDS = env_float("LEV_REQUEST_BODY_TIMEOUT_SECONDS", 30.0)
+# ... and a connection's first request headers within this many seconds of its opening, else it is
+# closed (lev.asgi.ASGIWorker; later requests on a kept-alive connection: gunicorn's keepalive, 5 s).
+LEV_REQUEST_HEADER_TIMEOUT_SECONDS = env_float("LEV_REQUEST_HEADER_TIMEOUT_SECONDS", 20.0)
 # Origins allowed to call /mcp from a browser; requests without Origin are always allowed.
 LEV_MCP_ALLOWED_ORIGINS = env_list("LEV_MCP_ALLOWED_ORIGINS", [])
 # Byte budget of one tool answer, counted as the client receives it: the `result` of the JSON-RPC response

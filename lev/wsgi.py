@@ -1,6 +1,127 @@
+"""The WSGI application: the site itself. Production runs it behind lev.asgi (gunicorn's ASGI worker);
+`GUNICORN_WORKER_CLASS=sync` or `gthread` and `runserver` run it directly.
+
+A request body the server cannot de-frame (a chunk-size that is not hex, a chunk without its CRLF, a
+body cut off before its end) is the client's fault, and says nothing about the path it was sent to.
+gunicorn's sync and gthread workers raise it from `wsgi.input.read()` as their own parser exceptions,
+which Django does not know: the request became a 500, before authentication. So a chunked body is read
+here, first, within the bound the views apply (`body_limit`): if its framing is broken the request is
+answered 400 at once, in the shape of its path (`refusal`: on /mcp a JSON-RPC parse error, under /api/
+and the JSON OAuth endpoints the API's VALIDATION_ERROR body, plain text elsewhere), and otherwise the
+application reads the same bytes from memory, with their Content-Length. Any other failure to read a
+body (a Content-Length body cut short) surfaces as Django's `UnreadablePostError`, which lev.errors and
+lev.middleware answer 400.
+(gunicorn's ASGI worker refuses bad framing itself, with its own 400, before lev.asgi sees it.)
+"""
+
+from __future__ import annotations
+
+import io
+import json
 import os
+import uuid
 
 from django.core.wsgi import get_wsgi_application
+from django.http import UnreadablePostError
+
+try:  # the server's own framing errors, when gunicorn is the server
+    from gunicorn.http.errors import ParseException as _ServerParseError
+except ImportError:  # pragma: no cover - another WSGI server
+    _ServerParseError = OSError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
-application = get_wsgi_application()
+django_application = get_wsgi_application()
+
+from django.conf import settings  # noqa: E402  (after Django is set up)
+
+from lev.errors import ValidationFailed  # noqa: E402
+from lev.middleware import REQUEST_ID_HEADER, _is_api_path  # noqa: E402
+
+# JSON-RPC 2.0's "Parse error": what /mcp answers a body it cannot read (mcp_tools.jsonrpc; written out
+# here because lev sits below mcp_tools).
+JSONRPC_PARSE_ERROR = -32700
+UNREADABLE = "could not be read: its chunked framing is malformed or incomplete"
+
+
+def body_limit(path: str) -> int | None:
+    """The most body a request to `path` may carry: what its view would accept."""
+    return settings.LEV_MCP_MAX_BODY_BYTES if path.startswith("/mcp") else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+def refusal(path: str, status: int, problem: str, *, parse_error: bool = False) -> tuple[int, list, bytes]:
+    """(status, headers, body) refusing a request's body before the application runs. `parse_error`:
+    the body could not be read, which /mcp answers as a JSON-RPC parse error, as its view would."""
+    if parse_error and path.startswith("/mcp"):
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+            "code": JSONRPC_PARSE_ERROR, "message": f"Parse error: the request body {problem}"}},
+            separators=(",", ":")).encode()
+        content_type = "application/json"
+    elif _is_api_path(path):
+        error = ValidationFailed({"body": [problem]})
+        body = json.dumps(error.as_body(), separators=(",", ":")).encode()
+        content_type = "application/json"
+    else:
+        body = f"Bad request: the request body {problem}\n".encode()
+        content_type = "text/plain; charset=utf-8"
+    return status, [("Content-Type", content_type), ("Content-Length", str(len(body))), ("Connection", "close"),
+                    (REQUEST_ID_HEADER, str(uuid.uuid4()))], body
+
+
+class _BodyInput:
+    """`wsgi.input` whose read failures are `UnreadablePostError` (the client's malformed body)."""
+
+    __slots__ = ("_stream",)
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _call(self, method: str, *args):
+        try:
+            return getattr(self._stream, method)(*args)
+        except UnreadablePostError:
+            raise
+        except (OSError, _ServerParseError) as exc:
+            raise UnreadablePostError(f"the request body {UNREADABLE}") from exc
+
+    def read(self, *args):
+        return self._call("read", *args)
+
+    def readline(self, *args):
+        return self._call("readline", *args)
+
+    def readlines(self, *args):
+        return self._call("readlines", *args)
+
+    def __iter__(self):
+        return iter(self.readline, b"")
+
+
+def _guard_body(app):
+    def guarded(environ, start_response):
+        stream = environ.get("wsgi.input")
+        if stream is None:
+            return app(environ, start_response)
+        stream = _BodyInput(stream)
+        environ["wsgi.input"] = stream
+        if (environ.get("wsgi.input_terminated") and "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+                and not isinstance(stream._stream, io.BytesIO)):
+            # Read the de-chunked body now (at most one byte past the limit: the view answers 413).
+            path = environ.get("PATH_INFO", "")
+            limit = body_limit(path)
+            try:
+                body = stream.read(-1 if limit is None else limit + 1)
+            except UnreadablePostError:
+                status, headers, answer = refusal(path, 400, UNREADABLE, parse_error=True)
+                start_response(f"{status} Bad Request", headers)
+                return [answer]
+            environ["wsgi.input"] = io.BytesIO(body)
+            # De-chunked and whole: say how long it is, so Django reads it like any other body (it reads
+            # a body without Content-Length as empty).
+            del environ["HTTP_TRANSFER_ENCODING"]
+            environ["CONTENT_LENGTH"] = str(len(body))
+        return app(environ, start_response)
+
+    return guarded
+
+
+application = _guard_body(django_application)

@@ -111,15 +111,22 @@ def read_body(request: Request) -> bytes:
             raise too_large
         stream: Any = request._request  # Django's stream, bounded by Content-Length
     elif "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower():
-        # Django reads a body without Content-Length as empty. A server that de-chunks the body
-        # and ends the stream at its end says so with `wsgi.input_terminated` (gunicorn does);
+        # Under gunicorn, lev.wsgi / lev.asgi hand this view a de-chunked body with its Content-Length
+        # (the branch above). Elsewhere Django reads a body without Content-Length as empty: a server
+        # that de-chunks the body and ends the stream at its end says so with `wsgi.input_terminated`;
         # Django's runserver does not, and reading its raw socket would block or misparse.
         if not meta.get("wsgi.input_terminated"):
             raise LengthRequired()
         stream = meta["wsgi.input"]
     else:
         return b""
-    body = stream.read(limit + 1)
+    try:
+        body = stream.read(limit + 1)
+    except OSError as exc:
+        # UnreadablePostError (lev.wsgi): the client's chunked framing is malformed or cut short.
+        # Nothing was parsed, so this is the message's parse error, answered before authentication.
+        raise jsonrpc.JsonRpcError(jsonrpc.types.PARSE_ERROR, "Parse error: the request body could not be "
+                                   "read (malformed or incomplete chunked framing)", http_status=400) from exc
     if len(body) > limit:
         raise too_large
     return body
@@ -159,6 +166,8 @@ class McpView(MCPServerStreamableHttpView):
                                     "(clients send 'application/json, text/event-stream')")
 
     def handle_exception(self, exc: Exception) -> HttpResponse:
+        if isinstance(exc, jsonrpc.JsonRpcError):  # an unreadable body (read_body)
+            return exc.response()
         # The database (or Redis) went down while this request was authenticated or served: answer
         # in JSON-RPC, counted by the breaker like any outage, instead of a REST 500/503 page.
         if is_dependency_outage(exc):

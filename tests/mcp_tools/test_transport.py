@@ -330,13 +330,13 @@ def gunicorn_url(transactional_db, tmp_path):
     env = {
         **os.environ,
         "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "GUNICORN_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "1", "GUNICORN_THREADS": "2",
+        "GUNICORN_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "1",
         "LEV_MCP_MAX_BODY_BYTES": "2000", "DJANGO_SETTINGS_MODULE": "lev.settings",
     }
     log = tmp_path / "gunicorn.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "--config", "deploy/gunicorn.conf.py",
-                                 "lev.wsgi:application"], cwd=ROOT, env=env, stdout=out, stderr=out)
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "--config", "deploy/gunicorn.conf.py"],
+                                cwd=ROOT, env=env, stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
