@@ -18,6 +18,29 @@ from collections.abc import Iterator
 from lev.celery_app import app as celery_app
 
 
+class Listener:
+    """A TCP listener on 127.0.0.1 that counts the connections it gets (a fetch that should not happen
+    would be one)."""
+
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+    def close(self):
+        self.sock.close()
+
+
 class TcpProxy:
     """Forwards 127.0.0.1:<port> to a target. `cut()` resets every open connection and refuses new
     ones (the listener closes); `restore()` listens again on the same port."""

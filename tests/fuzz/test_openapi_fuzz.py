@@ -42,6 +42,19 @@ def first_line(exc: BaseException) -> str:
     return "; ".join(sorted({(getattr(f, "title", None) or str(f)).strip().splitlines()[0][:160] for f in failures}))
 
 
+def record(failures: dict[str, tuple[str, str]], key: str, case, response) -> None:
+    """A failure of one kind (`key`), kept once with what was sent and what came back."""
+    sent = f"{case.method} {case.formatted_path} query={case.query} body={case.body!r}"[:300]
+    got = f"{response.status_code} {response.text[:300]}"
+    STATS.record_failure(key, sent, got)
+    failures.setdefault(key, (sent, got))
+
+
+def assert_none(failures: dict[str, tuple[str, str]]) -> None:
+    report = [f"{key}\n    sent: {sent}\n    got:  {got}" for key, (sent, got) in sorted(failures.items())]
+    assert not failures, f"{len(failures)} distinct failures:\n" + "\n".join(report)
+
+
 # Rules over two fields, which OpenAPI cannot state (the parameters' descriptions say them): a
 # request that breaks one is schema-valid and rightly refused. So is a list cursor the server did not
 # sign for that list (its signature is no pattern a schema can state).
@@ -95,14 +108,10 @@ def test_operation_answers_as_documented(world: World, label: str):
         except (FailureGroup, AssertionError) as exc:
             STATS.api_violations += 1
             key = f"{label}: {first_line(exc)}"
-            sent = f"{case.method} {case.formatted_path} query={case.query} body={case.body!r}"[:300]
-            got = f"{response.status_code} {response.text[:300]}"
-            STATS.record_failure(key, sent, got)
-            failures.setdefault(key, (sent, got))
+            record(failures, key, case, response)
 
     call()
-    report = [f"{key}\n    sent: {sent}\n    got:  {got}" for key, (sent, got) in sorted(failures.items())]
-    assert not failures, f"{len(failures)} distinct failures:\n" + "\n".join(report)
+    assert_none(failures)
 
 
 # --- numbers no float holds (issue #19) -------------------------------------------------------------------
@@ -162,11 +171,7 @@ def test_numbers_no_float_holds_are_refused_naming_the_field(world: World, label
         if response.status_code != 400 or body.get("code") != "VALIDATION_ERROR" or dotted(path) not in fields:
             STATS.api_violations += 1
             key = f"{label}: {where} {dotted(path)} not refused by name: HTTP {response.status_code}"
-            sent = f"{case.method} {case.formatted_path} query={case.query} body={case.body!r}"[:300]
-            got = f"{response.status_code} {response.text[:300]}"
-            STATS.record_failure(key, sent, got)
-            failures.setdefault(key, (sent, got))
+            record(failures, key, case, response)
 
     call()
-    report = [f"{key}\n    sent: {sent}\n    got:  {got}" for key, (sent, got) in sorted(failures.items())]
-    assert not failures, f"{len(failures)} distinct failures:\n" + "\n".join(report)
+    assert_none(failures)

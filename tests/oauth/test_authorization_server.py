@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import socket
-import threading
 from html import unescape
 from urllib.parse import parse_qs, urlsplit
 
@@ -19,6 +17,7 @@ from oauth2_provider.models import get_access_token_model, get_application_model
 from deals.models import Membership
 from lev.oauth.models import OAuthAuthorization
 from tests.factories import AccountFactory, DealFactory, MembershipFactory, UserFactory
+from tests.faults import Listener
 from tests.lev.test_settings import STRONG_KEY, run_manage
 from tests.oauth.conftest import cimd_document
 from tests.oauth.flow import MCP_RESOURCE, REDIRECT_URI, Flow, public_client
@@ -428,23 +427,6 @@ def test_a_client_metadata_document_registers_the_client_on_first_sight(user, do
     assert get_application_model().objects.get(client_id=client_id).registration_source == "cimd"
 
 
-class Listener:
-    """A TCP listener on 127.0.0.1 that counts the connections it gets (a fetch would be one)."""
-
-    def __init__(self):
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            conn.close()
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::1]", "169.254.169.254", "10.0.0.1",

@@ -8,7 +8,6 @@ non-loopback address — so a guard that failed would make the test fail, never 
 from __future__ import annotations
 
 import ipaddress
-import socket
 import sys
 import threading
 
@@ -17,6 +16,7 @@ from oauth2_provider.cimd import CIMDError
 from oauth2_provider.models import get_application_model
 
 from lev.oauth import cimd
+from tests.faults import Listener
 from tests.oauth.conftest import cimd_document
 from tests.oauth.flow import Flow
 from tests.oauth.tls import DocumentServer, Reply
@@ -82,26 +82,6 @@ def production(settings):
     settings.LEV_OAUTH_CIMD_CA_FILE = ""
 
 
-class Listener:
-    """A TCP listener on 127.0.0.1 that counts the connections it gets."""
-
-    def __init__(self):
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            conn.close()
-
-    def close(self):
-        self.sock.close()
 
 
 @pytest.mark.parametrize("host", NON_PUBLIC)
