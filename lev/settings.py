@@ -106,11 +106,13 @@ INSTALLED_APPS = [
     "lenders",
     "lev.oauth",
     "mcp_tools",
+    "csp",  # Content-Security-Policy on every page (below)
 ]
 
 MIDDLEWARE = [
     "lev.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # Django's, but a missing trailing slash under /api/ is a 308 that keeps the method and body.
@@ -208,7 +210,7 @@ AXES_RESET_ON_SUCCESS = True
 # The client address is REMOTE_ADDR; behind reverse proxies named in LEV_TRUSTED_PROXIES (IPs or
 # CIDRs, comma-separated), the nearest X-Forwarded-For address that is not one of them. Only those
 # proxies' additions are believed: a client's own X-Forwarded-For is never trusted.
-LEV_TRUSTED_PROXIES = [item.strip() for item in os.environ.get("LEV_TRUSTED_PROXIES", "").split(",") if item.strip()]
+LEV_TRUSTED_PROXIES = env_list("LEV_TRUSTED_PROXIES", [])
 for _proxy in LEV_TRUSTED_PROXIES:
     try:
         _ipaddress.ip_network(_proxy, strict=False)
@@ -222,10 +224,8 @@ AXES_CLIENT_IP_CALLABLE = "lev.login_lockout.client_ip"
 # drf-spectacular-sidecar, the OAuth sign-in and consent pages. Inline <style>/<script> blocks carry
 # the request's nonce ({{ request.csp_nonce }}); no inline style attributes or event handlers are
 # allowed. There is no form-action: the consent form's answer is a redirect to the client's own
-# redirect URI, which browsers check against form-action too. tests/lev/test_csp.py and the browser
+# redirect URI, which browsers check against form-action too. tests/admin/test_csp.py and the browser
 # test (no violations on the admin, Swagger UI and the consent page) hold it.
-INSTALLED_APPS.append("csp")
-MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [csp_constants.SELF],
