@@ -63,6 +63,7 @@ class AccountAdmin(AccountScopedAdmin):
 
     account_path = "pk"
     list_display = ["name", "slug", "created_at"]
+    ordering = ["name", "pk"]  # the model has none: a page of the list must not depend on the plan
     search_fields = ["name", "slug"]
     readonly_fields = ["created_at"]
     inlines = [MembershipInline]

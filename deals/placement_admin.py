@@ -97,6 +97,9 @@ class PlacementAdmin(AccountScopedAdmin):
                _status_action("no_response", "Mark as no response"),
                _status_action("archived", "Archive")]
 
+    # The quote count's GROUP BY drops the model's ordering: pages of the list keep a stable order.
+    ordering = ["id"]
+
     def get_queryset(self, request):
         return placement_selectors.with_term_sheet_count(super().get_queryset(request))
 
