@@ -66,8 +66,9 @@ workers = _int("WEB_CONCURRENCY", 2 * _cores())
 #   headers of a kept-alive connection's later requests (keepalive, below) but not the first's, nor
 #   does its ASGI worker enforce worker_connections: lev.asgi.ASGIWorker closes a connection whose
 #   first request headers take over LEV_REQUEST_HEADER_TIMEOUT_SECONDS (20 s).
-# * Malformed chunked framing is refused by the worker's parser with 400 before the site sees it (the
-#   sync worker raised it inside Django: 500); lev.wsgi answers it 400 under the WSGI workers too.
+# * Malformed chunked framing is refused by the worker's parser before the site sees it, and answered
+#   400 in the path's shape by lev.asgi's protocol (the sync worker raised it inside Django: 500);
+#   lev.wsgi gives the same answer under the WSGI workers.
 # * The hot path (REST and MCP get_deal, four runs). On a quiet machine a small cost: 0.96x / 0.98x
 #   the requests/s of the sync workers, the same p50, p99 +3 ms (1.19x), 6-12 % more server CPU per
 #   request (the hand-off from the event loop to the request thread). Under the other sessions' load

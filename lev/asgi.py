@@ -14,7 +14,7 @@ the process's database connection, and only once the request is complete. So:
   enforce); and the whole body must arrive within LEV_REQUEST_BODY_TIMEOUT_SECONDS of the headers,
   else 408. A client gone (or stalled past gunicorn's wait for the next piece) before its body ended
   gets 400 and never reaches Django. Malformed chunked framing never gets here: the worker's parser
-  answers it 400 itself.
+  refuses it, and `_HeaderBoundProtocol` (below) answers that 400 in the path's shape.
 * `BufferedWSGI` then runs the WSGI application on its thread with the whole body in memory (a
   de-chunked body with its `Content-Length`, so the REST API reads it too) and sends the
   response once it is complete: one hand-off between the loop and the thread each way. The site has no
@@ -165,9 +165,11 @@ application = BodyGuard(BufferedWSGI(wsgi_application))
 # runs until they are complete) but not the first request's: a client that opens a connection and
 # trickles headers would hold it, and a socket, for as long as it likes (the ASGI worker does not
 # enforce worker_connections either). This protocol closes a connection whose first request's headers
-# are not complete within LEV_REQUEST_HEADER_TIMEOUT_SECONDS of its opening. It uses two of gunicorn's
-# protocol methods (connection_made, _on_headers_complete) and the worker's protocol name, checked
-# by tests/deploy against the pinned gunicorn (>= 27, < 28).
+# are not complete within LEV_REQUEST_HEADER_TIMEOUT_SECONDS of its opening, and answers a body whose
+# chunked framing the parser refuses in the site's own shape. It uses gunicorn's protocol methods
+# (connection_made, _on_headers_complete, _send_error_response, _safe_write), its per-request state
+# (_current_request, _body_receiver) and the worker's protocol name, checked by tests/deploy against
+# the pinned gunicorn (>= 27, < 28).
 from gunicorn.workers import gasgi  # noqa: E402
 
 
@@ -197,6 +199,21 @@ class _HeaderBoundProtocol(gasgi.ASGIProtocol):
         self._lev_header_timer = None
         if not self._closed and self._current_request is None:
             self._close_transport()
+
+    def _send_error_response(self, status, message, extra_headers=()):
+        """gunicorn's parser refuses malformed chunked framing itself, with a plain-text 400 naming the
+        parser's complaint. When that happens in a request's body (its headers were complete, its body
+        was not), the answer is the site's own 400 in the shape of the request's path instead: on /mcp
+        a JSON-RPC parse error, under /api/ the API's VALIDATION_ERROR body (lev.wsgi.refusal), the
+        same answer the sync workers give."""
+        receiver, request = self._body_receiver, self._current_request
+        if status != 400 or extra_headers or request is None or receiver is None or receiver._complete:
+            return super()._send_error_response(status, message, extra_headers)
+        _status, headers, body = refusal(request.path or "", 400, UNREADABLE, parse_error=True)
+        head = "HTTP/1.1 400 Bad Request\r\n" + "".join(f"{name}: {value}\r\n" for name, value in headers) + "\r\n"
+        self._safe_write(head.encode("latin-1"))
+        self._safe_write(body)
+        return None
 
 
 class ASGIWorker(gasgi.ASGIWorker):

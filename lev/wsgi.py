@@ -11,7 +11,8 @@ and the JSON OAuth endpoints the API's VALIDATION_ERROR body, plain text elsewhe
 application reads the same bytes from memory, with their Content-Length. Any other failure to read a
 body (a Content-Length body cut short) surfaces as Django's `UnreadablePostError`, which lev.errors and
 lev.middleware answer 400.
-(gunicorn's ASGI worker refuses bad framing itself, with its own 400, before lev.asgi sees it.)
+(gunicorn's ASGI worker refuses bad framing in its parser, before lev.asgi sees the request; lev.asgi's
+protocol answers that 400 with the same `refusal`.)
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Malformed chunked request bodies are the client's error: 400, never a 500 (issue #19, item 2).
 
 Against the real server over raw sockets: the production command (the Dockerfile's CMD: gunicorn's ASGI
-worker, whose parser refuses bad framing before the application sees the request), and the same file
-with GUNICORN_WORKER_CLASS=sync, where the application itself reads the body (lev.wsgi), so its answer
-has the site's shapes: on /mcp a JSON-RPC parse error, under /api/ the API's VALIDATION_ERROR body,
-elsewhere a plain 400. Also the request body bounds of lev.asgi (413 before reading, 408 for a body that
-does not arrive in time). PostgreSQL only: the server is a second process on the test database.
+worker, whose parser refuses bad framing before the application sees the request and whose protocol,
+lev.asgi's, answers it in the site's shape), and the same file with GUNICORN_WORKER_CLASS=sync, where the
+application itself reads the body (lev.wsgi). Both answer in the site's shapes: on /mcp a JSON-RPC parse
+error, under /api/ the API's VALIDATION_ERROR body, elsewhere a plain 400. Also the request body bounds
+of lev.asgi (413 before reading, 408 for a body that does not arrive in time). PostgreSQL only: the server is a second process on the test database.
 """
 
 from __future__ import annotations
@@ -71,11 +71,13 @@ def chunked_post(path: str, body: bytes, key: str | None = None, content_type: s
 def test_production_server_answers_malformed_chunked_bodies_400(production, key, with_key):
     for path in PATHS:
         for name, (body, half_close) in MALFORMED.items():
-            status, _headers, answer = raw_request(production.port, chunked_post(path, body, key if with_key else None),
+            status, headers, answer = raw_request(production.port, chunked_post(path, body, key if with_key else None),
                                                    half_close=half_close)
             # A truncated body whose client stopped sending: the server may answer 400 or just close.
             allowed = {400, None} if half_close else {400}
             assert status in allowed, (path, name, status, answer[:300])
+            if status is not None:
+                assert_site_shaped_400(path, status, headers, answer, (name, with_key))
     assert_no_500(production)
 
 
