@@ -5,7 +5,8 @@ worker, whose parser refuses bad framing before the application sees the request
 lev.asgi's, answers it in the site's shape), and the same file with GUNICORN_WORKER_CLASS=sync, where the
 application itself reads the body (lev.wsgi). Both answer in the site's shapes: on /mcp a JSON-RPC parse
 error, under /api/ the API's VALIDATION_ERROR body, elsewhere a plain 400. Also the request body bounds
-of lev.asgi (413 before reading, 408 for a body that does not arrive in time). PostgreSQL only: the server is a second process on the test database.
+of lev.asgi (413 before reading, 408 for a body that does not arrive in time). PostgreSQL only: the
+server is a second process on the test database.
 """
 
 from __future__ import annotations
