@@ -85,9 +85,9 @@ workers = _int("WEB_CONCURRENCY", 2 * _cores())
 # GUNICORN_WORKER_CLASS=sync (or gthread) still works and runs lev.wsgi instead (GUNICORN_APP overrides).
 # lev.asgi.ASGIWorker is gunicorn's `asgi` worker with a time bound on a connection's first request
 # headers (LEV_REQUEST_HEADER_TIMEOUT_SECONDS, 20 s), which gunicorn lacks.
-worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "lev.asgi.ASGIWorker")
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "").strip() or "lev.asgi.ASGIWorker"  # set but empty: default
 _asgi = worker_class in {"asgi", "lev.asgi.ASGIWorker"} or "uvicorn" in worker_class.lower()
-wsgi_app = os.environ.get("GUNICORN_APP", "lev.asgi:application" if _asgi else "lev.wsgi:application")
+wsgi_app = os.environ.get("GUNICORN_APP", "").strip() or ("lev.asgi:application" if _asgi else "lev.wsgi:application")
 # Threads per worker, for GUNICORN_WORKER_CLASS=gthread only (the others ignore it).
 threads = _int("GUNICORN_THREADS", 1)
 # Connections one gthread worker holds at once (gunicorn 27's ASGI worker does not enforce it: there the
