@@ -14,7 +14,7 @@ from django.urls import reverse
 from tests.admin_helpers import admin_client, superuser
 from tests.conftest import client_with_key
 from tests.deals.placement_helpers import place
-from tests.lenders.factories import lender_with, make_deal
+from tests.lenders.factories import lender_with, searched_deal
 from tests.lenders.fixtures import eager_jobs  # noqa: F401  (a fixture: jobs run in-process, as embedded)
 from tests.oauth.flow import Flow, public_client
 
@@ -54,17 +54,7 @@ def check_page(response) -> None:
 @pytest.fixture
 def ranked_deal(account, django_capture_on_commit_callbacks):
     """A deal with financials, properties, a completed search (ranked lenders) and a placement."""
-    from decimal import Decimal
-
-    from lenders import services as lender_services
-    from tests.factories import DealFinancialsFactory
-
-    for n in range(4):
-        lender_with(f"Lender {n:02d}")
-    deal = make_deal(account, loan_amount=Decimal("10000000"))
-    DealFinancialsFactory(deal=deal, estimated_value=Decimal("16000000"), in_place_noi=Decimal("1000000"))
-    with django_capture_on_commit_callbacks(execute=True):
-        search, _ = lender_services.lender_search_start(deal=deal)
+    deal, search = searched_deal(account, django_capture_on_commit_callbacks, lenders=4)
     place(deal, lender_with("Placed Lender").lender)
     return deal, search
 

@@ -12,12 +12,11 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from deals.models import Membership, Placement
-from lenders import services as lender_services
 from lenders.models import LenderMatch
 from tests.admin_helpers import admin_client, staff_user, superuser
 from tests.deals.placement_helpers import place, quote
-from tests.factories import AccountFactory, DealFinancialsFactory, MembershipFactory
-from tests.lenders.factories import lender_with, make_deal, refresh
+from tests.factories import AccountFactory, MembershipFactory
+from tests.lenders.factories import make_deal, searched_deal
 from tests.lenders.fixtures import eager_jobs  # noqa: F401  (a fixture: jobs run in-process, as embedded)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_jobs")]
@@ -31,13 +30,7 @@ def client():
 @pytest.fixture
 def ranked(account, django_capture_on_commit_callbacks):
     """A $10M deal with financials, ranked against six fitting lenders."""
-    for n in range(6):
-        lender_with(f"Lender {n:02d}")
-    deal = make_deal(account, loan_amount=Decimal("10000000"))
-    DealFinancialsFactory(deal=deal, estimated_value=Decimal("16000000"), in_place_noi=Decimal("1000000"))
-    with django_capture_on_commit_callbacks(execute=True):
-        search, _ = lender_services.lender_search_start(deal=deal)
-    search = refresh(search)
+    deal, search = searched_deal(account, django_capture_on_commit_callbacks, lenders=6)
     assert search.status == "completed" and search.total_matches == 6
     top = list(LenderMatch.objects.filter(search=search).order_by("rank"))
     return deal, search, top

@@ -8,7 +8,7 @@ import factory
 
 from deals.models import Account, Deal
 from lenders.models import LenderActivity, LenderProgram, LenderSearch
-from tests.factories import DealFactory, DealPropertyFactory, LenderFactory, LenderProgramFactory
+from tests.factories import DealFactory, DealFinancialsFactory, DealPropertyFactory, LenderFactory, LenderProgramFactory
 
 __all__ = ["DealFactory", "DealPropertyFactory", "LenderActivityFactory", "LenderFactory",
            "LenderProgramFactory", "lender_with", "make_deal"]
@@ -45,3 +45,18 @@ def make_deal(account: Account, *, states: tuple[str, ...] = ("TX",), asset_type
 def refresh(search: LenderSearch) -> LenderSearch:
     search.refresh_from_db()
     return search
+
+
+def searched_deal(account: Account, capture_on_commit, *, lenders: int) -> tuple[Deal, LenderSearch]:
+    """A $10M deal with financials ($16M value, $1M NOI), searched against `lenders` fitting lenders;
+    the search ran (jobs in-process: the `eager_jobs` fixture). `capture_on_commit`: pytest-django's
+    `django_capture_on_commit_callbacks`, so the search's job runs inside the test's transaction."""
+    from lenders import services as lender_services
+
+    for n in range(lenders):
+        lender_with(f"Lender {n:02d}")
+    deal = make_deal(account, loan_amount=Decimal("10000000"))
+    DealFinancialsFactory(deal=deal, estimated_value=Decimal("16000000"), in_place_noi=Decimal("1000000"))
+    with capture_on_commit(execute=True):
+        search, _ = lender_services.lender_search_start(deal=deal)
+    return deal, refresh(search)
