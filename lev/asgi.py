@@ -116,11 +116,19 @@ class BufferedWSGI:
     """A WSGI application as an ASGI one: the request's body whole in memory (BodyGuard read it), the
     application run on this process's one request thread, its response sent once complete."""
 
+    # Operators' probes: polled exactly when something hangs, so never queued behind the site's requests.
+    PROBE_PATHS = frozenset({"/health", "/metrics"})
+
     def __init__(self, app, *, threads: int = 1):
         self.app = app
         # One thread, as one sync worker: requests of a process run one after another and share its
         # database connection (Django keeps one per thread).
         self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lev-request")
+        # ...except /health and /metrics, on a thread of their own (with its own database connection):
+        # a request stuck on a dependency (a lock, a statement up to LEV_DB_STATEMENT_TIMEOUT_MS, a tool
+        # call's retry backoff) holds the request thread, and a poller's kept-alive connection stays with
+        # this process, so /health would wait behind it (tests/deploy/test_health_beside_a_stuck_request.py).
+        self.probe_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lev-probe")
 
     def _run(self, environ: dict) -> tuple[str, list[tuple[str, str]], bytes]:
         started: dict = {}
@@ -148,9 +156,10 @@ class BufferedWSGI:
         if environ.pop("HTTP_TRANSFER_ENCODING", None) is not None:
             # De-chunked and whole: say how long it is, so Django reads it like any other body.
             environ["CONTENT_LENGTH"] = str(len(body))
-        environ["wsgi.multithread"] = False
+        environ["wsgi.multithread"] = True  # the probe thread beside the request thread
         loop = asyncio.get_running_loop()
-        status, headers, body = await loop.run_in_executor(self.executor, self._run, environ)
+        executor = self.probe_executor if scope.get("path") in self.PROBE_PATHS else self.executor
+        status, headers, body = await loop.run_in_executor(executor, self._run, environ)
         await send({"type": "http.response.start", "status": int(status.split(" ", 1)[0]),
                     "headers": [(name.lower().encode("latin1"), value.encode("latin1")) for name, value in headers]})
         await send({"type": "http.response.body", "body": body})
