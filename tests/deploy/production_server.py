@@ -5,6 +5,7 @@ Loopback only."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -14,9 +15,12 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,6 +92,29 @@ class ProductionServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+@contextlib.contextmanager
+def running(tmp_path: Path, **overrides: str) -> Iterator[ProductionServer]:
+    """The production server for one test, stopped after it. PostgreSQL only: the server is a second
+    process on the test database (skipped on SQLite, whose in-memory test database no other process sees)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("a second process can share the test database only on PostgreSQL")
+    server = ProductionServer(tmp_path / "server.log", **overrides)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def member_key(name: str) -> tuple[Any, str]:
+    """(account, raw API key) of a new account named `name` with one member: the caller the tests probe as."""
+    from deals import services
+    from tests.factories import AccountFactory, MembershipFactory, UserFactory
+
+    account = AccountFactory(slug=name)
+    member = MembershipFactory(account=account, user=UserFactory(username=name))
+    return account, services.api_key_create(user=member.user, account=account, name=name)[1]
 
 
 def raw_request(port: int, request: bytes, *, half_close: bool = False,

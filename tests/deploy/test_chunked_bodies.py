@@ -16,11 +16,8 @@ import socket
 import time
 
 import pytest
-from django.db import connection
 
-from deals import services
-from tests.deploy.production_server import HOST, ProductionServer, assert_no_500, raw_request
-from tests.factories import AccountFactory, MembershipFactory, UserFactory
+from tests.deploy.production_server import HOST, assert_no_500, member_key, raw_request, running
 
 pytestmark = pytest.mark.slow
 
@@ -35,30 +32,20 @@ MALFORMED = {
 
 @pytest.fixture
 def key(transactional_db) -> str:
-    account = AccountFactory(slug="chunky")
-    member = MembershipFactory(account=account, user=UserFactory(username="chunky"))
-    return services.api_key_create(user=member.user, account=account, name="chunked")[1]
-
-
-def _server(tmp_path, **overrides):
-    if connection.vendor != "postgresql":
-        pytest.skip("a second process can share the test database only on PostgreSQL")
-    return ProductionServer(tmp_path / "server.log", **overrides)
+    return member_key("chunky")[1]
 
 
 @pytest.fixture
 def production(transactional_db, tmp_path):
-    server = _server(tmp_path, LEV_REQUEST_BODY_TIMEOUT_SECONDS="3", LEV_REQUEST_HEADER_TIMEOUT_SECONDS="3",
-                     LEV_MCP_MAX_BODY_BYTES="2000")
-    yield server
-    server.stop()
+    with running(tmp_path, LEV_REQUEST_BODY_TIMEOUT_SECONDS="3", LEV_REQUEST_HEADER_TIMEOUT_SECONDS="3",
+                 LEV_MCP_MAX_BODY_BYTES="2000") as server:
+        yield server
 
 
 @pytest.fixture
 def sync_server(transactional_db, tmp_path):
-    server = _server(tmp_path, GUNICORN_WORKER_CLASS="sync", WEB_CONCURRENCY="1")
-    yield server
-    server.stop()
+    with running(tmp_path, GUNICORN_WORKER_CLASS="sync", WEB_CONCURRENCY="1") as server:
+        yield server
 
 
 def chunked_post(path: str, body: bytes, key: str | None = None, content_type: str = "application/json") -> bytes:

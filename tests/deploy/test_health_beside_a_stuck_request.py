@@ -18,26 +18,20 @@ import psycopg
 import pytest
 from django.db import connection
 
-from deals import services
-from tests.deploy.production_server import ProductionServer
-from tests.factories import AccountFactory, DealFactory, MembershipFactory, UserFactory
+from tests.deploy.production_server import member_key, running
+from tests.factories import DealFactory
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def server(transactional_db, tmp_path):
-    if connection.vendor != "postgresql":
-        pytest.skip("a second process can share the test database only on PostgreSQL")
-    server = ProductionServer(tmp_path / "server.log", WEB_CONCURRENCY="1", LEV_DB_STATEMENT_TIMEOUT_MS="10000")
-    yield server
-    server.stop()
+    with running(tmp_path, WEB_CONCURRENCY="1", LEV_DB_STATEMENT_TIMEOUT_MS="10000") as server:
+        yield server
 
 
 def test_health_answers_while_the_request_thread_waits_on_a_lock(server):
-    account = AccountFactory(slug="locked")
-    member = MembershipFactory(account=account, user=UserFactory(username="locked"))
-    key = services.api_key_create(user=member.user, account=account, name="lock")[1]
+    account, key = member_key("locked")
     deal = DealFactory(account=account)
     db = connection.settings_dict
 

@@ -24,13 +24,10 @@ import json
 import string
 
 import pytest
-from django.db import connection
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deals import services
-from tests.deploy.production_server import HOST, ProductionServer, assert_no_500, raw_request
-from tests.factories import AccountFactory, MembershipFactory, UserFactory
+from tests.deploy.production_server import HOST, assert_no_500, member_key, raw_request, running
 from tests.fuzz.conftest import budget
 from tests.fuzz.test_mcp_fuzz import FUZZ
 
@@ -92,20 +89,15 @@ def app_shaped(path: str, headers: dict, answer: bytes) -> bool:
 
 @pytest.fixture
 def key() -> str:
-    account = AccountFactory(slug="chunk-fuzz")
-    member = MembershipFactory(account=account, user=UserFactory(username="chunk-fuzz"))
-    return services.api_key_create(user=member.user, account=account, name="fuzz")[1]
+    return member_key("chunk-fuzz")[1]
 
 
 @pytest.mark.parametrize("worker", ["production (ASGI)", "sync"])
 def test_malformed_chunked_bodies_get_400_on_every_path(key, tmp_path, worker):
-    if connection.vendor != "postgresql":
-        pytest.skip("a second process can share the test database only on PostgreSQL")
     overrides = {"GUNICORN_WORKER_CLASS": "sync", "WEB_CONCURRENCY": "1"} if worker == "sync" else {}
-    server = ProductionServer(tmp_path / "server.log", **overrides)
     failures: list[str] = []
     sent = 0
-    try:
+    with running(tmp_path, **overrides) as server:
         @settings(max_examples=budget(EXAMPLES), **FUZZ)
         @given(case=malformed_chunked_bodies(), path=st.sampled_from(PATHS), with_key=st.booleans())
         def probe(case: tuple[str, bytes, bool], path: str, with_key: bool) -> None:
@@ -123,8 +115,6 @@ def test_malformed_chunked_bodies_get_400_on_every_path(key, tmp_path, worker):
                 failures.append(where)
 
         probe()
-    finally:
-        server.stop()
     assert sent >= budget(EXAMPLES) // 2
     assert not failures, f"{len(failures)} of {sent} malformed bodies: " + "\n".join(failures[:10])
     # No traceback, nothing answered 500 (production_server.assert_no_500: a client that cut its body
