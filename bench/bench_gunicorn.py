@@ -125,7 +125,7 @@ def bench_gunicorn(key: str, deal_id: int, env: dict[str, str], *, seconds: floa
         if slow_clients:
             for server in servers:
                 with SlowClients("127.0.0.1", server.port, slow_clients, hold=slow_seconds + 3) as held:
-                    time.sleep(2)  # every slow client connected and trickling
+                    held.wait_trickling()  # every slow client connected and trickling
                     probes = probe_while("127.0.0.1", server.port, key=key, deal_id=deal_id,
                                          seconds=slow_seconds, timeout=5.0)
                 slow[server.name] = {**summary(probes), "cut_off": held.cut_off}

@@ -28,7 +28,8 @@ class SlowClients:
         self._threads = [threading.Thread(target=self._trickle, args=(i,), daemon=True) for i in range(count)]
         self.connected = 0
         self.cut_off = 0  # connections the server closed (or refused) before the client finished
-        self._lock = threading.Lock()
+        self.trickling = 0  # connections that sent their head and a first trickled byte
+        self._lock = threading.Condition()
 
     def _trickle(self, index: int) -> None:
         body = index % 2 == 0
@@ -48,16 +49,27 @@ class SlowClients:
         try:
             sock.sendall(head.encode())
             deadline = time.monotonic() + self.hold
-            for byte in trickle[: int(self.hold / self.interval) + 1]:  # bounded: at most hold/interval bytes
+            for sent, byte in enumerate(trickle[: int(self.hold / self.interval) + 1]):  # at most hold/interval
                 if self._stop.is_set() or time.monotonic() >= deadline:
                     break
                 sock.sendall(bytes([byte]))
+                if sent == 0:
+                    with self._lock:
+                        self.trickling += 1
+                        self._lock.notify_all()
                 self._stop.wait(self.interval)
         except OSError:
             with self._lock:
                 self.cut_off += 1
+                self._lock.notify_all()
         finally:
             sock.close()
+
+    def wait_trickling(self, timeout: float = 10.0) -> bool:
+        """Wait (bounded) until every client is trickling or was cut off; True when all are trickling."""
+        with self._lock:
+            self._lock.wait_for(lambda: self.trickling + self.cut_off >= self.count, timeout=timeout)
+            return self.trickling == self.count
 
     def start(self) -> SlowClients:
         for thread in self._threads:

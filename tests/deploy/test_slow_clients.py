@@ -18,12 +18,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from django.db import connection
 
 from bench.slow_clients import SlowClients, probe_while, summary
-from deals import services
-from tests.deploy.production_server import HOST, ProductionServer
-from tests.factories import AccountFactory, DealFactory, MembershipFactory, UserFactory
+from tests.deploy.production_server import HOST, member_key, running
+from tests.factories import DealFactory
 
 pytestmark = pytest.mark.slow
 
@@ -34,23 +32,18 @@ PROBE_SECONDS = 15.0
 
 @pytest.fixture
 def production(transactional_db, tmp_path):
-    if connection.vendor != "postgresql":
-        pytest.skip("a second process can share the test database only on PostgreSQL")
-    server = ProductionServer(tmp_path / "server.log")
-    yield server
-    server.stop()
+    with running(tmp_path) as server:
+        yield server
 
 
 def test_fifty_slow_clients_do_not_stop_health_or_another_accounts_tool_calls(production):
-    account = AccountFactory(slug="busy-account")
-    member = MembershipFactory(account=account, user=UserFactory(username="busy"))
-    key = services.api_key_create(user=member.user, account=account, name="probe")[1]
+    account, key = member_key("busy")
     deal = DealFactory(account=account, title="Keeps answering")
 
     started = time.monotonic()
     with SlowClients(HOST, production.port, SLOW_CLIENTS, hold=HOLD) as slow:
-        time.sleep(2)  # every slow connection open and trickling before the first probe
-        assert slow.connected == SLOW_CLIENTS
+        # Every slow connection open and trickling before the first probe (a bounded wait).
+        assert slow.wait_trickling(), f"{slow.trickling} of {SLOW_CLIENTS} trickling, {slow.cut_off} cut off"
         probes = probe_while(HOST, production.port, key=key, deal_id=deal.pk, seconds=PROBE_SECONDS, timeout=5.0)
         probed_for = time.monotonic() - started
         cut_off = slow.cut_off
