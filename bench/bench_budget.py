@@ -46,10 +46,10 @@ def old_wire(payload: dict) -> int:
 
 
 def seed():
-    from deals import placement_services
     from deals.models import Deal, DealFinancials, DealProperty
-    from deals.services import account_create, api_key_create
+    from deals.placements import services as placement_services
     from lenders.models import Lender, LenderProgram
+    from lev.accounts.services import account_create, api_key_create
     from lev.enums import US_STATES
 
     user = django.contrib.auth.get_user_model().objects.create(username="bench-budget")

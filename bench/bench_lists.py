@@ -91,7 +91,7 @@ class Door:
         from django.test import RequestFactory
         from rest_framework.test import APIClient
 
-        from deals.services import account_create, api_key_create
+        from lev.accounts.services import account_create, api_key_create
 
         user = get_user_model().objects.create(username=f"bench-{name}")
         self.account = account_create(name=f"Lists {name}", owner=user)

@@ -93,7 +93,7 @@ def grow(account_id: int, deals: int, start: int, stop: int, lender_ids: list[in
 
 
 def make_deals(count: int):
-    from deals.services import account_create
+    from lev.accounts.services import account_create
 
     account = account_create(name="Placement Benchmark")
     with connection.cursor() as cursor:
@@ -120,7 +120,7 @@ def timed(fn, repeat: int) -> tuple[float, float, float, object]:
 
 def bench_recompute(sizes: list[int], repeat: int) -> list[str]:
     from deals.models import Placement, TermSheet
-    from lenders.activity import lender_activity_recompute
+    from deals.placements.activity import lender_activity_recompute
     from lenders.demo import seed_directory
     from lenders.models import Lender
 
@@ -147,11 +147,12 @@ def bench_comparison(counts: list[int], repeat: int) -> list[str]:
     from django.test import RequestFactory
     from rest_framework.test import APIClient
 
-    from deals import placement_services as services
-    from deals.models import Deal, DealFinancials, DealProperty, Membership
-    from deals.placement_comparison import term_sheet_comparison
-    from deals.services import account_create, api_key_create
+    from deals.models import Deal, DealFinancials, DealProperty
+    from deals.placements import services
+    from deals.placements.comparison import term_sheet_comparison
     from lenders.models import Lender
+    from lev.accounts.models import Membership
+    from lev.accounts.services import account_create, api_key_create
     from mcp_tools.server import get_server
 
     user = django.contrib.auth.get_user_model().objects.create(username="bench-compare")

@@ -62,7 +62,7 @@ DEALS = {
 
 def make_deals() -> dict[str, int]:
     from deals.models import Deal, DealFinancials, DealProperty
-    from deals.services import account_create
+    from lev.accounts.services import account_create
 
     account = account_create(name="Benchmark Capital")
     ids = {}
@@ -79,8 +79,8 @@ def make_deals() -> dict[str, int]:
 def new_search(deal_id: int) -> int:
     """A pending search of the deal, made the way lender_search_start makes one (no job queued)."""
     from deals.models import Deal, DealFinancials, DealProperty
-    from lenders.models import LenderSearch
-    from lenders.ranking import criteria_from_deal
+    from deals.searches.models import LenderSearch
+    from deals.searches.ranking import criteria_from_deal
 
     deal = Deal.objects.get(pk=deal_id)
     properties = list(DealProperty.objects.filter(deal=deal))
@@ -91,7 +91,7 @@ def new_search(deal_id: int) -> int:
 
 
 def measure(deal_id: int, repeat: int) -> dict:
-    from lenders import services
+    from deals.searches import services
 
     services.lender_search_run(search_id=new_search(deal_id))  # warm-up: caches, plans
     walls, cpus, last = [], [], None
@@ -143,8 +143,8 @@ def celery_worker():
 def search_to_completed(deal_id: int, repeat: int) -> float:
     """Median ms from lender_search_start (what the API and MCP tool call) to status completed."""
     from deals.models import Deal
-    from lenders import services
-    from lenders.models import LenderSearch
+    from deals.searches import services
+    from deals.searches.models import LenderSearch
 
     settings.LEV_SEARCH_REUSE_SECONDS = 0  # a fresh search every time
     times = []

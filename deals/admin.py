@@ -7,114 +7,46 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
-from django.contrib.auth import get_user_model
-from django.contrib.auth.admin import GroupAdmin, UserAdmin
-from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.core.validators import RegexValidator
-from django.db.models import TextField
-from django.db.models.functions import Cast, Length
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from deals import placement_selectors, placement_services, selectors, services
-from deals.models import Account, ApiKey, Deal, DealFinancials, DealProperty, IdempotencyRecord, Membership
-from deals.placement_comparison import term_sheet_comparison
-from lenders import selectors as lender_selectors
-from lenders import services as lender_services
-from lenders.admin_results import ranked_page
-from lenders.models import LenderSearch
-from lenders.ranking import missing_for_search
-from lenders.serializers import LenderSearchStartSerializer
+from deals import selectors, services
+from deals.models import Deal, DealFinancials, DealProperty
+from deals.placements import admin as placements_admin  # noqa: F401  (registers placements, term sheets, base rates)
+from deals.placements import selectors as placement_selectors
+from deals.placements import services as placement_services
+from deals.placements.comparison import term_sheet_comparison
+from deals.searches import admin as searches_admin  # noqa: F401  (registers lender searches)
+from deals.searches import services as lender_services
+from deals.searches.admin_results import ranked_page
+from deals.searches.models import LenderSearch
+from deals.searches.ranking import missing_for_search
+from deals.searches.selectors import (
+    QueueStatus,
+    deals_with_latest_search,
+    lender_search_latest_completed,
+    lender_search_queue_status,
+    lender_searches_of_deal,
+)
+from deals.searches.serializers import LenderSearchStartSerializer
 from lev import formatting, limits
-from lev.admin_forms import money_field, percent_field
-from lev.admin_tenancy import (
+from lev.accounts.admin_bases import (
     ADMIN_CSS,
     AccountScopedAdmin,
-    SuperuserOnlyAdmin,
-    TenancyInlineMixin,
-    restrict_to_superusers,
     staff_account_ids,
 )
+from lev.accounts.selectors import check_staff_can_write
+from lev.admin_forms import money_field, percent_field
 from lev.enums import ASSET_TYPES, US_STATES
 from lev.errors import UPSTREAM_MESSAGE, ApplicationError, BusinessRuleViolation
 from lev.outages import is_dependency_outage, report_outage
-from lev.scopes import SCOPES, as_text
-
-
-class MembershipInline(TenancyInlineMixin, admin.TabularInline):
-    model = Membership
-    extra = 0
-    autocomplete_fields = ["user"]
-    readonly_fields = ["created_at"]
-
-
-@admin.register(Account)
-class AccountAdmin(AccountScopedAdmin):
-    """Accounts (tenants): a staff user sees and changes the accounts it is a member of, and their
-    memberships (the people it may add are the people of its accounts). New accounts are made by
-    superusers, since a staff user would not be a member of the one it made."""
-
-    account_path = "pk"
-    list_display = ["name", "slug", "created_at"]
-    ordering = ["name", "pk"]  # the model has none: a page of the list must not depend on the plan
-    search_fields = ["name", "slug"]
-    readonly_fields = ["created_at"]
-    inlines = [MembershipInline]
-
-    def has_add_permission(self, request) -> bool:
-        return request.user.is_superuser and super().has_add_permission(request)
-
-
-class ApiKeyAdminForm(forms.ModelForm):
-    """A key's scopes as one checkbox each (lev.scopes); stored space-separated."""
-
-    scopes = forms.MultipleChoiceField(choices=list(SCOPES.items()), widget=forms.CheckboxSelectMultiple,
-                                       help_text="What the key may do. At least one.")
-
-    class Meta:
-        model = ApiKey
-        fields = ["user", "account", "name", "scopes", "expires_at"]
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if self.instance.pk:
-            self.initial["scopes"] = sorted(self.instance.scope_set)
-
-    def clean_scopes(self) -> str:
-        return as_text(self.cleaned_data["scopes"])
-
-
-@admin.register(ApiKey)
-class ApiKeyAdmin(AccountScopedAdmin):
-    """Keys are created with `manage.py create_api_key` (the raw key is shown once there). A key
-    stays with the user and account it was issued for; its name, scopes and expiry may change."""
-
-    form = ApiKeyAdminForm
-    list_display = ["name", "prefix", "user", "account", "scopes", "created_at", "expires_at", "revoked_at",
-                    "last_used_at"]
-    list_filter = ["account"]
-    search_fields = ["name", "prefix", "user__username"]
-    readonly_fields = ["user", "account", "prefix", "created_at", "last_used_at", "revoked_at"]
-    list_select_related = ["user", "account"]
-    actions = ["revoke"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    @admin.action(description="Revoke selected keys")
-    def revoke(self, request, queryset):
-        count = 0
-        for key in queryset:  # the scoped queryset: another account's key is never among them
-            services.api_key_revoke(key=key)
-            count += 1
-        self.message_user(request, f"Revoked {count} key(s).", messages.SUCCESS)
 
 
 # --- forms: the API's bounds (lev.limits), money typed and shown as money --------------------------
@@ -295,7 +227,7 @@ class DealAdmin(AccountScopedAdmin):
     # -- list
     def get_queryset(self, request):
         deals = selectors.deals_with_property_summary(super().get_queryset(request))
-        return lender_selectors.deals_with_latest_search(deals)
+        return deals_with_latest_search(deals)
 
     @admin.display(description="States")
     def property_states(self, deal: Deal) -> str:
@@ -322,7 +254,7 @@ class DealAdmin(AccountScopedAdmin):
         """Its status and match count, linking to the search (one column, so the list fits a screen)."""
         if deal.latest_search_id is None:
             return formatting.EMPTY
-        url = reverse("admin:lenders_lendersearch_change", args=[deal.latest_search_id])
+        url = reverse("admin:deals_lendersearch_change", args=[deal.latest_search_id])
         matches = deal.latest_search_matches
         return format_html('{} <a href="{}">{} match{}</a>', search_status_badge(deal.latest_search_status), url,
                            f"{matches:,}", "" if matches == 1 else "es")
@@ -489,7 +421,7 @@ def start_lender_search(request: HttpRequest, deal: Deal) -> tuple[int, str]:
     text the API would answer (what is missing, reused, queued or not, done)."""
 
     def start():
-        selectors.check_staff_can_write(user=request.user, account_id=deal.account_id)
+        check_staff_can_write(user=request.user, account_id=deal.account_id)
         return lender_services.lender_search_start(deal=deal, user=request.user)
 
     refused, result = relay(f"starting a lender search of deal {deal.pk} in the admin", start)
@@ -503,7 +435,7 @@ def start_lender_search(request: HttpRequest, deal: Deal) -> tuple[int, str]:
         return messages.SUCCESS, text
     if search.status == LenderSearch.Status.FAILED:
         return messages.ERROR, text
-    if lender_selectors.lender_search_queue_status(search=search) != lender_selectors.QueueStatus.QUEUED:
+    if lender_search_queue_status(search=search) != QueueStatus.QUEUED:
         return messages.WARNING, text
     return messages.INFO, text + " Reload this page to see the ranked lenders."
 
@@ -514,7 +446,7 @@ def place_with_lenders(request: HttpRequest, deal: Deal, lender_ids: list[int],
     deal team sends each when it has contacted the lender); a message per outcome."""
 
     def create():
-        selectors.check_staff_can_write(user=request.user, account_id=deal.account_id)
+        check_staff_can_write(user=request.user, account_id=deal.account_id)
         return placement_services.placements_create(deal=deal, user=request.user, lender_ids=lender_ids,
                                                     search=search)
 
@@ -537,7 +469,7 @@ def deal_page_context(deal: Deal) -> dict[str, Any]:
     financials = DealFinancials.objects.filter(deal=deal).first()
     if financials is not None:
         financials.deal = deal
-    latest = lender_selectors.lender_search_latest_completed(deal=deal)
+    latest = lender_search_latest_completed(deal=deal)
     ranked = None
     if latest is not None:
         ranked = ranked_page(latest, page=1, size=limits.ADMIN_TOP_MATCHES, chart_size=limits.ADMIN_TOP_MATCHES)
@@ -549,7 +481,7 @@ def deal_page_context(deal: Deal) -> dict[str, Any]:
             "units": sum(p.units or 0 for p in properties),
             "financials": financials,
             "missing": missing_for_search(deal, properties),
-            "searches": lender_selectors.lender_searches_of_deal(deal=deal, limit=limits.ADMIN_DEAL_RECENT_SEARCHES),
+            "searches": lender_searches_of_deal(deal=deal, limit=limits.ADMIN_DEAL_RECENT_SEARCHES),
             "ranked": ranked,
             "ranked_is_stale": latest is not None and latest.deal_version != deal.version,
             "find_lenders_url": reverse("admin:deals_deal_find_lenders", args=[deal.pk]),
@@ -601,92 +533,3 @@ class DealPropertyAdmin(AccountScopedAdmin):
     def delete_queryset(self, request, queryset):
         for prop in queryset.select_related("deal"):
             services.deal_property_delete(prop=prop)
-
-
-@admin.register(IdempotencyRecord)
-class IdempotencyRecordAdmin(AccountScopedAdmin):
-    """Replay records of creates. The stored response body is never shown, to superusers neither
-    (it is another person's API answer): its size and status only."""
-
-    list_display = ["key", "user", "account", "request", "response", "created_at"]
-    list_filter = ["account"]
-    search_fields = ["key"]
-    list_select_related = ["user", "account"]
-    fields = ["key", "user", "account", "method", "path", "status_code", "response_size", "created_at"]
-    readonly_fields = fields
-
-    def get_queryset(self, request):
-        # The body is not even read: only its size, computed by the database.
-        return super().get_queryset(request).defer("response_body").annotate(
-            response_bytes=Length(Cast("response_body", TextField())))
-
-    @admin.display(description="Stored response", ordering="response_bytes")
-    def response_size(self, record: IdempotencyRecord) -> str:
-        size = getattr(record, "response_bytes", None)
-        return formatting.EMPTY if size is None else f"{size:,} bytes"
-
-    @admin.display(description="Request", ordering="path")
-    def request(self, record: IdempotencyRecord) -> str:
-        return f"{record.method} {record.path}"
-
-    @admin.display(description="Stored response", ordering="status_code")
-    def response(self, record: IdempotencyRecord) -> str:
-        """The status and the size of the body (never the body itself)."""
-        return f"{record.status_code or formatting.EMPTY} · {self.response_size(record)}"
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-
-# --- people and sign-in records ----------------------------------------------------------------------
-# django.contrib.auth's own admins of these two are replaced by tenancy-aware ones.
-admin.site.unregister(get_user_model())
-admin.site.unregister(Group)
-
-
-@admin.register(get_user_model())
-class AccountUserAdmin(AccountScopedAdmin, UserAdmin):
-    """People: a staff user sees the people of its accounts, and changes (or deletes) only those who
-    belong to no other account and are not superusers. It cannot make anyone a superuser or hand out
-    groups and permissions (that would cross accounts); new people are made by superusers."""
-
-    account_path = "memberships__account"
-    account_path_is_many = True
-
-    def _only_in_own_accounts(self, request, user) -> bool:
-        account_ids = staff_account_ids(request)
-        if account_ids is None:
-            return True
-        return not user.is_superuser and not user.memberships.exclude(account_id__in=account_ids).exists()
-
-    def has_add_permission(self, request) -> bool:
-        return request.user.is_superuser and super().has_add_permission(request)
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        allowed = super().has_change_permission(request, obj)
-        return allowed and (obj is None or self._only_in_own_accounts(request, obj))
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        allowed = super().has_delete_permission(request, obj)
-        return allowed and (obj is None or self._only_in_own_accounts(request, obj))
-
-    def get_readonly_fields(self, request, obj=None):
-        fields = list(super().get_readonly_fields(request, obj))
-        if not request.user.is_superuser:
-            fields += ["is_superuser", "groups", "user_permissions"]
-        return fields
-
-
-@admin.register(Group)
-class PermissionGroupAdmin(SuperuserOnlyAdmin, GroupAdmin):
-    """Permission groups are shared by every account's staff: changing one would change what another
-    account's people may do, so they are for superusers only."""
-
-
-# Sign-in records (django-axes) name every account's people and their addresses: superusers only.
-restrict_to_superusers(admin.site, AccessAttempt, AccessLog, AccessFailureLog)
-
-from deals import placement_admin  # noqa: E402, F401  (registers placements, term sheets, base rates)

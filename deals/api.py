@@ -6,10 +6,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from deals import selectors, services
-from deals.models import Account, Deal, DealFinancials
+from deals.models import Deal, DealFinancials
 from deals.serializers import (
     DealFinancialsSerializer,
     DealInputSerializer,
@@ -22,10 +21,11 @@ from deals.serializers import (
     IncludeQuerySerializer,
     PropertyInputSerializer,
 )
-from lev.idempotency import idempotent
+from lev.accounts.api import AccountScopedView, validated
+from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
+from lev.idempotency.services import idempotent
 from lev.openapi import IDEMPOTENCY_KEY, READ_ERRORS, WRITE_ERRORS, nullable_fields
 from lev.pagination import KeysetPagination, StandardPagination, keyset_paginated, paginated
-from lev.scopes import DEALS_READ, DEALS_WRITE
 from lev.serializers import PageQuerySerializer
 
 # A deal without financials answers every figure, the derived ones and updated_at as null.
@@ -37,29 +37,14 @@ INCLUDE = OpenApiParameter(
 )
 
 
-def validated(serializer_class, data, **kwargs) -> dict:
-    serializer = serializer_class(data=data, **kwargs)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
-class AccountScopedView(APIView):
-    """Every deal view acts for the caller's account; other accounts' deals do not exist here."""
-
-    def initial(self, request: Request, *args, **kwargs) -> None:
-        super().initial(request, *args, **kwargs)
-        self.membership = selectors.membership_for_user(user=request.user, api_key=request.auth)
-        if request.method not in ("GET", "HEAD", "OPTIONS"):
-            selectors.check_can_write(membership=self.membership)
-
-    def account(self, request: Request) -> Account:
-        return self.membership.account
+class DealScopedView(AccountScopedView):
+    """An account-scoped view that reads the account's deals; another account's deal does not exist here."""
 
     def deal(self, request: Request, deal_id: int, include: frozenset[str] = frozenset()) -> Deal:
         return selectors.deal_get(account=self.account(request), deal_id=deal_id, include=include)
 
 
-class DealListCreateApi(AccountScopedView):
+class DealListCreateApi(DealScopedView):
     required_scopes = {"GET": DEALS_READ, "POST": DEALS_WRITE}
 
     @extend_schema(operation_id="deals_list", parameters=[DealListQuerySerializer],
@@ -96,7 +81,7 @@ class DealListCreateApi(AccountScopedView):
         return idempotent(request, create)
 
 
-class DealDetailApi(AccountScopedView):
+class DealDetailApi(DealScopedView):
     required_scopes = {"GET": DEALS_READ, "PATCH": DEALS_WRITE}
 
     @extend_schema(parameters=[INCLUDE], responses={200: DealSerializer, **READ_ERRORS})
@@ -115,7 +100,7 @@ class DealDetailApi(AccountScopedView):
         return Response(DealSerializer(deal).data)
 
 
-class DealArchiveApi(AccountScopedView):
+class DealArchiveApi(DealScopedView):
     required_scopes = {"POST": DEALS_WRITE}
 
     @extend_schema(request=None, responses={200: DealSerializer, **WRITE_ERRORS})
@@ -124,7 +109,7 @@ class DealArchiveApi(AccountScopedView):
         return Response(DealSerializer(deal).data)
 
 
-class DealPropertyListCreateApi(AccountScopedView):
+class DealPropertyListCreateApi(DealScopedView):
     required_scopes = {"GET": DEALS_READ, "POST": DEALS_WRITE}
 
     @extend_schema(operation_id="deals_properties_list", parameters=[PageQuerySerializer],
@@ -149,7 +134,7 @@ class DealPropertyListCreateApi(AccountScopedView):
         return idempotent(request, create)
 
 
-class DealPropertyDetailApi(AccountScopedView):
+class DealPropertyDetailApi(DealScopedView):
     required_scopes = {"GET": DEALS_READ, "PATCH": DEALS_WRITE, "DELETE": DEALS_WRITE}
 
     @extend_schema(responses={200: DealPropertySerializer, **READ_ERRORS})
@@ -171,7 +156,7 @@ class DealPropertyDetailApi(AccountScopedView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class DealFinancialsApi(AccountScopedView):
+class DealFinancialsApi(DealScopedView):
     required_scopes = {"GET": DEALS_READ, "PATCH": DEALS_WRITE, "PUT": DEALS_WRITE}
 
     @extend_schema(responses={200: DealFinancialsDoc, **READ_ERRORS})

@@ -8,82 +8,9 @@ from django.db import models
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
-from lev import scopes
-from lev.credential_cache import credential_cache
+from deals.placements.models import BaseRate, Placement, TermSheet
+from deals.searches.models import LenderMatch, LenderSearch
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES, choices
-
-
-class Account(models.Model):
-    """A tenant: a firm whose users share deals."""
-
-    name = models.CharField(max_length=200)
-    slug = models.SlugField(max_length=80, unique=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class Membership(models.Model):
-    class Role(models.TextChoices):
-        OWNER = "owner", "Owner"
-        MEMBER = "member", "Member"
-        VIEWER = "viewer", "Viewer"
-
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
-    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["account", "user"], name="uniq_membership")]
-
-    def __str__(self) -> str:
-        return f"{self.user} @ {self.account}"
-
-
-class ApiKeyQuerySet(models.QuerySet):
-    """Bulk changes of keys (`ApiKey.objects.filter(...).update(revoked_at=...)`) send no signal, so
-    they empty this process's credential cache themselves (lev.credential_cache); the once-a-minute
-    `last_used_at` touch of authentication changes nothing a check reads and keeps the cache."""
-
-    def update(self, **kwargs):
-        updated = super().update(**kwargs)
-        if set(kwargs) != {"last_used_at"}:
-            credential_cache.clear()
-        return updated
-
-    update.alters_data = True  # type: ignore[attr-defined]
-
-
-class ApiKey(models.Model):
-    """A bearer key `lev_sk_…` for the REST API and /mcp. Only its SHA-256 is stored."""
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys")
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="api_keys")
-    name = models.CharField(max_length=100)
-    prefix = models.CharField(max_length=16, help_text="First characters of the key, to recognise it.")
-    key_hash = models.CharField(max_length=64, unique=True, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    expires_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    # What the key may do (lev.scopes), space-separated. Keys made before scopes existed got every scope.
-    scopes = models.CharField(max_length=200, default=scopes.as_text(scopes.ALL_SCOPES),
-                              help_text="Space-separated scopes: " + ", ".join(scopes.SCOPES) + ".")
-
-    objects = ApiKeyQuerySet.as_manager()
-
-    class Meta:
-        verbose_name = "API key"
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.prefix}…)"
-
-    @property
-    def scope_set(self) -> frozenset[str]:
-        return scopes.known(self.scopes)
-
 
 # The deal list's sort values (deals.selectors.DEAL_KEYSETS). A missing loan amount or closing date
 # sorts as a value past every real one (last going up, first going down, as PostgreSQL sorts NULLs),
@@ -103,7 +30,7 @@ DEAL_SORT_VALUES = {
 
 
 class Deal(models.Model):
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="deals")
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="deals")
     title = models.CharField(max_length=200)
     loan_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
     loan_type = models.CharField(max_length=20, choices=choices(LOAN_TYPES), default="tbd")
@@ -208,34 +135,6 @@ class DealFinancials(models.Model):
         return (noi / service).quantize(Decimal("0.01"))
 
 
-class IdempotencyRecord(models.Model):
-    """The first response to a create carrying an Idempotency-Key, replayed for repeats (24 h).
-
-    Scoped by account and user: one user's key sent for two accounts names two requests.
-    """
-
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    key = models.CharField(max_length=255)
-    method = models.CharField(max_length=8)
-    path = models.CharField(max_length=255)
-    request_hash = models.CharField(max_length=64)
-    status_code = models.PositiveSmallIntegerField(null=True)
-    response_body = models.JSONField(null=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["account", "user", "key"], name="uniq_idempotency_account_user_key"),
-        ]
-        indexes = [models.Index(fields=["created_at"])]
-
-    def __str__(self) -> str:
-        return f"{self.method} {self.path} ({self.key})"
-
-
-# Placements, term sheets and base rates: models of this app, kept in their own module.
-from deals.placement_models import BaseRate, Placement, TermSheet  # noqa: E402
-
-__all__ = ["Account", "ApiKey", "BaseRate", "Deal", "DealFinancials", "DealProperty", "IdempotencyRecord",
-           "Membership", "Placement", "TermSheet"]
+# Every model of the app, its rooms' included, so Django registers them with this module.
+__all__ = ["BaseRate", "Deal", "DealFinancials", "DealProperty", "LenderMatch", "LenderSearch", "Placement",
+           "TermSheet"]

@@ -4,8 +4,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from deals.models import Deal, DealFinancials, DealProperty
+from deals.searches.ranking.criteria import missing_for_search
 from deals.selectors import DEAL_ORDERINGS, DealFilters
-from lenders.ranking.criteria import missing_for_search
 from lev import limits
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
 from lev.serializers import (

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
-from django.utils.text import slugify
 
-from deals.auth import generate_key, hash_key
-from deals.models import Account, ApiKey, Deal, DealFinancials, DealProperty, Membership
+from deals.models import Deal, DealFinancials, DealProperty
+from lev.accounts.models import Account
 from lev.errors import BusinessRuleViolation, DealNotFound
-from lev.scopes import ALL_SCOPES, SCOPES, as_text
 
 DEAL_FIELDS = (
     "title", "loan_amount", "loan_type", "transaction_type", "business_plan", "description",
@@ -62,46 +59,6 @@ def _bump_version(deal: Deal, **changes: Any) -> None:
     """Write `changes` and version + 1 in the database (never a version computed in Python)."""
     Deal.objects.filter(pk=deal.pk).update(**changes, version=F("version") + 1, updated_at=timezone.now())
     deal.refresh_from_db(fields=["version", "updated_at"])
-
-
-@transaction.atomic
-def account_create(*, name: str, owner=None) -> Account:
-    base = slugify(name)[:70] or "account"
-    slug, n = base, 1
-    while Account.objects.filter(slug=slug).exists():
-        n += 1
-        slug = f"{base}-{n}"
-    account = Account.objects.create(name=name, slug=slug)
-    if owner is not None:
-        Membership.objects.create(account=account, user=owner, role=Membership.Role.OWNER)
-    return account
-
-
-def api_key_create(*, user, account: Account, name: str, expires_at: dt.datetime | None = None,
-                   scopes: frozenset[str] = ALL_SCOPES, raw: str | None = None) -> tuple[ApiKey, str]:
-    """Create a key and return it with its raw value — the only time the raw value exists, unless
-    the caller already holds it (`raw`: the demo key that `make run` keeps in a local file). `scopes`
-    (lev.scopes) bound what it may do: every scope unless told otherwise."""
-    if not scopes or not scopes <= ALL_SCOPES:
-        raise ValueError(f"an API key needs one or more of the scopes {', '.join(SCOPES)}")
-    if not Membership.objects.filter(user=user, account=account).exists():
-        raise BusinessRuleViolation(
-            f"user {user.pk} is not a member of account {account.pk}",
-            customer_message="API keys can only be issued for an account the user belongs to.",
-        )
-    raw = raw or generate_key()
-    key = ApiKey.objects.create(
-        user=user, account=account, name=name, prefix=raw[:12], key_hash=hash_key(raw), expires_at=expires_at,
-        scopes=as_text(scopes),
-    )
-    return key, raw
-
-
-def api_key_revoke(*, key: ApiKey) -> ApiKey:
-    if key.revoked_at is None:
-        key.revoked_at = timezone.now()
-        key.save(update_fields=["revoked_at"])
-    return key
 
 
 @transaction.atomic

@@ -1,9 +1,7 @@
-from celery import shared_task
+"""The deals app's Celery tasks. Celery's autodiscovery imports each installed app's `tasks` module;
+the rooms' tasks live beside their services and are made known here."""
 
-from lev.idempotency import idempotency_purge
+from deals.placements.tasks import refresh_lender_activity
+from deals.searches.tasks import purge_superseded_matches, run_lender_search, sweep_stale_searches
 
-
-@shared_task(ignore_result=True, acks_late=True)
-def purge_idempotency_records() -> int:
-    """Forget Idempotency-Key records past their 24 h (settings.LEV_IDEMPOTENCY_TTL_HOURS)."""
-    return idempotency_purge()
+__all__ = ["purge_superseded_matches", "refresh_lender_activity", "run_lender_search", "sweep_stale_searches"]

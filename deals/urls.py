@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from deals import api
 
@@ -10,9 +10,7 @@ urlpatterns = [
     path("deals/<int:deal_id>/properties/<int:property_id>/", api.DealPropertyDetailApi.as_view(),
          name="deal-property-detail"),
     path("deals/<int:deal_id>/financials/", api.DealFinancialsApi.as_view(), name="deal-financials"),
+    # Lender searches; placements, term sheets and base rates: the rooms' own URLs.
+    path("", include("deals.searches.urls")),
+    path("", include("deals.placements.urls")),
 ]
-
-# Placements, term sheets and base rates (deals.placement_urls).
-from deals.placement_urls import urlpatterns as placement_urlpatterns  # noqa: E402
-
-urlpatterns += placement_urlpatterns

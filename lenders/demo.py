@@ -11,8 +11,8 @@ from decimal import Decimal
 
 from django.db import transaction
 
+from lenders.activity import activity_score
 from lenders.models import Lender, LenderActivity, LenderProgram
-from lenders.ranking.scoring import activity_score
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
 
 # Lender names combine a first word, an optional place word and a suffix for the lender's type

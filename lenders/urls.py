@@ -7,6 +7,4 @@ urlpatterns = [
     path("lenders/<int:lender_id>/", api.LenderDetailApi.as_view(), name="lender-detail"),
     path("lenders/<int:lender_id>/programs/", api.LenderProgramListApi.as_view(), name="lender-program-list"),
     path("asset-types/", api.AssetTypeListApi.as_view(), name="asset-type-list"),
-    path("deals/<int:deal_id>/lender-searches/", api.DealLenderSearchApi.as_view(), name="deal-lender-search"),
-    path("lender-searches/<int:search_id>/", api.LenderSearchDetailApi.as_view(), name="lender-search-detail"),
 ]

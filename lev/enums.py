@@ -37,10 +37,10 @@ def mask_of(values: list[str] | tuple[str, ...] | None, universe: tuple[str, ...
     return mask
 
 
-# Placements and term sheets (deals.placement_models). Statuses in the order of the workflow.
+# Placements and term sheets (deals.placements.models). Statuses in the order of the workflow.
 PLACEMENT_STATUSES = ("draft", "sent", "reviewing", "quoted", "declined", "no_response", "won", "lost", "archived")
 # The statuses a person asks for; `quoted` comes from recording a term sheet, `won` from choosing the
-# winning one (deals.placement_services).
+# winning one (deals.placements.services).
 PLACEMENT_UPDATE_STATUSES = ("sent", "reviewing", "declined", "no_response", "lost", "archived")
 QUOTE_TYPES = ("indicative", "soft_quote", "term_sheet", "commitment")
 RATE_TYPES = ("fixed", "floating")

@@ -18,8 +18,10 @@ probes bound themselves too (PostgreSQL statement and connect timeouts, Redis so
 a stuck thread does not live long. The database probe uses a connection of its own, opened and
 closed per probe, so a broken pooled connection can't make it lie either way.
 
-The feature apps are asked through small functions they export (CONVENTIONS rule 12: `lev/` does
-not reach into them at import time).
+`lev` never imports the apps above it: they fill in the registry below from their `ready()` —
+`register_database_read` (a read on the database probe's connection, e.g. the lender searches'
+counts, and when it makes the site degraded) and `register_fields` (in-process fields such as the
+MCP layer's breaker state).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from django.views.decorators.http import require_GET
 import lev
 from lev.outages import is_dependency_outage, report_outage
 from lev.redis_gate import redis_for
+from lev.worker_health import DOWN, worker_status
 
 logger = logging.getLogger(__name__)
 
@@ -48,12 +51,29 @@ REACHABLE, UNREACHABLE = "reachable", "unreachable"
 _inflight: dict[str, threading.Thread] = {}
 _inflight_lock = threading.Lock()
 
+# Filled in by the apps' ready() (see the module docstring).
+_DATABASE_READS: dict[str, Callable[[], Any]] = {}
+_DEGRADED_WHEN: list[Callable[[dict[str, Any]], bool]] = []
+_FIELDS: list[Callable[[], dict[str, Any]]] = []
+
+
+def register_database_read(name: str, read: Callable[[], Any],
+                           degraded_when: Callable[[Any], bool] | None = None) -> None:
+    """Report `read()` under `name`, run on the database probe's connection after its SELECT 1 (null
+    when it fails or the database is down); `degraded_when(value)` true makes the site degraded."""
+    _DATABASE_READS[name] = read
+    if degraded_when is not None:
+        _DEGRADED_WHEN.append(lambda report: degraded_when(report.get(name)))
+
+
+def register_fields(fields: Callable[[], dict[str, Any]]) -> None:
+    """Add `fields()` (in-process state, no I/O) to every /health answer, after status and version."""
+    _FIELDS.append(fields)
+
 
 def _probe_database() -> dict[str, Any]:
-    """SELECT 1 on a fresh connection with bounded connect and statement time; then the lender
-    searches' counts on the same connection (they need the database anyway)."""
-    from lenders.health import stale_pending_searches
-
+    """SELECT 1 on a fresh connection with bounded connect and statement time; then the registered
+    reads on the same connection (they need the database anyway)."""
     conn = connections[DEFAULT_DB_ALIAS]  # this thread's own wrapper, closed below
     timeout = settings.LEV_HEALTH_TIMEOUT_SECONDS
     if conn.vendor == "postgresql":
@@ -65,12 +85,14 @@ def _probe_database() -> dict[str, Any]:
                 cursor.execute(f"SET statement_timeout = {max(1, int(timeout * 1000))}")
             cursor.execute("SELECT 1")
             cursor.fetchone()
-        try:
-            searches: dict[str, int] | None = stale_pending_searches()
-        except Exception:
-            logger.warning("Health: could not count pending lender searches", exc_info=True)
-            searches = None
-        return {"database": REACHABLE, "lender_searches": searches}
+        report: dict[str, Any] = {"database": REACHABLE}
+        for name, read in _DATABASE_READS.items():
+            try:
+                report[name] = read()
+            except Exception:
+                logger.warning("Health: the read %s failed", name, exc_info=True)
+                report[name] = None
+        return report
     finally:
         conn.close()
 
@@ -85,16 +107,18 @@ def _probe_redis() -> dict[str, Any]:
 
 
 def _probe_worker() -> dict[str, Any]:
-    from lenders.health import worker_status
-
     return {"worker": worker_status()}
 
 
-PROBES: dict[str, tuple[Callable[[], dict[str, Any]], dict[str, Any]]] = {
+def _database_down() -> dict[str, Any]:
+    return {"database": UNREACHABLE, **dict.fromkeys(_DATABASE_READS)}
+
+
+PROBES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[], dict[str, Any]]]] = {
     # name: (probe, what it reports when it fails or does not answer in time)
-    "database": (_probe_database, {"database": UNREACHABLE, "lender_searches": None}),
-    "worker": (_probe_worker, {"worker": "unreachable"}),
-    "redis": (_probe_redis, {"redis": UNREACHABLE}),
+    "database": (_probe_database, _database_down),
+    "worker": (_probe_worker, lambda: {"worker": "unreachable"}),
+    "redis": (_probe_redis, lambda: {"redis": UNREACHABLE}),
 }
 
 
@@ -126,30 +150,20 @@ def run_probes() -> dict[str, Any]:
         thread.join(max(0.0, deadline - time.monotonic()))
     report: dict[str, Any] = {}
     for name, (_probe, down) in PROBES.items():
-        report.update(results.get(name, down))
+        report.update(results[name] if name in results else down())
     return report
 
 
 def is_degraded(report: dict[str, Any]) -> bool:
-    from lenders.health import DOWN
-
-    searches = report.get("lender_searches") or {}
     return (report["database"] != REACHABLE or report["redis"] == UNREACHABLE or report["worker"] in DOWN
-            or searches.get("pending_stale", 0) > 0)
+            or any(degraded(report) for degraded in _DEGRADED_WHEN))
 
 
 @require_GET
 @never_cache
 def health(request: HttpRequest) -> JsonResponse:
-    from mcp_tools.resilience import breaker_state, last_probe
-
     report = run_probes()
-    return JsonResponse(
-        {
-            "status": "degraded" if is_degraded(report) else "ok",
-            "version": lev.__version__,
-            "lev_api": last_probe(),
-            "circuit_breaker": breaker_state(),
-            **report,
-        }
-    )
+    answer: dict[str, Any] = {"status": "degraded" if is_degraded(report) else "ok", "version": lev.__version__}
+    for fields in _FIELDS:
+        answer.update(fields())
+    return JsonResponse({**answer, **report})

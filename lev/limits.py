@@ -85,7 +85,7 @@ RATIO_DECIMAL_PLACES = 2
 LTV_MAX_DIGITS = MONEY_MAX_DIGITS + 4
 DSCR_MAX_DIGITS = MONEY_MAX_DIGITS + 2
 
-# OAuth and bearer credentials (lev.scopes, lev/oauth/). A bearer credential longer than this is no key or
+# OAuth and bearer credentials (lev.accounts.scopes, lev/oauth/). A bearer credential longer than this is no key or
 # token this site issued (keys are 50 characters, access tokens 30-40): refused before any lookup.
 BEARER_CREDENTIAL_MAX = 512
 # Dynamic Client Registration (RFC 7591) and Client ID Metadata Documents: what one client may declare.

@@ -13,9 +13,12 @@ import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.db import InterfaceError as DjangoInterfaceError
 from django.db import OperationalError as DjangoOperationalError
+from django.db import connection
 
 logger = logging.getLogger("lev.outages")
 
@@ -104,3 +107,32 @@ class OutageResponseFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return getattr(record, "status_code", None) != 503
+
+
+TRANSIENT_DB_ERRORS = (DjangoOperationalError, DjangoInterfaceError)
+
+
+def drop_broken_connection() -> None:
+    """Close this thread's connection after a database error, so the next query connects
+    afresh: a connection the server terminated (or a network cut) stays broken otherwise, and
+    every later query on it fails too. Inside an outer transaction (a test's) it is left alone:
+    that transaction is lost anyway and closing it is its owner's call."""
+    if not connection.in_atomic_block:
+        connection.close()
+
+
+T = TypeVar("T")
+
+
+def unless_outage(work: Callable[[], T], what: str, nothing_done: T) -> T:
+    """Periodic work, run now. While the database (or broker) is down there is nothing to do: the
+    outage is reported (once per interval), the connection it broke is dropped so the next run
+    connects afresh, and `nothing_done` is returned. Any other error is a bug and is raised."""
+    try:
+        return work()
+    except Exception as exc:
+        if not is_dependency_outage(exc):
+            raise
+        report_outage(exc, what)
+        drop_broken_connection()
+        return nothing_done

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.http import HttpRequest
 
-from lev.scopes import ALL_SCOPES, as_text
+from lev.accounts.scopes import ALL_SCOPES, as_text
 
 MCP_PATH = "/mcp"
 PROTECTED_RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource"

@@ -17,7 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from lev import enums as _enums
 from lev import limits
-from lev import scopes as scope_table
+from lev.accounts import scopes as scope_table
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -69,7 +69,7 @@ LEV_OAUTH_REGISTRATION_RATE = os.environ.get("LEV_OAUTH_REGISTRATION_RATE", "20/
 LEV_OAUTH_STEP_UP_CHALLENGE = env_bool("LEV_OAUTH_STEP_UP_CHALLENGE", True)
 
 # How long a process keeps an API key or access token it found valid, and the membership it acts
-# under, before checking the database again (lev.credential_cache). The bound on a revocation: at once
+# under, before checking the database again (lev.accounts.credential_cache). The bound on a revocation: at once
 # in the process that made it (admin, management command, connected apps, /oauth/revoke/), within this
 # many seconds in every other process. Expiry is checked on every request. 0 = check every request.
 LEV_AUTH_CACHE_SECONDS = env_float("LEV_AUTH_CACHE_SECONDS", 5.0)
@@ -102,9 +102,12 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "oauth2_provider",
-    "deals",
-    "lenders",
+    "lev",
+    "lev.accounts",
+    "lev.idempotency",
     "lev.oauth",
+    "lenders",
+    "deals",
     "mcp_tools",
     "csp",  # Content-Security-Policy on every page (below)
 ]
@@ -127,7 +130,7 @@ MIDDLEWARE = [
 ]
 
 # The axes backend only counts and refuses login attempts (admin login form); ModelBackend checks
-# the password. API keys (deals.auth) never go through authenticate(), so axes never sees them.
+# the password. API keys (lev.accounts.auth) never go through authenticate(), so axes never sees them.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -281,13 +284,13 @@ REST_FRAMEWORK = {
     # leaves API keys (lev_sk_…) to the next class.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "lev.oauth.authentication.OAuthTokenAuthentication",
-        "deals.auth.ApiKeyAuthentication",
+        "lev.accounts.auth.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    # Every view names the scope each of its methods needs (`required_scopes`, lev.scopes).
+    # Every view names the scope each of its methods needs (`required_scopes`, lev.accounts.scopes).
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
-        "lev.permissions.HasRequiredScope",
+        "lev.accounts.permissions.HasRequiredScope",
     ],
     "DEFAULT_PAGINATION_CLASS": "lev.pagination.StandardPagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -444,7 +447,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # No task may run longer than the broker's visibility timeout, or Redis would hand a running job
-# to a second worker (tests/lenders/test_worker_death.py checks every task against it).
+# to a second worker (tests/deals/searches/test_worker_death.py checks every task against it).
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 110)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 100)
 CELERY_TASK_IGNORE_RESULT = True
@@ -474,7 +477,7 @@ CELERY_BEAT_SCHEDULE = {
     "purge-superseded-lender-matches": {"task": "lenders.tasks.purge_superseded_matches",
                                         "schedule": env_float("LEV_SEARCH_PURGE_SECONDS", 3600.0)},
 }
-# The activity recompute (lenders.activity) reads every placement: its statement limit is the task's,
+# The activity recompute (deals.placements.activity) reads every placement: its statement limit is the task's,
 # not a web request's (inside the task's 100 s soft time limit).
 LEV_ACTIVITY_STATEMENT_TIMEOUT_MS = env_int("LEV_ACTIVITY_STATEMENT_TIMEOUT_MS", 90_000)
 # Memory for the recompute's sorts and hashes (PostgreSQL work_mem, for that transaction only): at 1M
@@ -535,7 +538,7 @@ if PRODUCTION:
         "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
     }
 
-# --- Lender discovery (lenders.ranking, lenders.tasks) ----------------------------------------
+# --- Lender discovery (deals.searches.ranking, deals.searches.tasks) ----------------------------------------
 # Queue of the lender jobs; a separate name lets several deployments (or a test run) share Redis.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
 # A search that failed this many runs (worker lost, timeouts) is marked failed, not re-queued.
@@ -552,7 +555,7 @@ LEV_RANKING_TOP_N = env_int("LEV_RANKING_TOP_N", 1000)
 # Memory for the ranking statement's per-lender aggregates (PostgreSQL work_mem, for its transaction
 # only): ~120k lenders at 1M programs need ~25 MB, which the default 4 MB spills to disk.
 LEV_RANKING_WORK_MEM_MB = env_int("LEV_RANKING_WORK_MEM_MB", 64)
-# The stored matches of a search nobody reads any more are deleted (lenders.tasks.
+# The stored matches of a search nobody reads any more are deleted (deals.searches.tasks.
 # purge_superseded_matches, every LEV_SEARCH_PURGE_SECONDS, and for its deal when a search
 # completes): a completed search superseded by a newer completed search of the same deal, and a
 # failed search, once both it and the newer search finished this long ago. The latest completed

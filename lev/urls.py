@@ -1,5 +1,6 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
@@ -8,13 +9,25 @@ from lev.metrics import metrics_view
 from lev.views import home
 
 api_v1 = [
-    path("", include("deals.urls")),
     path("", include("lenders.urls")),
+    path("", include("deals.urls")),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[AllowAny]), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[AllowAny]), name="api-docs"),
 ]
 
+# Admin pages of models that moved app (issue 20): their old addresses, bookmarked or linked, lead to the new.
+MOVED_ADMIN_PAGES = {
+    "lenders/lendersearch": "deals/lendersearch",
+    "deals/account": "accounts/account",
+    "deals/membership": "accounts/membership",
+    "deals/apikey": "accounts/apikey",
+    "deals/idempotencyrecord": "idempotency/idempotencyrecord",
+}
+
 urlpatterns = [
+    *(re_path(rf"^admin/{old}/(?P<rest>.*)$",
+              RedirectView.as_view(url=f"/admin/{new}/%(rest)s", query_string=True, permanent=True))
+      for old, new in MOVED_ADMIN_PAGES.items()),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("health", health, name="health"),

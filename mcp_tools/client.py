@@ -31,7 +31,7 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.utils.module_loading import import_string
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay
 
-from deals.auth import PREAUTHENTICATED_ENVIRON_KEY
+from lev.accounts.auth import PREAUTHENTICATED_ENVIRON_KEY
 from mcp_tools import resilience
 from mcp_tools.errors import ToolFailure, from_api_response, retry_after_ms_from, upstream_unavailable
 from mcp_tools.metrics import BACKEND_RETRIES

@@ -15,6 +15,7 @@ from typing import Any
 from mcp.types import ToolAnnotations
 
 from mcp_tools.client import LevClient
+from mcp_tools.metrics import TOOL_CALLS, TOOL_SECONDS
 
 _client: contextvars.ContextVar[LevClient] = contextvars.ContextVar("lev_client")
 
@@ -24,8 +25,8 @@ class ToolSpec:
     name: str
     fn: Callable[..., dict[str, Any]]
     annotations: ToolAnnotations
-    # The scope (lev.scopes) a credential needs to see and call the tool; None is a tool no credential
-    # may call (tests/mcp_tools/test_scopes.py fails while any tool has none).
+    # The scope (lev.accounts.scopes) a credential needs to see and call the tool; None is a tool no credential
+    # may call (tests/oauth/test_scopes.py fails while any tool has none).
     scope: str | None = None
 
 
@@ -34,7 +35,7 @@ TOOLS: dict[str, ToolSpec] = {}
 
 def tool(*, title: str, scope: str | None = None, read_only: bool = False, destructive: bool = False,
          idempotent: bool = False):
-    """Register a tool. `scope` is the one scope (lev.scopes) it needs: a tool without one is hidden
+    """Register a tool. `scope` is the one scope (lev.accounts.scopes) it needs: a tool without one is hidden
     from every credential. Annotations are hints to clients, so set them truthfully."""
 
     def register(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -62,3 +63,17 @@ def bind_client(client: LevClient) -> contextvars.Token:
 
 def unbind_client(token: contextvars.Token) -> None:
     _client.reset(token)
+
+
+def tool_label(name: str) -> str:
+    """Only registered tool names become labels: a caller's made-up names must not grow the series."""
+    return name if name in TOOLS else "unknown"
+
+
+def record_tool_call(tool: str, payload: dict, *, is_error: bool, seconds: float) -> None:
+    label = tool_label(tool)
+    if is_error:
+        TOOL_CALLS.labels(label, payload.get("code", "INTERNAL_ERROR"), payload.get("errorCategory", "internal")).inc()
+    else:
+        TOOL_CALLS.labels(label, "ok", "none").inc()
+    TOOL_SECONDS.labels(label).observe(seconds)

@@ -28,8 +28,12 @@ from typing import Any, TypeVar
 
 import pybreaker
 from django.conf import settings
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
+from lev.metrics import register_live_collector
 from lev.redis_gate import redis_for, redis_gate
+from mcp_tools.metrics import BREAKER_STATES, BREAKER_TRANSITIONS
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -152,8 +156,6 @@ def redis_errors() -> tuple[type[BaseException], ...]:
 
 class _TransitionCounter(pybreaker.CircuitBreakerListener):
     def state_change(self, cb: pybreaker.CircuitBreaker, old_state, new_state) -> None:
-        from mcp_tools.metrics import BREAKER_TRANSITIONS
-
         BREAKER_TRANSITIONS.labels(new_state.name.replace("-", "_")).inc()
         logger.warning("Circuit breaker %s: %s -> %s", cb.name, getattr(old_state, "name", old_state),
                        new_state.name)
@@ -324,3 +326,18 @@ def backoff_ms(attempt: int) -> float:
     """Delay before retry number `attempt` (1-based): base * factor^(n-1), plus 0-25 % jitter."""
     base = settings.LEV_RETRY_BACKOFF_BASE_MS * settings.LEV_RETRY_BACKOFF_FACTOR ** (attempt - 1)
     return base * (1 + random.uniform(0, settings.LEV_RETRY_JITTER))
+
+
+class BreakerStateCollector(Collector):
+    """The breaker's shared state at scrape time (one series per state, 1 for the current one)."""
+
+    def collect(self):
+        current = breaker_state()
+        family = GaugeMetricFamily("lev_mcp_circuit_breaker_state", "1 for the breaker's current state.",
+                                   labels=["state"])
+        for state in BREAKER_STATES:
+            family.add_metric([state], 1.0 if state == current else 0.0)
+        yield family
+
+
+register_live_collector(BreakerStateCollector())

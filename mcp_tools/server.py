@@ -24,15 +24,15 @@ from mcp.shared.exceptions import McpError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, ErrorData, ListToolsResult, TextContent, Tool
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
 
-from lev import limits, scopes
+from lev import limits
+from lev.accounts import scopes
 from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
 from lev.resource import bearer_challenge
 from mcp_tools import budget, jsonrpc
 from mcp_tools.client import LevClient, default_transport
 from mcp_tools.errors import ToolFailure, internal_error, upstream_unavailable, validation_failure
-from mcp_tools.metrics import record_tool_call
-from mcp_tools.registry import TOOLS, ToolSpec, bind_client, unbind_client
+from mcp_tools.registry import TOOLS, ToolSpec, bind_client, record_tool_call, unbind_client
 
 logger = logging.getLogger(__name__)
 

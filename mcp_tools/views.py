@@ -9,7 +9,7 @@ answer anything else:
 2. Origin: absent, the server's own origin, or listed in LEV_MCP_ALLOWED_ORIGINS; else 403.
 3. body size: over LEV_MCP_MAX_BODY_BYTES is 413; a chunked body is read within that bound when
    the server hands it over de-chunked (gunicorn), else 411 (Django's runserver cannot).
-4. credential: an OAuth access token (lev.oauth.authentication) or an API key (deals.auth), from the
+4. credential: an OAuth access token (lev.oauth.authentication) or an API key (lev.accounts.auth), from the
    Authorization header only (never the query string); none or a bad one is 401 with
    `WWW-Authenticate: Bearer resource_metadata="…", scope="…"` (RFC 9728: where the OAuth metadata is).
    `Host` is checked by ALLOWED_HOSTS before any of this.
@@ -34,7 +34,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
-from deals.auth import ApiKeyAuthentication
+from lev.accounts.auth import ApiKeyAuthentication
 from lev.errors import (
     ApplicationError,
     Forbidden,

@@ -14,8 +14,8 @@ from django.core.cache import cache
 from django.db import connection, connections
 from rest_framework.test import APIClient
 
-from deals import services
-from lev.credential_cache import credential_cache
+from lev.accounts.credential_cache import credential_cache
+from lev.accounts.services import api_key_create
 from mcp_tools import resilience
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 from tests.faults import TcpProxy
@@ -96,7 +96,7 @@ def user(account):
 @pytest.fixture
 def api_key(user, account):
     """The raw API key of `user` in `account`."""
-    _key, raw = services.api_key_create(user=user, account=account, name="test")
+    _key, raw = api_key_create(user=user, account=account, name="test")
     return raw
 
 
@@ -120,7 +120,7 @@ def other_account(db):
 @pytest.fixture
 def other_api(other_account):
     member = MembershipFactory(account=other_account, user=UserFactory(username="mallory"))
-    _key, raw = services.api_key_create(user=member.user, account=other_account, name="test")
+    _key, raw = api_key_create(user=member.user, account=other_account, name="test")
     return client_with_key(raw)
 
 

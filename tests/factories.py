@@ -7,8 +7,9 @@ from decimal import Decimal
 import factory
 from django.contrib.auth import get_user_model
 
-from deals.models import Account, Deal, DealFinancials, DealProperty, Membership
+from deals.models import Deal, DealFinancials, DealProperty
 from lenders.models import Lender, LenderProgram
+from lev.accounts.models import Account, Membership
 
 
 class UserFactory(factory.django.DjangoModelFactory):

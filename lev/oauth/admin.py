@@ -7,7 +7,7 @@ from oauth2_provider.models import (
     get_refresh_token_model,
 )
 
-from lev.admin_tenancy import AccountScopedAdmin, restrict_to_superusers
+from lev.accounts.admin_bases import AccountScopedAdmin, restrict_to_superusers
 from lev.oauth import services
 from lev.oauth.models import OAuthAuthorization
 

@@ -13,7 +13,7 @@ class OAuthConfig(AppConfig):
     def ready(self) -> None:
         from oauth2_provider.models import get_access_token_model, get_application_model, get_refresh_token_model
 
-        from lev.credential_cache import invalidate_on
+        from lev.accounts.credential_cache import invalidate_on
         from lev.oauth import schema  # noqa: F401  (registers the OpenAPI auth extension)
         from lev.oauth.models import OAuthAuthorization
 

@@ -4,7 +4,7 @@
 not expired, is bound to this site (RFC 8707 audience, `lev.resource`), belongs to a connected app that
 is not revoked, and its user is active; it resolves to (user, OAuthCredential) whose account and scopes
 the API's tenancy and scope checks read exactly as they read an API key's. API keys (`lev_sk_…`) are
-left to deals.auth.ApiKeyAuthentication, the next class in the list.
+left to lev.accounts.auth.ApiKeyAuthentication, the next class in the list.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from oauth2_provider.models import get_access_token_model, get_refresh_token_mod
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 
-from deals.auth import KEY_PREFIX, PREAUTHENTICATED_ENVIRON_KEY, ApiKeyRejected
-from lev import limits, scopes
-from lev.credential_cache import credential_cache
+from lev import limits
+from lev.accounts import scopes
+from lev.accounts.auth import KEY_PREFIX, PREAUTHENTICATED_ENVIRON_KEY, ApiKeyRejected
+from lev.accounts.credential_cache import credential_cache
 from lev.errors import AuthenticationFailed, SessionExpired
 from lev.resource import audience_allowed, bearer_challenge
 
@@ -98,7 +99,7 @@ def authenticate_token(checksum: str, request) -> tuple:
     """(user, OAuthCredential) for a live token bound to this site; AuthenticationFailed otherwise.
 
     A token found valid is kept in this process's credential cache for LEV_AUTH_CACHE_SECONDS
-    (lev.credential_cache): deleting the token (`/oauth/revoke/`), disconnecting the app or revoking
+    (lev.accounts.credential_cache): deleting the token (`/oauth/revoke/`), disconnecting the app or revoking
     the grant empties this process's cache at once, other processes within that time."""
     cache_key = ("oauth_token", checksum)
     verified = credential_cache.get(cache_key)

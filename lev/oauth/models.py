@@ -14,7 +14,7 @@ class OAuthAuthorization(models.Model):
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oauth_authorizations")
-    account = models.ForeignKey("deals.Account", on_delete=models.CASCADE, related_name="oauth_authorizations")
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="oauth_authorizations")
     application = models.ForeignKey(oauth2_settings.APPLICATION_MODEL, on_delete=models.CASCADE, related_name="+")
     # Until the code is exchanged (an unexchanged code expires with its grant, and this row with it).
     grant = models.OneToOneField(oauth2_settings.GRANT_MODEL, null=True, blank=True, on_delete=models.CASCADE,

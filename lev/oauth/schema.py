@@ -3,8 +3,8 @@ the scopes, and the one scope each operation needs."""
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
-from lev.permissions import required_scope
-from lev.scopes import SCOPES
+from lev.accounts.permissions import required_scope
+from lev.accounts.scopes import SCOPES
 
 
 class OAuthTokenScheme(OpenApiAuthenticationExtension):

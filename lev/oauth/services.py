@@ -6,7 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 from oauth2_provider.models import get_refresh_token_model
 
-from lev.credential_cache import credential_cache
+from lev.accounts.credential_cache import credential_cache
 from lev.oauth.models import OAuthAuthorization
 
 

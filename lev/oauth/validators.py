@@ -19,8 +19,8 @@ from oauthlib.oauth2 import Server
 from oauthlib.oauth2.rfc6749 import errors
 from oauthlib.oauth2.rfc6749.grant_types.authorization_code import code_challenge_method_s256
 
-from deals.models import Membership
 from lev import limits
+from lev.accounts.models import Membership
 from lev.resource import mcp_resource, normalize, site_resources
 
 LOOPBACK_NAMES = {"localhost"}

@@ -31,8 +31,9 @@ from oauth2_provider.views import (
 from oauth2_provider.views.metadata import OAuthProtectedResourceMetadataView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
-from deals.models import Membership
-from lev import limits, scopes
+from lev import limits
+from lev.accounts import scopes
+from lev.accounts.models import Membership
 from lev.oauth import selectors, services
 from lev.oauth.registration import client_metadata_error, neutralise
 from lev.resource import MCP_PATH, normalize, public_origin, site_resources

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from lev import limits
-from lev.scopes import DEALS_READ, DEALS_WRITE
+from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
 from lev.vocabulary import LOAN_AMOUNT_RULE
 from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from lev import limits
-from lev.scopes import LENDERS_READ, SEARCHES_WRITE
+from lev.accounts.scopes import LENDERS_READ, SEARCHES_WRITE
 from lev.vocabulary import LOAN_AMOUNT_RULE
 from mcp_tools.errors import ToolFailure
 from mcp_tools.registry import lev, tool

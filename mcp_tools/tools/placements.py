@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from lev import limits
+from lev.accounts.scopes import PLACEMENTS_READ, PLACEMENTS_WRITE
 from lev.enums import (
     PLACEMENT_STATUSES,
     PLACEMENT_UPDATE_STATUSES,
@@ -24,7 +25,6 @@ from lev.enums import (
     RATE_TYPES,
     RECOURSE_TYPES,
 )
-from lev.scopes import PLACEMENTS_READ, PLACEMENTS_WRITE
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
     Cursor,

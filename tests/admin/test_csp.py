@@ -13,9 +13,9 @@ from django.urls import reverse
 
 from tests.admin_helpers import admin_client, superuser
 from tests.conftest import client_with_key
-from tests.deals.placement_helpers import place
-from tests.lenders.factories import lender_with, searched_deal
-from tests.lenders.fixtures import eager_jobs  # noqa: F401  (a fixture: jobs run in-process, as embedded)
+from tests.deals.fixtures import eager_jobs  # noqa: F401  (a fixture: jobs run in-process, as embedded)
+from tests.deals.placements.helpers import place
+from tests.deals.searches.factories import lender_with, searched_deal
 from tests.oauth.flow import Flow, public_client
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_jobs")]
@@ -67,7 +67,7 @@ def test_html_pages_carry_a_strict_policy_and_use_nothing_it_refuses(client, ran
         ops.get(reverse("admin:deals_deal_changelist")),
         ops.get(reverse("admin:deals_deal_change", args=[deal.pk])),
         ops.get(reverse("admin:deals_deal_add")),
-        ops.get(reverse("admin:lenders_lendersearch_change", args=[search.pk])),
+        ops.get(reverse("admin:deals_lendersearch_change", args=[search.pk])),
         ops.get(reverse("admin:lenders_lender_changelist")),
         ops.get(reverse("admin:deals_placement_changelist")),
         client.get(reverse("admin:login")),

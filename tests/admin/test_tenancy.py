@@ -30,14 +30,16 @@ from oauth2_provider.models import (
     get_refresh_token_model,
 )
 
-from deals import services
-from deals.models import Account, IdempotencyRecord, Membership, Placement
-from lenders.models import LenderSearch
-from lev.admin_tenancy import TenancyAdmin
+from deals.models import Placement
+from deals.searches.models import LenderSearch
+from lev.accounts.admin_bases import TenancyAdmin
+from lev.accounts.models import Account, Membership
+from lev.accounts.services import api_key_create
+from lev.idempotency.models import IdempotencyRecord
 from lev.oauth.models import OAuthAuthorization
 from tests.admin_helpers import admin_client, superuser
 from tests.conftest import client_with_key
-from tests.deals.placement_helpers import deal_with_financials, lenders, place, quote
+from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 from tests.oauth.flow import public_client
 
@@ -50,7 +52,7 @@ KINDS = {"account", "global", "superuser"}
 def _world(account: Account, username: str) -> dict:
     """One account's rows of every account-owned model the admin shows."""
     member = MembershipFactory(account=account, user=UserFactory(username=username)).user
-    key, raw = services.api_key_create(user=member, account=account, name=f"{username}'s key")
+    key, raw = api_key_create(user=member, account=account, name=f"{username}'s key")
     deal = deal_with_financials(account, title=f"{username} tower")
     sent = place(deal, lenders(1)[0])
     quote(sent)
@@ -141,7 +143,7 @@ def _assert_form_offers_none_of_a(response, tenants, where):
 def test_every_registered_admin_declares_its_tenancy():
     undeclared = [m._meta.label for m, a in admin.site._registry.items()
                   if not isinstance(a, TenancyAdmin) or a.tenancy not in KINDS]
-    assert not undeclared, f"admins with no tenancy (lev.admin_tenancy): {undeclared}"
+    assert not undeclared, f"admins with no tenancy (lev.accounts.admin_bases): {undeclared}"
     for model, model_admin in admin.site._registry.items():
         if model_admin.tenancy == "global":
             assert "not tenant-scoped" in (type(model_admin).__doc__ or ""), model._meta.label
@@ -238,7 +240,7 @@ def test_b_staff_reaches_none_of_a_rows_in_any_admin(tenants):
 def test_the_finding_b_revokes_a_key_through_the_revoke_action_and_it_keeps_working(tenants):
     world_a = tenants["world_a"]
     assert client_with_key(world_a["raw_key"]).get("/api/v1/deals/").status_code == 200
-    tenants["client"].post(reverse("admin:deals_apikey_changelist"),
+    tenants["client"].post(reverse("admin:accounts_apikey_changelist"),
                            {"action": "revoke", "_selected_action": [world_a["key"].pk], "index": 0})
     world_a["key"].refresh_from_db()
     assert world_a["key"].revoked_at is None
@@ -247,15 +249,15 @@ def test_the_finding_b_revokes_a_key_through_the_revoke_action_and_it_keeps_work
 
 def test_b_staff_sees_neither_a_keys_nor_idempotency_records_in_the_lists(tenants):
     client = tenants["client"]
-    keys = client.get(reverse("admin:deals_apikey_changelist")).content.decode()
+    keys = client.get(reverse("admin:accounts_apikey_changelist")).content.decode()
     assert "alice" not in keys and "bert" in keys
-    records = client.get(reverse("admin:deals_idempotencyrecord_changelist")).content.decode()
+    records = client.get(reverse("admin:idempotency_idempotencyrecord_changelist")).content.decode()
     assert "alice-idem" not in records and "bert-idem" in records
 
 
 def test_stored_response_bodies_are_never_shown_even_to_superusers(tenants):
     ops = admin_client(superuser())
-    listing = ops.get(reverse("admin:deals_idempotencyrecord_changelist")).content.decode()
+    listing = ops.get(reverse("admin:idempotency_idempotencyrecord_changelist")).content.decode()
     assert "alice-idem" in listing and "bert-idem" in listing  # superusers see every account
     assert A_SECRET not in listing and "bytes" in listing
     record = IdempotencyRecord.objects.get(key="alice-idem")

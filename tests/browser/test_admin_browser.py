@@ -24,8 +24,8 @@ from django.core.management import call_command
 from django.db import connection
 
 from deals.models import Deal
-from tests.lenders.fixtures import eager_jobs  # noqa: F401  (a fixture: in-process jobs on the embedded run)
-from tests.lenders.worker_process import DEADLINE_S, Worker, celery_worker
+from tests.deals.fixtures import eager_jobs  # noqa: F401  (a fixture: in-process jobs on the embedded run)
+from tests.deals.searches.worker_process import DEADLINE_S, Worker, celery_worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -283,13 +283,14 @@ def test_the_oauth_sign_in_and_consent_pages_work_under_the_csp(live_server, dem
 
 
 CHANGED_LISTS = ["deals/apikey", "deals/idempotencyrecord", "auth/user", "deals/account", "deals/deal",
-                 "deals/placement", "lenders/lendersearch", "oauth/oauthauthorization"]
+                 "deals/placement", "deals/lendersearch", "oauth/oauthauthorization"]
 
 
 @pytest.fixture
 def replay_record(demo):
     """A stored idempotent create of the demo account, so its list shows a row (size, never body)."""
-    from deals.models import Deal, IdempotencyRecord
+    from deals.models import Deal
+    from lev.idempotency.models import IdempotencyRecord
 
     deal = Deal.objects.get(pk=demo["deal_id"])
     person = deal.created_by or deal.account.memberships.first().user

@@ -1,3 +1,3 @@
-from tests.lenders.fixtures import eager_jobs
+from tests.deals.fixtures import eager_jobs
 
 __all__ = ["eager_jobs"]

@@ -11,8 +11,9 @@ from django.http import HttpRequest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from deals.models import ApiKey, Deal, DealFinancials, DealProperty
+from deals.models import Deal, DealFinancials, DealProperty
 from lenders.models import Lender, LenderActivity, LenderProgram
+from lev.accounts.models import ApiKey
 
 pytestmark = pytest.mark.django_db
 

@@ -11,13 +11,14 @@ from django.contrib.messages import get_messages
 from django.urls import reverse
 from django.utils.html import escape
 
-from deals.models import Membership, Placement
-from lenders.models import LenderMatch
+from deals.models import Placement
+from deals.searches.models import LenderMatch
+from lev.accounts.models import Membership
 from tests.admin_helpers import admin_client, staff_user, superuser
-from tests.deals.placement_helpers import place, quote
+from tests.deals.fixtures import eager_jobs  # noqa: F401  (a fixture: jobs run in-process, as embedded)
+from tests.deals.placements.helpers import place, quote
+from tests.deals.searches.factories import make_deal, searched_deal
 from tests.factories import AccountFactory, MembershipFactory
-from tests.lenders.factories import make_deal, searched_deal
-from tests.lenders.fixtures import eager_jobs  # noqa: F401  (a fixture: jobs run in-process, as embedded)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_jobs")]
 
@@ -90,7 +91,7 @@ def test_the_deal_page_compares_its_quotes_best_first(client, ranked):
         assert text in table, text
     assert "62.5%" in table and "68.75%" in table  # 10M and 11M over the $16M value: their LTVs
 
-    from deals.placement_services import term_sheet_select_winner
+    from deals.placements.services import term_sheet_select_winner
     term_sheet_select_winner(term_sheet=winner)
     html = client.get(reverse("admin:deals_deal_change", args=[deal.pk])).content.decode()
     assert 'class="lev-winner"' in html and "lev-badge--won" in html and "lev-badge--lost" in html
@@ -98,7 +99,7 @@ def test_the_deal_page_compares_its_quotes_best_first(client, ranked):
 
 def test_a_search_page_places_its_ticked_lenders_and_comes_back(client, ranked):
     deal, search, top = ranked
-    url = reverse("admin:lenders_lendersearch_change", args=[search.pk])
+    url = reverse("admin:deals_lendersearch_change", args=[search.pk])
     html = client.get(url).content.decode()
     assert f'action="{place_url(deal)}"' in html and 'form="lev-place-form">Place with selected lenders' in html
     # The place form sits outside the search's own change form (forms do not nest).

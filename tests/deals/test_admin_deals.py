@@ -16,15 +16,16 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from deals import services as deal_services
-from deals.models import Deal, DealFinancials, DealProperty, Membership
-from lenders import services as lender_services
-from lenders.models import LenderMatch, LenderSearch
+from deals.models import Deal, DealFinancials, DealProperty
+from deals.searches import services as lender_services
+from deals.searches.models import LenderMatch, LenderSearch
 from lev import limits
+from lev.accounts.models import Membership
 from tests.admin_helpers import admin_client, change_form_data, staff_user, superuser
+from tests.deals.fixtures import eager_jobs  # noqa: F401  (a fixture: jobs run in-process, as embedded)
+from tests.deals.searches.factories import lender_with, make_deal, refresh
 from tests.factories import AccountFactory, DealFinancialsFactory, DealPropertyFactory, MembershipFactory
 from tests.faults import broker, free_port
-from tests.lenders.factories import lender_with, make_deal, refresh
-from tests.lenders.fixtures import eager_jobs  # noqa: F401  (a fixture: jobs run in-process, as embedded)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_jobs")]
 
@@ -104,7 +105,7 @@ def test_the_deal_page_shows_the_ranked_lenders_of_its_latest_completed_search(
     financials = DealFinancials.objects.get(deal=deal)
     assert f"<dd>{financials.dscr:.2f}x</dd>" in html
     # Its searches, newest first.
-    assert f'href="{reverse("admin:lenders_lendersearch_change", args=[search.pk])}">#{search.pk}</a>' in html
+    assert f'href="{reverse("admin:deals_lendersearch_change", args=[search.pk])}">#{search.pk}</a>' in html
 
 
 def test_a_deal_page_without_a_search_says_so_and_shows_what_a_search_needs(client, account):
@@ -231,7 +232,7 @@ def test_the_deal_list_shows_market_size_money_and_the_latest_search(client, acc
     assert '<td class="field-units">200</td>' in row  # 100 + 100
     assert '<td class="field-loan">$18,500,000</td>' in row
     assert "lev-badge--completed" in row
-    link = reverse("admin:lenders_lendersearch_change", args=[search.pk])
+    link = reverse("admin:deals_lendersearch_change", args=[search.pk])
     assert f'<a href="{link}">{search.total_matches} matches</a>' in row
     assert '<td class="field-latest_search">—</td>' in rows[False]
 
@@ -386,9 +387,9 @@ def test_staff_see_only_their_accounts_deals_and_another_accounts_deal_is_missin
     assert LenderSearch.objects.get().deal_id == ours.pk
     # Their searches are missing too.
     their_search = searched(theirs, django_capture_on_commit_callbacks)
-    response = client.get(reverse("admin:lenders_lendersearch_change", args=[their_search.pk]))
+    response = client.get(reverse("admin:deals_lendersearch_change", args=[their_search.pk]))
     assert (response.status_code, response["Location"]) == (302, "/admin/")
-    listed = client.get(reverse("admin:lenders_lendersearch_changelist")).context["cl"].result_list
+    listed = client.get(reverse("admin:deals_lendersearch_changelist")).context["cl"].result_list
     assert [search.deal_id for search in listed] == [ours.pk]
 
 

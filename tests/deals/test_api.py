@@ -9,9 +9,10 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from deals import services
-from deals.models import ApiKey, Deal, Membership
+from deals.models import Deal
 from deals.services import ARCHIVED_CUSTOMER_MESSAGE
+from lev.accounts.models import ApiKey, Membership
+from lev.accounts.services import api_key_create, api_key_revoke
 from tests.conftest import client_with_key
 from tests.factories import DealFactory, DealFinancialsFactory, DealPropertyFactory, MembershipFactory, UserFactory
 
@@ -73,7 +74,7 @@ def test_other_accounts_deal_answers_exactly_like_a_missing_one(api, rival_deal,
 
 def test_viewer_may_read_but_not_write(account):
     viewer = MembershipFactory(account=account, user=UserFactory(username="victor"), role=Membership.Role.VIEWER)
-    _key, raw = services.api_key_create(user=viewer.user, account=account, name="t")
+    _key, raw = api_key_create(user=viewer.user, account=account, name="t")
     client = client_with_key(raw)
     deal = DealFactory(account=account)
     assert client.get(f"/api/v1/deals/{deal.id}/").status_code == 200
@@ -108,7 +109,7 @@ def test_expired_key_says_session_expired(api, api_key):
 
 
 def test_revoked_key_is_refused(api):
-    services.api_key_revoke(key=ApiKey.objects.get())
+    api_key_revoke(key=ApiKey.objects.get())
     body = assert_error(api.get("/api/v1/deals/"), 401, "AUTH_ERROR", "Unauthorized: ")
     assert "revoked" in body["message"]
 

@@ -11,10 +11,10 @@ from django.db import transaction
 
 from deals import services
 from deals.models import Deal, DealProperty
-from lenders.services import lender_search_start
+from deals.searches.services import lender_search_start
 from lev.errors import BusinessRuleViolation
+from tests.deals.searches.factories import make_deal
 from tests.factories import DealFactory, DealPropertyFactory
-from tests.lenders.factories import make_deal
 from tests.lev.concurrency import Worker, postgres_only, wait_for_lock_waiters
 
 # Each write, run with a Deal (or property) object loaded before another writer's change: what a

@@ -23,6 +23,8 @@ import httpx
 import pytest
 from django.db import connection
 
+from lev.accounts.services import api_key_create
+
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
 
@@ -109,12 +111,11 @@ def running(tmp_path: Path, **overrides: str) -> Iterator[ProductionServer]:
 
 def member_key(name: str) -> tuple[Any, str]:
     """(account, raw API key) of a new account named `name` with one member: the caller the tests probe as."""
-    from deals import services
     from tests.factories import AccountFactory, MembershipFactory, UserFactory
 
     account = AccountFactory(slug=name)
     member = MembershipFactory(account=account, user=UserFactory(username=name))
-    return account, services.api_key_create(user=member.user, account=account, name=name)[1]
+    return account, api_key_create(user=member.user, account=account, name=name)[1]
 
 
 def raw_request(port: int, request: bytes, *, half_close: bool = False,

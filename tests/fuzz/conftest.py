@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 import requests
 
-from deals import services
+from lev.accounts.services import api_key_create
 from mcp_tools import resilience
+from tests.deals.fixtures import eager_jobs
 from tests.factories import (
     AccountFactory,
     DealFactory,
@@ -24,7 +25,6 @@ from tests.factories import (
     UserFactory,
 )
 from tests.fuzz.stats import STATS
-from tests.lenders.fixtures import eager_jobs
 
 __all__ = ["eager_jobs"]
 
@@ -104,10 +104,10 @@ class World:
 def make_world(account_slug: str = "fuzz") -> World:
     account = AccountFactory(slug=account_slug, name="Fuzz Capital")
     user = MembershipFactory(account=account, user=UserFactory(username=f"{account_slug}-user")).user
-    _key, raw = services.api_key_create(user=user, account=account, name="fuzz")
+    _key, raw = api_key_create(user=user, account=account, name="fuzz")
     other = AccountFactory(slug=f"{account_slug}-other", name="Other Capital")
     other_user = MembershipFactory(account=other, user=UserFactory(username=f"{account_slug}-other")).user
-    _key, other_raw = services.api_key_create(user=other_user, account=other, name="fuzz")
+    _key, other_raw = api_key_create(user=other_user, account=other, name="fuzz")
 
     plain = DealFactory(account=account, title="Plain deal")
     full = DealFactory(account=account, title="Full deal with financials", loan_amount=Decimal("12000000"))
@@ -115,11 +115,11 @@ def make_world(account_slug: str = "fuzz") -> World:
     DealFinancialsFactory(deal=full)
     archived = DealFactory(account=account, title="Archived deal", archived=True)
     programs = [LenderProgramFactory(sponsor_states=states) for states in ([], ["TX"], ["CA", "NY"])]
-    from lenders import services as lender_services
+    from deals.searches import services as lender_services
 
     search, _created = lender_services.lender_search_start(deal=full, user=user)
     # Placements and quotes (issue #13): a sent one with two quotes, a draft one.
-    from deals import placement_services
+    from deals.placements import services as placement_services
 
     sent, draft = placement_services.placements_create(deal=full, lender_ids=[programs[0].lender_id],
                                                        send=True).created + placement_services.placements_create(

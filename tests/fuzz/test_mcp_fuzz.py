@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from deals.placement_serializers import CREATE_TARGET_MESSAGE
-from deals.placement_services import RATE_TERMS_MESSAGE
+from deals.placements.serializers import CREATE_TARGET_MESSAGE
+from deals.placements.services import RATE_TERMS_MESSAGE
 from mcp_tools import resilience
 from mcp_tools.registry import TOOLS
 from tests.fuzz.conftest import RawMcp, World, budget

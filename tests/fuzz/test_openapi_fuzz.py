@@ -20,8 +20,8 @@ from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup  # a BaseExceptionGroup: `except Exception` misses it
 from schemathesis.core.parameters import ParameterLocation
 
-from deals.placement_serializers import CREATE_TARGET_MESSAGE
-from deals.placement_services import RATE_TERMS_MESSAGE
+from deals.placements.serializers import CREATE_TARGET_MESSAGE
+from deals.placements.services import RATE_TERMS_MESSAGE
 from lev.pagination import BAD_CURSOR, CURSOR_WITH_PAGE, OTHER_LIST
 from lev.wsgi import application
 from tests.fuzz.conftest import World, budget

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.lenders.factories import make_deal
-from tests.lenders.fixtures import eager_jobs
+from tests.deals.fixtures import eager_jobs
+from tests.deals.searches.factories import make_deal
 
 __all__ = ["eager_jobs"]
 

@@ -15,8 +15,8 @@ import pytest
 import requests
 
 from lenders.demo import seed_directory
-from tests.lenders.factories import make_deal
-from tests.lenders.worker_process import celery_worker
+from tests.deals.searches.factories import make_deal
+from tests.deals.searches.worker_process import celery_worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -54,7 +54,7 @@ def test_worker_lines_of_a_search_carry_the_api_request_id_in_the_web_format(wor
 
     parsed = [m for m in map(LINE.match, text.splitlines()) if m]
     completed = [m for m in parsed if m["message"].startswith(done)]
-    assert completed and completed[0]["rid"] == request_id and completed[0]["name"] == "lenders.services"
+    assert completed and completed[0]["rid"] == request_id and completed[0]["name"] == "deals.searches.services"
     # Celery's own lines about this task (from the worker child) carry the id too, in the same format.
     task_lines = [m for m in parsed if m["name"].startswith("celery.app.trace") and "succeeded" in m["message"]]
     assert task_lines and all(m["rid"] == request_id for m in task_lines)

@@ -13,13 +13,13 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from lenders.models import LenderSearch
+from deals.searches.models import LenderSearch
 from lev.celery_app import app as celery_app
 from mcp_tools import resilience
+from tests.deals.fixtures import eager_jobs
+from tests.deals.searches.factories import make_deal
+from tests.deals.searches.worker_process import celery_worker, wait_for
 from tests.faults import free_port
-from tests.lenders.factories import make_deal
-from tests.lenders.fixtures import eager_jobs
-from tests.lenders.worker_process import celery_worker, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 __all__ = ["eager_jobs"]

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from tests.deals.fixtures import eager_jobs
 from tests.fuzz.conftest import World, make_world
 from tests.fuzz.strategies import dotted, numeric_paths, put
-from tests.lenders.fixtures import eager_jobs
 
 __all__ = ["eager_jobs"]
 pytestmark = pytest.mark.django_db

@@ -12,9 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.test import APIRequestFactory
 
-from deals import services
-from deals.models import ApiKey, Deal, IdempotencyRecord
-from lev.idempotency import REPLAY_HEADER, idempotent
+from deals.models import Deal
+from lev.accounts.models import ApiKey
+from lev.accounts.services import api_key_create
+from lev.idempotency.models import IdempotencyRecord
+from lev.idempotency.services import REPLAY_HEADER, idempotent
 from lev.parsers import JSONParser
 from tests.conftest import client_with_key
 from tests.factories import AccountFactory, DealFactory, MembershipFactory, UserFactory
@@ -54,7 +56,7 @@ def test_a_visible_ascii_key_is_accepted_and_replayed(api, key):
 def test_the_same_key_and_body_for_two_accounts_of_one_user_makes_two_deals(user, account, api):
     second = AccountFactory(name="Second Fund", slug="second")
     MembershipFactory(account=second, user=user)
-    _key, raw = services.api_key_create(user=user, account=second, name="second")
+    _key, raw = api_key_create(user=user, account=second, name="second")
     api_second = client_with_key(raw)
 
     in_first = post_deal(api, "same-key", title="Same body")
@@ -73,7 +75,7 @@ def test_the_same_key_and_body_for_two_accounts_of_one_user_makes_two_deals(user
 @pytest.mark.django_db
 def test_the_same_key_in_one_account_from_two_users_makes_two_deals(account, api):
     colleague = MembershipFactory(account=account, user=UserFactory(username="bob")).user
-    _key, raw = services.api_key_create(user=colleague, account=account, name="bob")
+    _key, raw = api_key_create(user=colleague, account=account, name="bob")
     mine, theirs = post_deal(api, "shared"), post_deal(client_with_key(raw), "shared")
     assert mine.json()["id"] != theirs.json()["id"]
 

@@ -19,11 +19,11 @@ import requests
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from deals import services
+from lev.accounts.services import api_key_create
 from mcp_tools import resilience
 from tests.backend_stub import BackendStub, Reply, wait_until
+from tests.deals.searches.factories import make_deal
 from tests.factories import DealFactory, MembershipFactory, UserFactory
-from tests.lenders.factories import make_deal
 from tests.mcp_helpers import McpCaller
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -142,7 +142,7 @@ def test_tool_calls_are_counted_by_tool_code_and_category(mcp, client, settings,
     # A user of its own, so the reads above do not count against the low limit. Per hour, so the
     # Retry-After is too long to be retried inside the call.
     member = MembershipFactory(account=account, user=UserFactory(username="limited"))
-    limited = McpCaller(live_server.url, services.api_key_create(user=member.user, account=account, name="t")[1])
+    limited = McpCaller(live_server.url, api_key_create(user=member.user, account=account, name="t")[1])
     settings.LEV_RATE_LIMIT_READS = "2/hour"
     codes = [limited.call("get_deal", {"deal_id": deal.pk})[1].get("code", "ok") for _ in range(3)]
     assert codes == ["ok", "ok", "RATE_LIMITED"]

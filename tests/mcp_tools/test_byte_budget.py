@@ -20,9 +20,9 @@ from lev import limits
 from mcp_tools import budget
 from mcp_tools.registry import TOOLS
 from mcp_tools.tools.common import decode_page_cursor, encode_page_cursor
-from tests.deals.placement_helpers import FIXED, place, quote
+from tests.deals.fixtures import eager_jobs
+from tests.deals.placements.helpers import FIXED, place, quote
 from tests.factories import DealFactory, DealFinancialsFactory, LenderFactory, LenderProgramFactory
-from tests.lenders.fixtures import eager_jobs
 
 __all__ = ["eager_jobs"]
 

@@ -11,8 +11,8 @@ import pytest
 
 from deals.models import Deal, DealProperty
 from tests.conftest import client_with_key
-from tests.lenders.factories import LenderFactory, LenderProgramFactory, lender_with
-from tests.lenders.fixtures import eager_jobs
+from tests.deals.fixtures import eager_jobs
+from tests.deals.searches.factories import LenderFactory, LenderProgramFactory, lender_with
 from tests.mcp_helpers import McpCaller
 
 pytestmark = pytest.mark.django_db(transaction=True)

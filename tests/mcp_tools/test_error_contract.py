@@ -9,7 +9,7 @@ import json
 import pytest
 from django.test import RequestFactory
 
-from deals.placement_services import RATE_TERMS_MESSAGE
+from deals.placements.services import RATE_TERMS_MESSAGE
 from lev import errors
 from mcp_tools.errors import from_application_error
 from mcp_tools.registry import TOOLS

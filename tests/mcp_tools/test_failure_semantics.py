@@ -14,7 +14,7 @@ import pytest
 import redis
 from django.db import connection, connections
 
-from lev.credential_cache import credential_cache
+from lev.accounts.credential_cache import credential_cache
 from lev.outages import is_dependency_outage
 from mcp_tools import resilience
 from tests.backend_stub import BackendStub, Reply, wait_until

@@ -1,6 +1,6 @@
 """Lender discovery through the real /mcp endpoint: directory, search, results, errors, budgets.
 
-Jobs run in-process here (the embedded default); tests/lenders/test_celery_worker.py runs the
+Jobs run in-process here (the embedded default); tests/deals/searches/test_celery_worker.py runs the
 same flow against a real Celery worker, Redis and PostgreSQL.
 """
 
@@ -11,11 +11,11 @@ import json
 import pytest
 from django.conf import settings
 
-from lenders.models import LenderMatch, LenderSearch
-from lenders.ranking import runner
+from deals.searches.models import LenderMatch, LenderSearch
+from deals.searches.ranking import runner
 from lev.errors import UPSTREAM_MESSAGE
-from tests.lenders.factories import LenderFactory, LenderProgramFactory, lender_with, make_deal
-from tests.lenders.fixtures import eager_jobs
+from tests.deals.fixtures import eager_jobs
+from tests.deals.searches.factories import LenderFactory, LenderProgramFactory, lender_with, make_deal
 from tests.mcp_helpers import McpCaller
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_jobs")]
@@ -271,7 +271,7 @@ def test_a_purged_search_tells_the_agent_which_search_to_read(mcp, account, sett
 
     from django.utils import timezone
 
-    from lenders import services
+    from deals.searches import services
 
     settings.LEV_SEARCH_REUSE_SECONDS = 0
     settings.LEV_SEARCH_MATCH_RETENTION_SECONDS = 3600

@@ -13,11 +13,11 @@ from django.test import RequestFactory
 from django.utils import timezone
 
 from deals import services
-from deals.placement_serializers import CREATE_TARGET_MESSAGE
-from deals.placement_services import RATE_TERMS_MESSAGE
-from lenders.models import LenderSearch
+from deals.placements.serializers import CREATE_TARGET_MESSAGE
+from deals.placements.services import RATE_TERMS_MESSAGE
+from deals.searches.models import LenderSearch
 from mcp_tools.server import get_server
-from tests.deals.placement_helpers import deal_with_financials, lenders, place, quote
+from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
 from tests.factories import DealFactory
 from tests.fuzz.contract import contract_violations, leaks
 

@@ -2,7 +2,7 @@
 the workflow from a search to a winning quote, per-lender partial success, the business rules as
 relayable errors, tenancy on every tool, annotations and byte budgets.
 
-Jobs run in-process here; tests/lenders/test_placement_worker_e2e.py runs the same workflow with a
+Jobs run in-process here; tests/deals/placements/test_worker_e2e.py runs the same workflow with a
 real Celery worker and the activity refresh on PostgreSQL and Redis.
 """
 
@@ -14,12 +14,12 @@ import pytest
 from django.conf import settings
 
 from deals.models import Placement, TermSheet
-from deals.placement_serializers import CREATE_TARGET_MESSAGE
-from deals.placement_services import RATE_TERMS_MESSAGE, base_rate_set
+from deals.placements.serializers import CREATE_TARGET_MESSAGE
+from deals.placements.services import RATE_TERMS_MESSAGE, base_rate_set
 from mcp_tools import budget
-from tests.deals.placement_helpers import deal_with_financials, lenders, place, quote
-from tests.lenders.factories import LenderProgramFactory, make_deal
-from tests.lenders.fixtures import eager_jobs
+from tests.deals.fixtures import eager_jobs
+from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
+from tests.deals.searches.factories import LenderProgramFactory, make_deal
 from tests.mcp_helpers import McpCaller
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_jobs")]

@@ -17,7 +17,7 @@ from django.db import connection
 from deals.models import Deal
 from mcp_tools import resilience
 from tests.backend_stub import BackendStub, Reply, closed_port_url, forward_to, wait_until
-from tests.lenders.fixtures import eager_jobs  # /health: jobs in-process, so no worker is expected
+from tests.deals.fixtures import eager_jobs  # /health: jobs in-process, so no worker is expected
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

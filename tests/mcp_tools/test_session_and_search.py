@@ -9,7 +9,7 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from deals.models import ApiKey
+from lev.accounts.models import ApiKey
 from tests.factories import DealFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

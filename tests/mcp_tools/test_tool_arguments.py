@@ -19,7 +19,7 @@ from django.test import RequestFactory
 from rest_framework import serializers
 
 from deals.models import Deal, DealProperty
-from deals.placement_serializers import (
+from deals.placements.serializers import (
     ComparisonQuerySerializer,
     PlacementCreateInputSerializer,
     PlacementListQuerySerializer,
@@ -27,20 +27,21 @@ from deals.placement_serializers import (
     TermSheetInputSerializer,
     TermSheetListQuerySerializer,
 )
+from deals.searches.models import LenderSearch
+from deals.searches.serializers import SearchResultsQuerySerializer
 from deals.serializers import (
     DealInputSerializer,
     DealListQuerySerializer,
     FinancialsInputSerializer,
     PropertyInputSerializer,
 )
-from lenders.models import LenderSearch
-from lenders.serializers import DirectoryQuerySerializer, SearchResultsQuerySerializer
+from lenders.serializers import DirectoryQuerySerializer
 from lev import limits
 from lev.serializers import PageQuerySerializer
 from mcp_tools.server import get_server
-from tests.deals.placement_helpers import place, quote
+from tests.deals.fixtures import eager_jobs
+from tests.deals.placements.helpers import place, quote
 from tests.factories import DealFactory, DealPropertyFactory, LenderFactory
-from tests.lenders.fixtures import eager_jobs
 from tests.mcp_helpers import McpCaller
 
 __all__ = ["eager_jobs"]

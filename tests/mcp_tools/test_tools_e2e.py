@@ -9,8 +9,9 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from deals.models import ApiKey, Deal
+from deals.models import Deal
 from deals.services import ARCHIVED_CUSTOMER_MESSAGE
+from lev.accounts.models import ApiKey
 from tests.backend_stub import BackendStub, Reply
 from tests.factories import DealFactory, DealFinancialsFactory, DealPropertyFactory, LenderFactory, LenderProgramFactory
 from tests.mcp_helpers import McpCaller

@@ -14,7 +14,7 @@ from django.test import Client
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_application_model, get_refresh_token_model
 
-from deals.models import Membership
+from lev.accounts.models import Membership
 from lev.oauth.models import OAuthAuthorization
 from tests.factories import AccountFactory, DealFactory, MembershipFactory, UserFactory
 from tests.faults import Listener

@@ -8,8 +8,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from lev import scopes
-from lev.credential_cache import credential_cache
+from lev.accounts import scopes
+from lev.accounts.credential_cache import credential_cache
 from lev.errors import UPSTREAM_MESSAGE
 from tests.oauth.flow import Flow, public_client
 
@@ -30,7 +30,7 @@ def test_database_outage_while_checking_a_token(live_server, user, db_proxy, cap
     assert rpc(live_server.url, tokens["access_token"], "tools/list").status_code == 200
 
     db_proxy.cut()
-    # The token checked moments ago is in this process's credential cache (lev.credential_cache): empty it
+    # The token checked moments ago is in this process's credential cache (lev.accounts.credential_cache): empty it
     # so that these requests check the token in the database that is down.
     credential_cache.clear()
     called = rpc(live_server.url, tokens["access_token"], "tools/call", {"name": "list_deals", "arguments": {}})

@@ -12,14 +12,14 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from deals import services
-from deals.models import ApiKey
-from lev import scopes
-from lev.permissions import HasRequiredScope, required_scope
+from lev.accounts import scopes
+from lev.accounts.models import ApiKey
+from lev.accounts.permissions import HasRequiredScope, required_scope
+from lev.accounts.services import api_key_create
 from mcp_tools.registry import TOOLS
-from tests.deals.placement_helpers import FIXED, place, quote
+from tests.deals.fixtures import eager_jobs
+from tests.deals.placements.helpers import FIXED, place, quote
 from tests.factories import DealFactory, DealPropertyFactory, LenderFactory, LenderProgramFactory
-from tests.lenders.fixtures import eager_jobs
 from tests.oauth.flow import Flow, public_client
 
 __all__ = ["eager_jobs"]
@@ -48,7 +48,7 @@ def call(credential: str, name: str, arguments: dict | None = None):
 
 
 def key_with(user, account, granted) -> str:
-    return services.api_key_create(user=user, account=account, name="scoped", scopes=frozenset(granted))[1]
+    return api_key_create(user=user, account=account, name="scoped", scopes=frozenset(granted))[1]
 
 
 def oauth_token(user, granted) -> str:
@@ -290,12 +290,12 @@ def test_create_api_key_refuses_unknown_or_no_scopes(user, account, args):
 
 def test_admin_edits_a_keys_scopes(admin_client, user, account, api_key):
     key = ApiKey.objects.get()
-    page = admin_client.get(f"/admin/deals/apikey/{key.pk}/change/")
+    page = admin_client.get(f"/admin/accounts/apikey/{key.pk}/change/")
     assert page.status_code == 200 and b'value="placements:write"' in page.content
-    response = admin_client.post(f"/admin/deals/apikey/{key.pk}/change/", {
+    response = admin_client.post(f"/admin/accounts/apikey/{key.pk}/change/", {
         "user": user.pk, "account": account.pk, "name": "narrowed", "scopes": ["deals:read", "lenders:read"]})
     assert response.status_code == 302, response.content[:500]
     key.refresh_from_db()
     assert key.scopes == "deals:read lenders:read"
     assert "create_deal" not in tool_names(api_key)
-    assert admin_client.get("/admin/deals/apikey/").status_code == 200
+    assert admin_client.get("/admin/accounts/apikey/").status_code == 200

@@ -6,12 +6,13 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
-from deals import services
-from deals.demo_key import demo_api_key_ensure, key_file
-from deals.models import Account, Deal, DealFinancials, DealProperty, Membership
-from lenders.activity import lender_activity_recompute
+from deals.demo_history import seed_base_rates, seed_demo_pipeline, seed_market_history
+from deals.models import Deal, DealFinancials, DealProperty
+from deals.placements.activity import lender_activity_recompute
 from lenders.demo import seed_directory
-from lenders.demo_history import seed_base_rates, seed_demo_pipeline, seed_market_history
+from lev.accounts.demo_key import demo_api_key_ensure, key_file
+from lev.accounts.models import Account, Membership
+from lev.accounts.services import account_create
 
 DEMO_DEALS = [
     {
@@ -96,7 +97,7 @@ class Command(BaseCommand):
             user.is_staff = user.is_superuser = True
             user.set_unusable_password()
             user.save()
-        account = Account.objects.filter(slug="demo-capital").first() or services.account_create(
+        account = Account.objects.filter(slug="demo-capital").first() or account_create(
             name="Demo Capital Partners"
         )
         if account.slug != "demo-capital":
@@ -117,7 +118,7 @@ class Command(BaseCommand):
 
     def _seed_placements(self, account, user, *, seed: int) -> None:
         """Base rates, a market history of placements and quotes, the activity signals computed from
-        it, and one demo deal in mid-placement (lenders.demo_history)."""
+        it, and one demo deal in mid-placement (deals.demo_history)."""
         seed_base_rates()
         history = seed_market_history(seed=seed)
         self.stdout.write(f"Market history: {history}." if history.deals else "Market history: already there.")

@@ -1,0 +1,289 @@
+"""A plausible, deterministic history of placements and term sheets for the demo directory, so the
+lender activity signals the ranking reads are computed from records (deals.placements.activity) rather than
+seeded counters.
+
+`seed_market_history` creates, in an account of its own ("Market History (demo)"), a few hundred
+past deals across the directory's markets, each placed with lenders whose active programs cover its
+state, asset type and loan size. Each lender has a temperament drawn from its place in the directory
+(how fast it answers, how often it quotes and wins), so signals differ between lenders the way they
+do in a real market. Lenders answer, decline or stay silent; quotes arrive as term sheets; about half
+of the deals end with a winner and the other open placements lost. Times run over the last
+`HISTORY_DAYS` days before `now`, and nothing happens after `now`. The past deals are archived, so
+the admin's deal list (active deals by default) shows the deal team's own demo deals.
+
+Deterministic: the same directory, seed and `now` give the same records (random draws follow the
+directory's order by website, not database ids). Idempotent: nothing is created when the history is
+already there. `seed_demo_pipeline` puts one demo deal in mid-placement (sent to a few lenders, two
+quotes in) through the placement services, so the workflow can be tried at once. `seed_base_rates`
+sets demo values for the base rate indexes that are not set yet (an admin edits them).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+from collections import defaultdict
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db import transaction
+from django.utils import timezone
+
+from deals.models import BaseRate, Deal, DealFinancials, DealProperty, Placement, TermSheet
+from lenders.models import LenderProgram
+from lev.accounts.models import Account
+from lev.enums import ASSET_TYPES
+
+HISTORY_ACCOUNT_SLUG = "demo-market-history"
+HISTORY_DAYS = 150
+# Where the demo deals are: the directory's headquarters markets (lenders.demo.CITIES) and a few more.
+MARKETS = ("TX", "FL", "CA", "NY", "GA", "AZ", "NC", "CO", "IL", "TN", "WA", "OH", "PA", "MA", "MN", "NV", "UT")
+FLOATING_TYPES = ("debt_fund", "private")
+# Demo values of the base rates (percent), set only where an admin has not set one.
+DEMO_BASE_RATES = {"sofr": "4.31", "term_sofr_1m": "4.33", "term_sofr_3m": "4.35", "treasury_5y": "3.95",
+                   "treasury_7y": "4.10", "treasury_10y": "4.25", "prime": "7.50"}
+
+
+@dataclass(frozen=True)
+class HistoryStats:
+    deals: int = 0
+    placements: int = 0
+    term_sheets: int = 0
+    won: int = 0
+
+    def __str__(self) -> str:
+        return (f"{self.deals} past deals, {self.placements} placements, {self.term_sheets} term sheets, "
+                f"{self.won} won")
+
+
+@dataclass(frozen=True)
+class Temperament:
+    """How a lender behaves: how often brokers send it deals (reach), median hours to answer, and
+    its chances to answer, quote and win."""
+
+    reach: float
+    median_hours: float
+    answers: float
+    quotes: float
+    wins: float
+
+
+def _temperament(rng: random.Random) -> Temperament:
+    return Temperament(reach=math.exp(rng.gauss(0, 1)), median_hours=math.exp(rng.uniform(math.log(3), math.log(72))),
+                       answers=rng.uniform(0.6, 0.97), quotes=rng.uniform(0.3, 0.8), wins=rng.uniform(0.2, 0.8))
+
+
+def _cover(program_rows) -> dict[tuple[str, str], list[tuple[str, int, float, float, str]]]:
+    """(state, asset type) -> [(website, lender id, min loan, max loan, lender type)] of active programs."""
+    cover: dict[tuple[str, str], list] = defaultdict(list)
+    for lender_id, website, lender_types, states, assets, low, high in program_rows:
+        kind = (lender_types or ["bank"])[0]
+        for state in states or MARKETS:
+            if state not in MARKETS:
+                continue
+            for asset in assets or ASSET_TYPES:
+                cover[(state, asset)].append((website, lender_id, float(low or 0), float(high or 1e12), kind))
+    return cover
+
+
+def _money(value: float) -> Decimal:
+    return Decimal(int(round(value, -4)))
+
+
+def _clip(moment: dt.datetime, now: dt.datetime) -> dt.datetime | None:
+    return moment if moment <= now else None
+
+
+@transaction.atomic
+def seed_market_history(*, seed: int = 7, deals: int = 400, now: dt.datetime | None = None) -> HistoryStats:
+    """Create the history (see the module docstring); returns what was made (zeros when it exists)."""
+    now = now or timezone.now()
+    account = Account.objects.filter(slug=HISTORY_ACCOUNT_SLUG).first()
+    if account is not None and Placement.objects.filter(deal__account=account).exists():
+        return HistoryStats()
+    if account is None:
+        account = Account.objects.create(name="Market History (demo)", slug=HISTORY_ACCOUNT_SLUG)
+    Deal.objects.filter(account=account).delete()  # a history whose lenders were deleted: made anew
+    rows = (LenderProgram.objects.filter(status=LenderProgram.Status.ACTIVE, lender__category="demo")
+            .order_by("lender__website", "id")
+            .values_list("lender_id", "lender__website", "lender__lender_types", "sponsor_states", "asset_types",
+                         "min_loan_amount", "max_loan_amount"))
+    cover = _cover(rows)
+    if not cover:
+        return HistoryStats()
+    websites = sorted({w for entries in cover.values() for w, *_ in entries})
+    temperaments = {w: _temperament(random.Random(f"{seed}:{w}")) for w in websites}
+    rng = random.Random(seed)
+    markets = sorted(cover)
+
+    plans = []
+    for index in range(deals):
+        state, asset = rng.choice(markets)
+        candidates = cover[(state, asset)]
+        amount = _money(math.exp(rng.uniform(math.log(2e6), math.log(60e6))))
+        fitting = sorted({(w, lid, kind) for w, lid, low, high, kind in candidates if low <= amount <= high})
+        if len(fitting) < 2:
+            continue
+        # Busy lenders get more deals: a weighted draw without replacement (keys u ** (1 / reach)).
+        keyed = sorted(fitting, key=lambda f: -(rng.random() ** (1 / temperaments[f[0]].reach)))
+        chosen = keyed[: rng.randint(3, 8)]
+        started = now - dt.timedelta(days=rng.uniform(5, HISTORY_DAYS), hours=rng.uniform(0, 24))
+        plans.append((index, state, asset, amount, started, chosen))
+
+    deal_objects = Deal.objects.bulk_create([
+        Deal(account=account, title=f"Past {asset.replace('_', ' ')} loan in {state} #{index + 1:03d}",
+             loan_amount=amount, loan_type="permanent" if rng.random() < 0.6 else "light_bridge",
+             transaction_type=rng.choice(("acquisition", "refinance")),
+             business_plan=rng.choice(("stabilized", "value_add")), description="Demo market history.",
+             # Past deals: archived, so a deal team's lists (active deals by default) show its own.
+             archived=True, archived_at=now)
+        for index, state, asset, amount, _started, _chosen in plans
+    ])
+    DealProperty.objects.bulk_create([
+        DealProperty(deal=deal, name=f"Property of {deal.title}", state=state, asset_type=asset)
+        for deal, (_i, state, asset, *_rest) in zip(deal_objects, plans, strict=True)
+    ])
+    DealFinancials.objects.bulk_create([
+        DealFinancials(deal=deal, estimated_value=_money(float(amount) / rng.uniform(0.55, 0.75)),
+                       in_place_noi=_money(float(amount) * rng.uniform(0.07, 0.1)))
+        for deal, (_i, _s, _a, amount, *_rest) in zip(deal_objects, plans, strict=True)
+    ])
+
+    placements: list[Placement] = []
+    quotes: list[tuple[int, dict]] = []  # (index in placements, term sheet fields)
+    won = 0
+    for deal, (_i, _state, _asset, amount, started, chosen) in zip(deal_objects, plans, strict=True):
+        first_index = len(placements)
+        quoted: list[int] = []
+        for website, lender_id, kind in chosen:
+            mood = temperaments[website]
+            sent = started + dt.timedelta(hours=rng.uniform(1, 48))
+            placement = Placement(deal=deal, lender_id=lender_id, status="sent", sent_at=_clip(sent, now),
+                                  created_at=min(started, now))
+            placements.append(placement)
+            if placement.sent_at is None:
+                placement.status = "draft"
+                continue
+            if rng.random() > mood.answers:
+                if sent + dt.timedelta(days=10) <= now:
+                    placement.status = "no_response"
+                continue
+            answered = _clip(sent + dt.timedelta(hours=mood.median_hours * math.exp(rng.gauss(0, 0.6))), now)
+            if answered is None:
+                continue
+            placement.first_response_at = answered
+            if rng.random() > mood.quotes:
+                placement.status, placement.decided_at = "declined", answered
+                continue
+            placement.status = "reviewing"
+            received = _clip(answered + dt.timedelta(days=rng.uniform(0.5, 12)), now)
+            if received is None:
+                continue
+            placement.status = "quoted"
+            quoted.append(len(placements) - 1)
+            for revision in range(1 if rng.random() < 0.8 else 2):
+                quotes.append((len(placements) - 1, _terms(rng, kind, amount,
+                                                           received + dt.timedelta(days=3 * revision), now)))
+        # About half of the deals that got quotes pick a winner, weighted by how often each lender wins,
+        # some days after the last quote came in.
+        last_received = max((fields["received_at"] for i, fields in quotes if i >= first_index), default=started)
+        decided = max(started + dt.timedelta(days=rng.uniform(20, 45)),
+                      last_received + dt.timedelta(days=rng.uniform(1, 7)))
+        if quoted and decided <= now and rng.random() < 0.55:
+            weights = [temperaments[chosen[i - first_index][0]].wins for i in quoted]
+            winner = rng.choices(quoted, weights=weights)[0]
+            for i in range(first_index, len(placements)):
+                if i == winner:
+                    placements[i].status, placements[i].decided_at = "won", decided
+                elif placements[i].status in ("draft", "sent", "reviewing", "quoted", "no_response"):
+                    placements[i].status, placements[i].decided_at = "lost", decided
+            won += 1
+
+    placements = Placement.objects.bulk_create(placements, batch_size=1000)
+    winners = {i for i, p in enumerate(placements) if p.status == "won"}
+    last_quote = {i: n for n, (i, _fields) in enumerate(quotes)}
+    TermSheet.objects.bulk_create([
+        TermSheet(placement=placements[i], deal_id=placements[i].deal_id,
+                  winning=i in winners and last_quote[i] == n, **fields)
+        for n, (i, fields) in enumerate(quotes)
+    ], batch_size=1000)
+    return HistoryStats(deals=len(deal_objects), placements=len(placements), term_sheets=len(quotes), won=won)
+
+
+def _terms(rng: random.Random, kind: str, amount: Decimal, received: dt.datetime, now: dt.datetime) -> dict:
+    received = min(received, now)
+    floating = kind in FLOATING_TYPES
+    bridge = floating or rng.random() < 0.2
+    fields = {
+        "quote_type": rng.choice(("indicative", "soft_quote", "term_sheet", "term_sheet")),
+        "loan_amount": _money(float(amount) * rng.uniform(0.85, 1.05)),
+        "rate_type": "floating" if floating else "fixed",
+        "term_months": rng.choice((24, 36)) if bridge else rng.choice((60, 84, 120)),
+        "amortization_months": None if bridge else 360,
+        "interest_only_months": 0 if bridge else rng.choice((0, 0, 12, 24)),
+        "max_ltv": Decimal(rng.randint(60, 80)),
+        "min_dscr": Decimal(str(round(rng.uniform(1.15, 1.35), 2))),
+        "recourse": rng.choice(("full", "partial", "non_recourse")),
+        "origination_fee_percent": Decimal(str(round(rng.uniform(0.25, 1.5), 2))),
+        "exit_fee_percent": Decimal(str(round(rng.uniform(0, 1), 2))) if bridge else None,
+        "prepayment": ("open after 12 months" if bridge
+                       else rng.choice(("yield maintenance", "5-4-3-2-1", "defeasance"))),
+        "expires_on": (received + dt.timedelta(days=30)).date(),
+        "received_at": received,
+        "created_at": received,
+    }
+    if floating:
+        fields.update(rate_index="sofr", spread_bps=rng.randrange(250, 550, 5))
+    else:
+        fields.update(fixed_rate=Decimal(str(round(rng.uniform(5.4, 7.6), 3))))
+    return fields
+
+
+@transaction.atomic
+def seed_base_rates(*, today: dt.date | None = None) -> int:
+    """Set the demo base rates that are not set yet; returns how many were set."""
+    existing = set(BaseRate.objects.values_list("index", flat=True))
+    missing = [BaseRate(index=index, rate=Decimal(rate), as_of=today or timezone.localdate())
+               for index, rate in DEMO_BASE_RATES.items() if index not in existing]
+    BaseRate.objects.bulk_create(missing)
+    return len(missing)
+
+
+def seed_demo_pipeline(*, deal: Deal, user=None) -> int:
+    """Place `deal` with its first four matching lenders and record two of their quotes, through the
+    services (the same rules as every door). Nothing when the deal has placements. Returns how many
+    placements were made."""
+    from deals.placements import services as placement_services
+    from deals.searches.ranking import criteria_from_deal, missing_for_search
+    from deals.searches.ranking.filters import candidate_programs
+
+    if deal.archived or Placement.objects.filter(deal=deal).exists():
+        return 0
+    properties = list(deal.properties.order_by("id"))
+    if missing_for_search(deal, properties):
+        return 0
+    criteria = criteria_from_deal(deal, properties, DealFinancials.objects.filter(deal=deal).first())
+    lender_ids = list(dict.fromkeys(candidate_programs(criteria).filter(lender__category="demo")
+                                    .order_by("lender__website").values_list("lender_id", flat=True)))[:4]
+    if not lender_ids:
+        return 0
+    batch = placement_services.placements_create(deal=deal, user=user, lender_ids=lender_ids, send=True,
+                                                 notes="Demo: sent with the deal package.")
+    amount = deal.loan_amount or Decimal("10000000")
+    first, second = batch.created[0], batch.created[1] if len(batch.created) > 1 else None
+    placement_services.term_sheet_add(placement=first, user=user, data={
+        "quote_type": "term_sheet", "loan_amount": amount, "rate_type": "fixed", "fixed_rate": Decimal("6.150"),
+        "term_months": 120, "amortization_months": 360, "interest_only_months": 24, "recourse": "non_recourse",
+        "origination_fee_percent": Decimal("0.75"), "max_ltv": Decimal("75"), "min_dscr": Decimal("1.25"),
+        "prepayment": "yield maintenance", "expires_on": timezone.localdate() + dt.timedelta(days=30),
+    })
+    if second is not None:
+        placement_services.term_sheet_add(placement=second, user=user, data={
+            "quote_type": "soft_quote", "loan_amount": _money(float(amount) * 1.05), "rate_type": "floating",
+            "rate_index": "sofr", "spread_bps": 285, "term_months": 36, "interest_only_months": 36,
+            "recourse": "full", "origination_fee_percent": Decimal("1"), "exit_fee_percent": Decimal("0.5"),
+            "max_ltv": Decimal("78"), "prepayment": "open after 12 months",
+            "expires_on": timezone.localdate() + dt.timedelta(days=21),
+        })
+    return len(batch.created)

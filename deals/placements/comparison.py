@@ -1,0 +1,298 @@
+"""Term sheets of one deal put on one basis, best first, with short plain-language notes.
+
+`term_sheet_comparison(deal=…)` returns plain data (dataclasses of Decimals, strings and dates), for
+the REST view, the MCP tool (through REST) and an admin template alike. Per quote:
+
+* all-in rate — the fixed rate, or the index's current BaseRate plus the spread (percent per year);
+* all-in cost — the all-in rate plus origination and exit fees spread over the term (percent per
+  year): the cost a borrower compares; equal to the all-in rate for a quote without fees;
+* proceeds — the quoted loan amount, net proceeds after the origination fee, fees in dollars;
+* leverage — loan / value (estimated value, else purchase price), percent;
+* annual debt service — twelve amortizing monthly payments (or interest only when the loan never amortizes),
+  and the interest-only service of an interest-only period; DSCR — NOI (in place, else stabilized)
+  over the annual debt service.
+
+What cannot be computed is None, and says why: in `unavailable` for the deal (no NOI, no value) and
+in a quote's notes for the quote (no base rate for its index).
+
+Order ("best first"): quotes that are still valid, priced (an all-in rate known) and cover the
+requested loan first; then lowest all-in cost (the all-in rate when the cost is unknown); then
+highest proceeds; then the oldest quote.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal, localcontext
+
+from django.utils import timezone
+
+from deals.models import Deal, DealFinancials
+from deals.placements.models import BaseRate, Placement, TermSheet
+from deals.searches.ranking.insights import money as money_text
+from lev.enums import RATE_INDEX_NAMES
+
+CENT = Decimal("0.01")
+RATE_PLACES = Decimal("0.001")
+RATIO_PLACES = Decimal("0.01")
+HUNDRED = Decimal(100)
+# Placements whose quotes are no longer in the running: the lender withdrew, or the placement was filed away.
+EXCLUDED_PLACEMENT_STATUSES = (Placement.Status.DECLINED, Placement.Status.ARCHIVED)
+EXPIRES_SOON_DAYS = 14
+
+
+@dataclass
+class QuoteComparison:
+    term_sheet_id: int
+    placement_id: int
+    lender_id: int
+    lender_name: str
+    placement_status: str
+    quote_type: str
+    winning: bool
+    rate_type: str
+    fixed_rate: Decimal | None
+    rate_index: str
+    base_rate: Decimal | None
+    spread_bps: int | None
+    all_in_rate: Decimal | None
+    all_in_cost: Decimal | None
+    proceeds: Decimal
+    net_proceeds: Decimal
+    origination_fee: Decimal
+    exit_fee: Decimal
+    total_fees: Decimal
+    ltv: Decimal | None
+    max_ltv: Decimal | None
+    annual_debt_service: Decimal | None
+    interest_only_debt_service: Decimal | None
+    dscr: Decimal | None
+    min_dscr: Decimal | None
+    term_months: int | None
+    amortization_months: int | None
+    interest_only_months: int
+    recourse: str
+    prepayment: str
+    expires_on: dt.date | None
+    expired: bool
+    rank: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Comparison:
+    deal_id: int
+    requested_loan_amount: Decimal | None
+    value: Decimal | None
+    value_basis: str | None  # "estimated_value" | "purchase_price"
+    noi: Decimal | None
+    noi_basis: str | None  # "in_place_noi" | "stabilized_noi"
+    base_rates: dict[str, tuple[Decimal, dt.date]]  # index -> (rate, as of), those the quotes use
+    quotes: list[QuoteComparison]
+    unavailable: list[str]
+
+    @property
+    def best_term_sheet_id(self) -> int | None:
+        return self.quotes[0].term_sheet_id if self.quotes else None
+
+
+# --- the arithmetic (pure functions, hand-checked in tests/deals/placements/test_comparison.py) --------------
+def all_in_rate(*, rate_type: str, fixed_rate: Decimal | None, base_rate: Decimal | None,
+                spread_bps: int | None) -> Decimal | None:
+    if rate_type == "fixed":
+        return fixed_rate
+    if base_rate is None or spread_bps is None:
+        return None
+    return (base_rate + Decimal(spread_bps) / HUNDRED).quantize(RATE_PLACES, ROUND_HALF_UP)
+
+
+def fee(amount: Decimal, percent: Decimal | None) -> Decimal:
+    return (amount * (percent or 0) / HUNDRED).quantize(CENT, ROUND_HALF_UP)
+
+
+def all_in_cost(*, rate: Decimal | None, fee_percent: Decimal, term_months: int | None) -> Decimal | None:
+    """The all-in rate plus the fees (percent of the loan) spread evenly over the term's years."""
+    if rate is None:
+        return None
+    if not fee_percent:
+        return rate
+    if not term_months:
+        return None
+    return (rate + fee_percent * 12 / Decimal(term_months)).quantize(RATE_PLACES, ROUND_HALF_UP)
+
+
+def amortizing_annual_payment(loan: Decimal, rate: Decimal, months: int) -> Decimal:
+    """Twelve level monthly payments that repay `loan` over `months` at `rate` percent a year."""
+    with localcontext() as ctx:
+        ctx.prec = 34
+        monthly_rate = rate / HUNDRED / 12
+        payment = loan / months if monthly_rate == 0 else loan * monthly_rate / (1 - (1 + monthly_rate) ** -months)
+        return (payment * 12).quantize(CENT, ROUND_HALF_UP)
+
+
+def debt_service(*, loan: Decimal, rate: Decimal | None, amortization_months: int | None,
+                 interest_only_months: int, term_months: int | None) -> tuple[Decimal | None, Decimal | None]:
+    """(annual debt service, interest-only annual debt service or None).
+
+    The annual debt service is the amortizing one when the loan amortizes within its term (after
+    any interest-only period), else interest only; the second value is the interest-only service of
+    an interest-only period that the loan has before it amortizes."""
+    if rate is None:
+        return None, None
+    interest_only = (loan * rate / HUNDRED).quantize(CENT, ROUND_HALF_UP)
+    amortizes = bool(amortization_months) and (term_months is None or interest_only_months < term_months)
+    if not amortizes:
+        return interest_only, None
+    payment = amortizing_annual_payment(loan, rate, amortization_months)
+    return payment, interest_only if interest_only_months else None
+
+
+def ratio(numerator: Decimal | None, denominator: Decimal | None, scale: Decimal = Decimal(1)) -> Decimal | None:
+    if numerator is None or not denominator:
+        return None
+    return (numerator * scale / denominator).quantize(RATIO_PLACES, ROUND_HALF_UP)
+
+
+# --- notes --------------------------------------------------------------------------------------------
+def _num(value: Decimal) -> str:
+    text = f"{value:f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _months(months: int) -> str:
+    return f"{months // 12} years" if months % 12 == 0 and months >= 24 else f"{months} months"
+
+
+RECOURSE_NOTES = {"full": "full recourse", "partial": "partial recourse", "non_recourse": "non-recourse"}
+
+
+def _notes(quote: QuoteComparison, *, requested: Decimal | None, today: dt.date,
+           best: dict[str, set[int]]) -> list[str]:
+    notes: list[str] = []
+    if quote.winning:
+        notes.append("winning quote")
+    if quote.term_sheet_id in best["proceeds"]:
+        notes.append("highest proceeds")
+    if quote.term_sheet_id in best["cost"]:
+        notes.append("lowest all-in cost")
+    if quote.term_sheet_id in best["rate"] and quote.term_sheet_id not in best["cost"]:
+        notes.append("lowest all-in rate")
+    if quote.rate_type == "floating" and quote.base_rate is None:
+        notes.append(f"no current {RATE_INDEX_NAMES.get(quote.rate_index, quote.rate_index)} rate set: "
+                     "all-in rate unknown")
+    if quote.recourse in RECOURSE_NOTES:
+        notes.append(RECOURSE_NOTES[quote.recourse])
+    if requested and quote.proceeds < requested:
+        notes.append(f"{money_text(float(requested - quote.proceeds))} short of the "
+                     f"{money_text(float(requested))} requested")
+    if quote.dscr is not None and quote.min_dscr is not None and quote.dscr < quote.min_dscr:
+        notes.append(f"DSCR {quote.dscr:.2f}x below the lender's {quote.min_dscr:.2f}x minimum")
+    if quote.ltv is not None and quote.max_ltv is not None and quote.ltv > quote.max_ltv:
+        notes.append(f"LTV {_num(quote.ltv)}% above the lender's {_num(quote.max_ltv)}% maximum")
+    never_amortizes = not quote.amortization_months or (
+        quote.term_months is not None and quote.interest_only_months >= quote.term_months)
+    if never_amortizes:
+        notes.append("interest-only for the whole term")
+    elif quote.interest_only_months:
+        notes.append(f"interest-only for {_months(quote.interest_only_months)}")
+    if quote.expires_on is not None:
+        if quote.expired:
+            notes.append(f"expired {quote.expires_on.isoformat()}")
+        elif (quote.expires_on - today).days <= EXPIRES_SOON_DAYS:
+            notes.append(f"expires {quote.expires_on.isoformat()}")
+    return notes
+
+
+def _best(quotes: list[QuoteComparison]) -> dict[str, set[int]]:
+    """Ids of the quotes that lead on proceeds, cost and rate, among the valid ones (only when at
+    least two quotes are compared: a lone quote is not 'highest')."""
+    valid = [q for q in quotes if not q.expired]
+    best: dict[str, set[int]] = {"proceeds": set(), "cost": set(), "rate": set()}
+    if len(valid) < 2:
+        return best
+    top = max(q.proceeds for q in valid)
+    best["proceeds"] = {q.term_sheet_id for q in valid if q.proceeds == top}
+    for key, attr in (("cost", "all_in_cost"), ("rate", "all_in_rate")):
+        priced = [q for q in valid if getattr(q, attr) is not None]
+        if len(priced) >= 2:
+            low = min(getattr(q, attr) for q in priced)
+            best[key] = {q.term_sheet_id for q in priced if getattr(q, attr) == low}
+    return best
+
+
+def _order(requested: Decimal | None):
+    def key(quote: QuoteComparison):
+        priced = quote.all_in_rate is not None
+        covers = requested is None or quote.proceeds >= requested
+        cost = quote.all_in_cost if quote.all_in_cost is not None else quote.all_in_rate
+        return (quote.expired, not priced, not covers, cost if cost is not None else Decimal("Infinity"),
+                -quote.proceeds, quote.term_sheet_id)
+    return key
+
+
+# --- the comparison ---------------------------------------------------------------------------------------
+def _basis(financials: DealFinancials | None, *names: str) -> tuple[Decimal | None, str | None]:
+    for name in names:
+        value = getattr(financials, name, None) if financials is not None else None
+        if value:
+            return value, name
+    return None, None
+
+
+def term_sheet_comparison(*, deal: Deal, today: dt.date | None = None) -> Comparison:
+    """Every live quote of the deal (not those of declined or archived placements), compared.
+    Three queries whatever the number of quotes (at most TERM_SHEETS_PER_DEAL_MAX)."""
+    today = today or timezone.localdate()
+    financials = DealFinancials.objects.filter(deal=deal).first()
+    value, value_basis = _basis(financials, "estimated_value", "purchase_price")
+    noi, noi_basis = _basis(financials, "in_place_noi", "stabilized_noi")
+    term_sheets = list(
+        TermSheet.objects.filter(deal=deal, deleted_at=None)
+        .exclude(placement__status__in=EXCLUDED_PLACEMENT_STATUSES)
+        .select_related("placement__lender")
+        .order_by("id")
+    )
+    indexes = {t.rate_index for t in term_sheets if t.rate_type == "floating"}
+    rates = {b.index: (b.rate, b.as_of) for b in BaseRate.objects.filter(index__in=indexes)}
+    quotes = []
+    for ts in term_sheets:
+        base = rates.get(ts.rate_index, (None, None))[0] if ts.rate_type == "floating" else None
+        rate = all_in_rate(rate_type=ts.rate_type, fixed_rate=ts.fixed_rate, base_rate=base, spread_bps=ts.spread_bps)
+        origination, exit_ = fee(ts.loan_amount, ts.origination_fee_percent), fee(ts.loan_amount, ts.exit_fee_percent)
+        fee_percent = (ts.origination_fee_percent or 0) + (ts.exit_fee_percent or 0)
+        annual, interest_only = debt_service(loan=ts.loan_amount, rate=rate, amortization_months=ts.amortization_months,
+                                             interest_only_months=ts.interest_only_months, term_months=ts.term_months)
+        quotes.append(QuoteComparison(
+            term_sheet_id=ts.pk, placement_id=ts.placement_id, lender_id=ts.placement.lender_id,
+            lender_name=ts.placement.lender.name, placement_status=ts.placement.status, quote_type=ts.quote_type,
+            winning=ts.winning, rate_type=ts.rate_type, fixed_rate=ts.fixed_rate, rate_index=ts.rate_index,
+            base_rate=base, spread_bps=ts.spread_bps, all_in_rate=rate,
+            all_in_cost=all_in_cost(rate=rate, fee_percent=fee_percent, term_months=ts.term_months),
+            proceeds=ts.loan_amount, net_proceeds=ts.loan_amount - origination, origination_fee=origination,
+            exit_fee=exit_, total_fees=origination + exit_, ltv=ratio(ts.loan_amount, value, HUNDRED),
+            max_ltv=ts.max_ltv, annual_debt_service=annual, interest_only_debt_service=interest_only,
+            dscr=ratio(noi, annual), min_dscr=ts.min_dscr, term_months=ts.term_months,
+            amortization_months=ts.amortization_months, interest_only_months=ts.interest_only_months,
+            recourse=ts.recourse, prepayment=ts.prepayment, expires_on=ts.expires_on,
+            expired=ts.expires_on is not None and ts.expires_on < today,
+        ))
+    requested = deal.loan_amount
+    best = _best(quotes)
+    quotes.sort(key=_order(requested))
+    for rank, quote in enumerate(quotes, start=1):
+        quote.rank = rank
+        quote.notes = _notes(quote, requested=requested, today=today, best=best)
+    unavailable = []
+    if quotes and noi is None:
+        unavailable.append("DSCR: the deal has no NOI (set in_place_noi or stabilized_noi in its financials)")
+    if quotes and value is None:
+        unavailable.append("LTV: the deal has no value (set estimated_value or purchase_price in its financials)")
+    missing = sorted(indexes - set(rates))
+    if missing:
+        names = ", ".join(RATE_INDEX_NAMES.get(i, i) for i in missing)
+        unavailable.append(f"All-in rate of floating quotes over {names}: no current base rate is set "
+                           "(an admin sets it under Base rates)")
+    used = {index: rates[index] for index in sorted(indexes & set(rates))}
+    return Comparison(deal_id=deal.pk, requested_loan_amount=requested, value=value, value_basis=value_basis,
+                      noi=noi, noi_basis=noi_basis, base_rates=used, quotes=quotes, unavailable=unavailable)

@@ -1,0 +1,434 @@
+"""Writes of placements and term sheets: the rules of the workflow from a ranked lender to a winning
+quote. Keyword-only and atomic; callers (REST views, admin actions, the demo) pass validated data.
+
+Every write takes the deal's row lock first (`deals.services._lock_deal`), so the checks and the
+writes of one deal's placements take turns: two requests placing the deal with the same lender, or
+choosing two winners, cannot both pass their check. The database enforces the same two rules with
+partial unique constraints; a violation that gets past the lock anyway (a write that skipped the
+services) is a CONFLICT, never a 500.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from deals.models import Deal
+from deals.placements.models import OPEN_STATUSES, QUOTABLE_STATUSES, BaseRate, Placement, TermSheet
+from deals.searches.models import LenderMatch, LenderSearch
+from deals.services import _lock_deal
+from lenders.models import Lender, LenderProgram
+from lev.enums import PLACEMENT_UPDATE_STATUSES
+from lev.errors import BusinessRuleViolation, Conflict, NotFound, ValidationFailed
+from lev.limits import TERM_SHEETS_PER_DEAL_MAX
+
+Status = Placement.Status
+
+# Status changes a person (or agent) may ask for. `quoted` comes from recording a term sheet, `won`
+# (and `lost` for the others) from choosing the winning term sheet.
+MANUAL_TRANSITIONS: dict[str, tuple[str, ...]] = {
+    "draft": ("sent", "archived"),
+    "sent": ("reviewing", "declined", "no_response", "archived"),
+    "reviewing": ("declined", "no_response", "archived"),
+    "quoted": ("lost", "declined", "archived"),
+    "no_response": ("reviewing", "declined", "lost", "archived"),
+    "declined": ("archived",),
+    "won": (),
+    "lost": ("archived",),
+    "archived": (),
+}
+UPDATE_STATUSES = PLACEMENT_UPDATE_STATUSES
+# Statuses in which the lender answered: the first of them sets `first_response_at`.
+RESPONSE_STATUSES = ("reviewing", "quoted", "declined")
+DECIDED_STATUSES = ("declined", "won", "lost")
+
+ARCHIVED_DEAL_MESSAGE = ("This deal is archived, so it can no longer be sent to lenders or take quotes. Archived "
+                         "deals cannot be restored: create a new deal to continue.")
+RATE_TERMS_MESSAGE = ("Validation failed: a fixed rate_type takes fixed_rate (and no rate_index or spread_bps); "
+                      "a floating rate_type takes rate_index and spread_bps (and no fixed_rate)")
+PLACEMENT_FIELDS = ("notes", "contact_name", "contact_email")
+
+
+def _join(items: list[str] | tuple[str, ...], last: str = "or") -> str:
+    items = list(items)
+    if not items:
+        return "nothing"
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {last} " + items[-1]
+
+
+def _label(status: str) -> str:
+    return status.replace("_", " ")
+
+
+def next_statuses(status: str) -> list[str]:
+    """Every status the placement can reach next, the automatic ones included (for clients)."""
+    automatic = {"sent": ["quoted"], "reviewing": ["quoted"], "quoted": ["won"]}.get(status, [])
+    return sorted({*MANUAL_TRANSITIONS[status], *automatic}, key=Status.values.index)
+
+
+def _check_deal_open(deal: Deal) -> None:
+    if deal.archived:
+        raise BusinessRuleViolation(f"deal {deal.pk} is archived", customer_message=ARCHIVED_DEAL_MESSAGE,
+                                    details={"deal_id": deal.pk})
+
+
+def _now() -> dt.datetime:
+    return timezone.now()
+
+
+# --- placements -------------------------------------------------------------------------------------
+@dataclass
+class PlacementBatch:
+    """What one create call did, lender by lender: the placements made, and each lender that was
+    not placed with the error contract's code and message (and the open placement it already has)."""
+
+    deal: Deal
+    created: list[Placement] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _search_for_deal(deal: Deal, search: LenderSearch) -> None:
+    if search.deal_id != deal.pk:
+        raise BusinessRuleViolation(
+            f"lender search {search.pk} ranked another deal, not deal {deal.pk}",
+            customer_message="That lender search was run for a different deal. Search lenders for this deal, "
+                             "then place it with the lenders found.",
+            details={"deal_id": deal.pk, "search_id": search.pk},
+        )
+    if search.status != LenderSearch.Status.COMPLETED:
+        what = ("failed; start a new lender search" if search.status == LenderSearch.Status.FAILED
+                else "still running; wait until it is completed")
+        raise BusinessRuleViolation(
+            f"lender search {search.pk} is {search.status}, not completed",
+            customer_message=f"The lender search for this deal {what}, then place the deal with its lenders.",
+            details={"deal_id": deal.pk, "search_id": search.pk, "search_status": search.status},
+        )
+    if search.matches_purged_at is not None:
+        raise BusinessRuleViolation(
+            f"lender search {search.pk} was superseded and its ranked lenders were removed after retention",
+            customer_message="That lender search was replaced by a newer search of this deal and its ranked list "
+                             "is no longer kept. Place the deal from its latest lender search.",
+            details={"deal_id": deal.pk, "search_id": search.pk},
+        )
+
+
+def _first_program_id(programs: list[dict[str, Any]] | None) -> int | None:
+    for program in programs or ():
+        if isinstance(program, dict) and isinstance(program.get("id"), int):
+            return program["id"]
+    return None
+
+
+@transaction.atomic
+def placements_create(*, deal: Deal, user=None, lender_ids: list[int] | None = None,
+                      search: LenderSearch | None = None, top_n: int | None = None, send: bool = False,
+                      notes: str = "") -> PlacementBatch:
+    """Place the deal with lenders: those of `lender_ids`, or the top `top_n` of `search`.
+
+    With both, the lenders given are placed and those the search ranked keep their rank and best
+    program. Lenders already holding an open placement on the deal, and ids that name no lender,
+    are reported in `failed` (CONFLICT with the open placement's id, NOT_FOUND) while the others
+    are placed: one call, many lenders, partial success. With `send` the placements start `sent`
+    (their response clock running), else `draft`.
+    """
+    _lock_deal(deal)
+    _check_deal_open(deal)
+    ranks: dict[int, tuple[int, int | None]] = {}  # lender id -> (rank, best program id)
+    if search is not None:
+        _search_for_deal(deal, search)
+        matches = LenderMatch.objects.filter(search=search).order_by("rank")
+        matches = matches[: top_n or 0] if lender_ids is None else matches.filter(lender_id__in=lender_ids)
+        for lender_id, rank, programs in matches.values_list("lender_id", "rank", "programs"):
+            ranks[lender_id] = (rank, _first_program_id(programs))
+        if lender_ids is None:
+            lender_ids = list(ranks)
+    wanted = list(dict.fromkeys(lender_ids or ()))
+    batch = PlacementBatch(deal=deal)
+    existing = set(Lender.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+    open_ones = dict(
+        Placement.objects.filter(deal=deal, lender_id__in=wanted, status__in=OPEN_STATUSES)
+        .values_list("lender_id", "pk")
+    )
+    programs = {rank[1] for rank in ranks.values() if rank[1] is not None}
+    live_programs = set(LenderProgram.objects.filter(pk__in=programs).values_list("pk", "lender_id"))
+    now = _now()
+    new: list[Placement] = []
+    for lender_id in wanted:
+        if lender_id not in existing:
+            batch.failed.append({"lender_id": lender_id, "code": "NOT_FOUND",
+                                 "message": f"Lender not found: {lender_id}"})
+            continue
+        if lender_id in open_ones:
+            batch.failed.append({
+                "lender_id": lender_id, "code": "CONFLICT", "placement_id": open_ones[lender_id],
+                "message": f"Conflict: lender {lender_id} already has an open placement on this deal "
+                           f"(placement {open_ones[lender_id]})",
+            })
+            continue
+        rank, program_id = ranks.get(lender_id, (None, None))
+        new.append(Placement(
+            deal=deal, lender_id=lender_id, status=Status.SENT if send else Status.DRAFT,
+            program_id=program_id if (program_id, lender_id) in live_programs else None,
+            source_search=search if rank is not None else None, source_rank=rank, notes=notes,
+            sent_at=now if send else None, created_by=user if getattr(user, "pk", None) else None,
+            created_at=now,
+        ))
+    try:
+        with transaction.atomic():
+            batch.created = Placement.objects.bulk_create(new)
+    except IntegrityError:  # only a write that skipped the deal lock could get here
+        raise Conflict("another request placed this deal with one of these lenders at the same time; "
+                       "list the deal's placements and try again", details={"deal_id": deal.pk}) from None
+    return batch
+
+
+def _transition_refused(placement: Placement, requested: str) -> BusinessRuleViolation:
+    allowed = MANUAL_TRANSITIONS[placement.status]
+    if requested == "quoted":
+        how = "A placement becomes quoted when the lender's quote is recorded as a term sheet."
+    elif requested == "won":
+        how = "A placement is won by choosing one of its term sheets as the winning quote."
+    elif not allowed:
+        how = f"Its status is final ({_label(placement.status)}) and cannot change."
+    else:
+        how = f"From {_label(placement.status)} it can move to {_join([_label(s) for s in allowed])}."
+    return BusinessRuleViolation(
+        f"placement {placement.pk} cannot go from {placement.status} to {requested}; allowed next: "
+        f"{', '.join(allowed) or 'none'}",
+        customer_message=f"This placement is {_label(placement.status)}, so it can't be marked "
+                         f"{_label(requested)}. {how}",
+        details={"placement_id": placement.pk, "status": placement.status, "requested_status": requested,
+                 "allowed_next_statuses": list(allowed)},
+    )
+
+
+def _apply_status(placement: Placement, status: str, now: dt.datetime) -> list[str]:
+    """Set `status` and the timestamps it implies; returns the fields changed."""
+    changed = ["status"]
+    if status == Status.SENT and placement.sent_at is None:
+        placement.sent_at = now
+        changed.append("sent_at")
+    if status in RESPONSE_STATUSES and placement.first_response_at is None and placement.sent_at is not None:
+        placement.first_response_at = now
+        changed.append("first_response_at")
+    if status in DECIDED_STATUSES:
+        placement.decided_at = now
+        changed.append("decided_at")
+    if status == Status.ARCHIVED:
+        placement.archived_at = now
+        changed.append("archived_at")
+    placement.status = status
+    return changed
+
+
+def _lock_placement(placement: Placement) -> Placement:
+    """Lock the deal (see the module docstring), then reload the placement as it is now."""
+    _lock_deal(placement.deal)
+    try:
+        placement.refresh_from_db()
+    except Placement.DoesNotExist:
+        raise NotFound("Placement", placement.pk) from None
+    return placement
+
+
+@transaction.atomic
+def placement_update(*, placement: Placement, data: dict[str, Any]) -> Placement:
+    """Change status (along MANUAL_TRANSITIONS), notes, contact or program. Asking for the status
+    the placement already has changes nothing (safe to repeat). An archived placement is final."""
+    _lock_placement(placement)
+    changed: list[str] = []
+    status = data.get("status")
+    if status is not None and status != placement.status:
+        if status not in MANUAL_TRANSITIONS[placement.status]:
+            raise _transition_refused(placement, status)
+        changed += _apply_status(placement, status, _now())
+    edits = {k: (data[k] or "") for k in PLACEMENT_FIELDS if k in data}
+    if "program_id" in data:
+        program_id = data["program_id"]
+        if program_id is not None and not LenderProgram.objects.filter(pk=program_id,
+                                                                       lender_id=placement.lender_id).exists():
+            raise NotFound("Lender program", program_id)
+        edits["program_id"] = program_id
+    edits = {k: v for k, v in edits.items() if getattr(placement, k) != v}
+    if edits and placement.status == Status.ARCHIVED and "status" not in changed:
+        raise BusinessRuleViolation(
+            f"placement {placement.pk} is archived",
+            customer_message="This placement is archived, so it can no longer be changed.",
+            details={"placement_id": placement.pk, "status": placement.status},
+        )
+    for name, value in edits.items():
+        setattr(placement, name, value)
+    changed += list(edits)
+    if changed:
+        placement.save(update_fields=[*changed, "updated_at"])
+    return placement
+
+
+# --- term sheets ------------------------------------------------------------------------------------
+def check_rate_terms(data: dict[str, Any]) -> None:
+    """A fixed quote has a fixed rate only; a floating one an index and a spread only."""
+    fixed = data.get("rate_type") == "fixed"
+    fields: dict[str, list[str]] = {}
+    if fixed:
+        if data.get("fixed_rate") is None:
+            fields["fixed_rate"] = ["is required for a fixed rate_type"]
+        for name in ("rate_index", "spread_bps"):
+            if data.get(name) not in (None, ""):
+                fields[name] = ["must be left out for a fixed rate_type"]
+    else:
+        for name in ("rate_index", "spread_bps"):
+            if data.get(name) in (None, ""):
+                fields[name] = ["is required for a floating rate_type"]
+        if data.get("fixed_rate") is not None:
+            fields["fixed_rate"] = ["must be left out for a floating rate_type"]
+    if fields:
+        raise ValidationFailed(fields, message=RATE_TERMS_MESSAGE)
+
+
+TERM_SHEET_FIELDS = (
+    "quote_type", "loan_amount", "rate_type", "fixed_rate", "rate_index", "spread_bps", "term_months",
+    "amortization_months", "interest_only_months", "max_ltv", "min_dscr", "recourse", "origination_fee_percent",
+    "exit_fee_percent", "prepayment", "expires_on", "notes",
+)
+_TEXT_DEFAULTS = {"rate_index": "", "recourse": "", "prepayment": "", "notes": "", "quote_type": "term_sheet",
+                  "interest_only_months": 0}
+
+
+@transaction.atomic
+def term_sheet_add(*, placement: Placement, data: dict[str, Any], user=None) -> TermSheet:
+    """Record a lender's quote on a sent, reviewing or quoted placement; the placement becomes
+    `quoted` (and its first response is timed if it was not yet)."""
+    check_rate_terms(data)
+    _lock_placement(placement)
+    deal = placement.deal
+    _check_deal_open(deal)
+    if placement.status not in QUOTABLE_STATUSES:
+        first = " Mark it sent first." if placement.status == Status.DRAFT else ""
+        raise BusinessRuleViolation(
+            f"placement {placement.pk} is {placement.status}; a term sheet needs a sent, reviewing or quoted "
+            "placement",
+            customer_message=f"A quote can only be recorded for a placement that went to the lender and is still "
+                             f"open (sent, reviewing or quoted); this one is {_label(placement.status)}.{first}",
+            details={"placement_id": placement.pk, "status": placement.status,
+                     "allowed_statuses": list(QUOTABLE_STATUSES)},
+        )
+    if TermSheet.objects.filter(deal=deal, deleted_at=None).count() >= TERM_SHEETS_PER_DEAL_MAX:
+        raise BusinessRuleViolation(
+            f"deal {deal.pk} already has {TERM_SHEETS_PER_DEAL_MAX} term sheets",
+            customer_message=f"This deal already holds {TERM_SHEETS_PER_DEAL_MAX} quotes, the most one deal can "
+                             "compare. Remove quotes that no longer matter before adding more.",
+            details={"deal_id": deal.pk, "limit": TERM_SHEETS_PER_DEAL_MAX},
+        )
+    now = _now()
+    values = {name: data.get(name) for name in TERM_SHEET_FIELDS}
+    for name, default in _TEXT_DEFAULTS.items():
+        if values[name] is None:
+            values[name] = default
+    term_sheet = TermSheet.objects.create(
+        placement=placement, deal=deal, created_by=user if getattr(user, "pk", None) else None,
+        received_at=now, created_at=now, **values,
+    )
+    if placement.status != Status.QUOTED:
+        changed = _apply_status(placement, Status.QUOTED, now)
+        placement.save(update_fields=[*changed, "updated_at"])
+    return term_sheet
+
+
+def _lock_term_sheet(term_sheet: TermSheet) -> TermSheet:
+    _lock_deal(term_sheet.deal)
+    fresh = TermSheet.objects.select_related("placement__lender", "deal").filter(
+        pk=term_sheet.pk, deleted_at=None).first()
+    if fresh is None:
+        raise NotFound("Term sheet", term_sheet.pk)
+    return fresh
+
+
+@transaction.atomic
+def term_sheet_remove(*, term_sheet: TermSheet) -> None:
+    """Soft-delete a quote (e.g. recorded by mistake). The winning quote stays. A quoted placement
+    left with no quote goes back to reviewing."""
+    term_sheet = _lock_term_sheet(term_sheet)
+    if term_sheet.winning:
+        raise BusinessRuleViolation(
+            f"term sheet {term_sheet.pk} is the winning quote of deal {term_sheet.deal_id}",
+            customer_message="This is the deal's winning quote, so it cannot be removed.",
+            details={"term_sheet_id": term_sheet.pk, "deal_id": term_sheet.deal_id},
+        )
+    now = _now()
+    TermSheet.objects.filter(pk=term_sheet.pk).update(deleted_at=now, updated_at=now)
+    placement = term_sheet.placement
+    if (placement.status == Status.QUOTED
+            and not TermSheet.objects.filter(placement=placement, deleted_at=None).exists()):
+        placement.status = Status.REVIEWING
+        placement.save(update_fields=["status", "updated_at"])
+
+
+@dataclass
+class WinnerChoice:
+    term_sheet: TermSheet
+    lost_placement_ids: list[int]
+    changed: bool
+
+
+@transaction.atomic
+def term_sheet_select_winner(*, term_sheet: TermSheet, today: dt.date | None = None) -> WinnerChoice:
+    """Choose the deal's winning quote: its placement becomes `won` and every other open placement
+    of the deal `lost`, in this one transaction. Choosing the current winner again changes nothing
+    (safe to repeat); a deal has at most one winner."""
+    term_sheet = _lock_term_sheet(term_sheet)
+    deal = term_sheet.deal
+    placement = term_sheet.placement
+    if term_sheet.winning:
+        return WinnerChoice(term_sheet, [], changed=False)
+    _check_deal_open(deal)
+    current = TermSheet.objects.filter(deal=deal, winning=True).select_related("placement__lender").first()
+    if current is not None:
+        raise BusinessRuleViolation(
+            f"deal {deal.pk} already has a winning term sheet ({current.pk})",
+            customer_message=f"A winning quote was already chosen for this deal ({current.placement.lender.name}, "
+                             f"term sheet {current.pk}). A deal has only one winner.",
+            details={"deal_id": deal.pk, "winning_term_sheet_id": current.pk},
+        )
+    if placement.status != Status.QUOTED:
+        raise BusinessRuleViolation(
+            f"placement {placement.pk} of term sheet {term_sheet.pk} is {placement.status}, not quoted",
+            customer_message=f"This quote's placement is {_label(placement.status)}, so the quote can't win. Only "
+                             "a quote on an open, quoted placement can be chosen.",
+            details={"term_sheet_id": term_sheet.pk, "placement_id": placement.pk, "status": placement.status},
+        )
+    today = today or timezone.localdate()
+    if term_sheet.expires_on is not None and term_sheet.expires_on < today:
+        raise BusinessRuleViolation(
+            f"term sheet {term_sheet.pk} expired on {term_sheet.expires_on.isoformat()}",
+            customer_message=f"This quote expired on {term_sheet.expires_on.isoformat()}. Ask the lender to extend "
+                             "or reissue it, record the new quote, then choose it.",
+            details={"term_sheet_id": term_sheet.pk, "expires_on": term_sheet.expires_on.isoformat()},
+        )
+    now = _now()
+    others = Placement.objects.filter(deal=deal, status__in=OPEN_STATUSES).exclude(pk=placement.pk)
+    lost = list(others.values_list("pk", flat=True))
+    try:
+        with transaction.atomic():
+            TermSheet.objects.filter(pk=term_sheet.pk).update(winning=True, updated_at=now)
+            others.update(status=Status.LOST, decided_at=now, updated_at=now)
+            changed = _apply_status(placement, Status.WON, now)
+            placement.save(update_fields=[*changed, "updated_at"])
+    except IntegrityError:  # only a write that skipped the deal lock could get here
+        raise Conflict("another winning term sheet was chosen for this deal at the same time",
+                       details={"deal_id": deal.pk}) from None
+    term_sheet.winning = True
+    return WinnerChoice(term_sheet, lost, changed=True)
+
+
+# --- base rates -------------------------------------------------------------------------------------
+@transaction.atomic
+def base_rate_set(*, index: str, rate: Decimal, as_of: dt.date | None = None) -> BaseRate:
+    """Set the current value of a base rate index (admin)."""
+    base, _ = BaseRate.objects.update_or_create(
+        index=index, defaults={"rate": rate, "as_of": as_of or timezone.localdate()})
+    return base

@@ -1,0 +1,56 @@
+"""Celery tasks of lender discovery. Each takes ids, calls one service and is safe to run twice.
+
+All are `acks_late` with `reject_on_worker_lost`: a job whose worker dies is delivered again,
+and the claim in `services.lender_search_run` makes a duplicate delivery a no-op. A search whose
+worker died mid-run is found by `sweep_stale_searches` (scheduled every minute, see
+CELERY_BEAT_SCHEDULE) through its stale heartbeat and re-queued, or failed after
+LEV_SEARCH_MAX_ATTEMPTS. Time limits need the prefork pool (the solo pool cannot enforce them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+from django.conf import settings
+
+from deals.searches import services
+from lev.outages import unless_outage
+
+COMMON = {"acks_late": True, "reject_on_worker_lost": True}
+
+
+@shared_task(
+    bind=True, name=services.RUN_SEARCH_TASK, max_retries=3,
+    soft_time_limit=settings.LEV_SEARCH_SOFT_TIME_LIMIT, time_limit=settings.LEV_SEARCH_TIME_LIMIT, **COMMON,
+)
+def run_lender_search(self, search_id: int) -> dict[str, Any] | None:
+    """Rank lenders for one LenderSearch. Transient database errors retry with backoff; the
+    retry keeps the task id, which lets it take over the search its own attempt left behind."""
+    owner = self.request.id
+    try:
+        stats = services.lender_search_run(search_id=search_id, owner=owner)
+    except services.TRANSIENT_DB_ERRORS as exc:
+        if self.request.retries >= self.max_retries:
+            services.lender_search_give_up(search_id=search_id, owner=owner)
+            return None
+        raise self.retry(exc=exc, countdown=2 ** self.request.retries) from exc
+    if stats is None:
+        return None
+    return {"candidates": stats.candidates, "matches": stats.matches, "timings_ms": stats.timings_ms}
+
+
+@shared_task(name="lenders.tasks.sweep_stale_searches", soft_time_limit=30, time_limit=40, **COMMON)
+def sweep_stale_searches() -> dict[str, int]:
+    """Re-queue (or fail) searches whose worker died or whose job never started. While the database
+    (or broker) is down there is nothing to sweep: the next run, seconds later, does it."""
+    return unless_outage(services.lender_search_sweep, "stale-search sweep", {"requeued": 0, "failed": 0})
+
+
+@shared_task(name="lenders.tasks.purge_superseded_matches", soft_time_limit=100, time_limit=110, **COMMON)
+def purge_superseded_matches() -> int:
+    """Delete the stored matches of searches nobody reads any more: superseded by a newer completed
+    search of the same deal, or failed, past LEV_SEARCH_MATCH_RETENTION_SECONDS (see
+    services.purgeable_searches). Returns the number of searches purged. While the database is down
+    there is nothing to do: the next run does it."""
+    return unless_outage(services.lender_matches_purge, "purge of superseded lender matches", 0)

@@ -1,0 +1,1 @@
+"""Idempotent creates (services: the `idempotent` decorator, the purge; models: the stored records)."""

@@ -1,0 +1,139 @@
+"""The term sheet comparison, checked against figures worked out by hand.
+
+The deal: $10M requested on a property valued at $16M with $1M of in-place NOI.
+
+* A — fixed 6 %, $10M, 30-year amortization, 10-year term, no fees. Monthly payment
+  10,000,000 * 0.005 / (1 - 1.005^-360) = $59,955.05 (the textbook figure), so $719,460.63 a year;
+  DSCR 1,000,000 / 719,460.63 = 1.39; LTV 10 / 16 = 62.5 %.
+* B — SOFR (4.30 %) + 250 bp = 6.80 %, $11M, 2 years interest-only then 30-year amortization over a
+  5-year term, 1 % origination + 0.5 % exit fee, full recourse, lender minimum DSCR 1.25, max LTV 65 %.
+  Fees $110,000 + $55,000; net proceeds $10,890,000; all-in cost 6.80 + 1.5 / 5 years = 7.10 %;
+  interest-only service 11,000,000 * 6.8 % = $748,000; amortizing $71,711.77 * 12 = $860,541.25;
+  DSCR 1.16 (below 1.25); LTV 68.75 % (above 65 %).
+* C — fixed 5.75 %, $8M, interest-only for its whole 3-year term, non-recourse: $460,000 a year,
+  DSCR 2.17; the lowest cost, but $2M short of the request.
+* D — Prime + 100 bp with no current Prime rate: cannot be priced.
+* E — an expired quote.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+
+from deals.models import DealFinancials
+from deals.placements.comparison import all_in_cost, amortizing_annual_payment, debt_service, term_sheet_comparison
+from deals.placements.services import base_rate_set, placement_update
+from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
+
+pytestmark = pytest.mark.django_db
+
+TODAY = dt.date(2026, 11, 22)
+D = Decimal
+
+
+def test_the_arithmetic_by_hand():
+    assert amortizing_annual_payment(D("10000000"), D("6"), 360) == D("719460.63")
+    assert amortizing_annual_payment(D("1200000"), D("0"), 120) == D("120000.00")  # 0 %: straight-line
+    # Interest-only for the whole term (no amortization, or an IO period as long as the term).
+    assert debt_service(loan=D("8000000"), rate=D("5.75"), amortization_months=None, interest_only_months=0,
+                        term_months=36) == (D("460000.00"), None)
+    assert debt_service(loan=D("8000000"), rate=D("5.75"), amortization_months=360, interest_only_months=36,
+                        term_months=36) == (D("460000.00"), None)
+    assert debt_service(loan=D("11000000"), rate=D("6.8"), amortization_months=360, interest_only_months=24,
+                        term_months=60) == (D("860541.25"), D("748000.00"))
+    assert debt_service(loan=D("1"), rate=None, amortization_months=360, interest_only_months=0,
+                        term_months=60) == (None, None)
+    assert all_in_cost(rate=D("6.8"), fee_percent=D("1.5"), term_months=60) == D("7.100")
+    assert all_in_cost(rate=D("6"), fee_percent=D("0"), term_months=None) == D("6")
+    assert all_in_cost(rate=D("6"), fee_percent=D("1"), term_months=None) is None  # fees, but no term to spread
+
+
+@pytest.fixture
+def quotes(account):
+    deal = deal_with_financials(account)
+    base_rate_set(index="sofr", rate=D("4.30"), as_of=dt.date(2026, 11, 20))
+    ls = lenders(6)
+    a = quote(place(deal, ls[0]), fixed_rate=D("6"), amortization_months=360, term_months=120)
+    b = quote(place(deal, ls[1]), loan_amount=D("11000000"), rate_type="floating", fixed_rate=None, rate_index="sofr",
+              spread_bps=250, interest_only_months=24, amortization_months=360, term_months=60,
+              origination_fee_percent=D("1"), exit_fee_percent=D("0.5"), recourse="full", min_dscr=D("1.25"),
+              max_ltv=D("65"))
+    c = quote(place(deal, ls[2]), loan_amount=D("8000000"), fixed_rate=D("5.75"), amortization_months=None,
+              term_months=36, recourse="non_recourse", expires_on=TODAY + dt.timedelta(days=10))
+    d = quote(place(deal, ls[3]), rate_type="floating", fixed_rate=None, rate_index="prime", spread_bps=100)
+    e = quote(place(deal, ls[4]), fixed_rate=D("4"), expires_on=TODAY - dt.timedelta(days=1))
+    declined = place(deal, ls[5])
+    quote(declined, fixed_rate=D("3"))
+    placement_update(placement=declined, data={"status": "declined"})  # its quote is out of the running
+    return deal, {"A": a.id, "B": b.id, "C": c.id, "D": d.id, "E": e.id}
+
+
+def test_quotes_on_one_basis_best_first_with_notes(quotes):
+    deal, ids = quotes
+    comparison = term_sheet_comparison(deal=deal, today=TODAY)
+    by_id = {q.term_sheet_id: q for q in comparison.quotes}
+    name = {v: k for k, v in ids.items()}
+    assert [name[q.term_sheet_id] for q in comparison.quotes] == ["A", "B", "C", "D", "E"]
+    assert [q.rank for q in comparison.quotes] == [1, 2, 3, 4, 5]
+    assert comparison.best_term_sheet_id == ids["A"]
+    assert (comparison.value, comparison.value_basis, comparison.noi, comparison.noi_basis) == (
+        D("16000000"), "estimated_value", D("1000000"), "in_place_noi")
+    assert comparison.base_rates == {"sofr": (D("4.300"), dt.date(2026, 11, 20))}
+
+    a, b, c, d, e = (by_id[ids[k]] for k in "ABCDE")
+    assert (a.all_in_rate, a.all_in_cost, a.annual_debt_service, a.dscr, a.ltv, a.total_fees) == (
+        D("6.000"), D("6.000"), D("719460.63"), D("1.39"), D("62.50"), D("0.00"))
+    assert a.notes == []
+    assert (b.base_rate, b.all_in_rate, b.all_in_cost) == (D("4.300"), D("6.800"), D("7.100"))
+    assert (b.origination_fee, b.exit_fee, b.total_fees, b.net_proceeds) == (
+        D("110000.00"), D("55000.00"), D("165000.00"), D("10890000.00"))
+    assert (b.annual_debt_service, b.interest_only_debt_service, b.dscr, b.ltv) == (
+        D("860541.25"), D("748000.00"), D("1.16"), D("68.75"))
+    assert b.notes == ["highest proceeds", "full recourse", "DSCR 1.16x below the lender's 1.25x minimum",
+                       "LTV 68.75% above the lender's 65% maximum", "interest-only for 2 years"]
+    assert (c.annual_debt_service, c.interest_only_debt_service, c.dscr) == (D("460000.00"), None, D("2.17"))
+    assert c.notes == ["lowest all-in cost", "non-recourse", "$2M short of the $10M requested",
+                       "interest-only for the whole term", f"expires {(TODAY + dt.timedelta(days=10)).isoformat()}"]
+    assert (d.all_in_rate, d.all_in_cost, d.annual_debt_service, d.dscr) == (None, None, None, None)
+    assert d.notes == ["no current Prime rate set: all-in rate unknown"]
+    assert e.expired and e.notes == [f"expired {(TODAY - dt.timedelta(days=1)).isoformat()}"]
+    assert comparison.unavailable == [
+        "All-in rate of floating quotes over Prime: no current base rate is set (an admin sets it under Base rates)"]
+
+
+def test_without_noi_or_value_the_comparison_says_so(quotes):
+    deal, ids = quotes
+    DealFinancials.objects.filter(deal=deal).update(in_place_noi=None, estimated_value=None, purchase_price=None)
+    comparison = term_sheet_comparison(deal=deal, today=TODAY)
+    assert all(q.dscr is None and q.ltv is None for q in comparison.quotes)
+    assert comparison.unavailable[:2] == [
+        "DSCR: the deal has no NOI (set in_place_noi or stabilized_noi in its financials)",
+        "LTV: the deal has no value (set estimated_value or purchase_price in its financials)",
+    ]
+    # Stabilized NOI and the purchase price stand in when the primary figures are missing.
+    DealFinancials.objects.filter(deal=deal).update(stabilized_noi=D("2000000"), purchase_price=D("20000000"))
+    again = term_sheet_comparison(deal=deal, today=TODAY)
+    a = next(q for q in again.quotes if q.term_sheet_id == ids["A"])
+    assert (again.noi_basis, again.value_basis, a.dscr, a.ltv) == ("stabilized_noi", "purchase_price", D("2.78"),
+                                                                   D("50.00"))
+
+
+def test_a_deal_without_quotes_is_an_empty_comparison(account):
+    comparison = term_sheet_comparison(deal=deal_with_financials(account))
+    assert comparison.quotes == [] and comparison.unavailable == [] and comparison.best_term_sheet_id is None
+
+
+def test_a_lone_quote_is_not_called_highest(account):
+    deal = deal_with_financials(account)
+    quote(place(deal, lenders(1)[0]))
+    (only,) = term_sheet_comparison(deal=deal, today=TODAY).quotes
+    assert only.notes == []
+
+
+def test_the_comparison_reads_a_constant_number_of_queries(quotes, django_assert_num_queries):
+    deal, _ids = quotes
+    with django_assert_num_queries(3):
+        assert len(term_sheet_comparison(deal=deal, today=TODAY).quotes) == 5
