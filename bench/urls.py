@@ -4,6 +4,7 @@ from django.http import HttpResponse, JsonResponse
 from django.urls import path
 
 from deals.models import Deal
+from lev.errors import ErrorCode
 from lev.urls import urlpatterns as product_urls
 
 
@@ -18,7 +19,7 @@ def floor(request, deal_id: int):
     (REST, MCP) is reported as a ratio to this."""
     deal = Deal.objects.filter(pk=deal_id).values("id", "title", "loan_amount", "loan_type").first()
     if deal is None:
-        return JsonResponse({"code": "NOT_FOUND"}, status=404)
+        return JsonResponse({"code": ErrorCode.NOT_FOUND}, status=404)
     return JsonResponse(deal)
 
 

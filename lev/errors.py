@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+from enum import StrEnum
 from typing import Any
 
 from django.conf import settings
@@ -33,8 +34,29 @@ SESSION_EXPIRED_MESSAGE = "Unauthorized: your session has expired. Please sign i
 UPSTREAM_MESSAGE = "Upstream service is temporarily unavailable. Please retry in a few seconds."
 
 
+class ErrorCode(StrEnum):
+    """Every error code the API and the MCP layer answer with: the one place each code is spelled.
+
+    A member is a `str` equal to its value, so it compares, hashes, formats and serializes (json,
+    DRF's renderer, the MCP result) exactly as the plain string did. The MCP contract
+    (`mcp_tools.errors`) has every member but METHOD_NOT_ALLOWED, which it maps by HTTP status.
+    The order is the OpenAPI schema's (`lev.openapi`).
+    """
+
+    VALIDATION_ERROR = "VALIDATION_ERROR"
+    NOT_FOUND = "NOT_FOUND"
+    CONFLICT = "CONFLICT"
+    BUSINESS_RULE = "BUSINESS_RULE"
+    AUTH_ERROR = "AUTH_ERROR"
+    FORBIDDEN = "FORBIDDEN"
+    RATE_LIMITED = "RATE_LIMITED"
+    UPSTREAM_UNAVAILABLE = "UPSTREAM_UNAVAILABLE"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+
+
 class ApplicationError(Exception):
-    code = "INTERNAL_ERROR"
+    code: ErrorCode = ErrorCode.INTERNAL_ERROR
     http_status = 500
     default_message = "Internal error: an unexpected error occurred."
 
@@ -60,7 +82,7 @@ def validation_message(fields: dict[str, list[str]]) -> str:
 
 
 class ValidationFailed(ApplicationError):
-    code = "VALIDATION_ERROR"
+    code = ErrorCode.VALIDATION_ERROR
     http_status = 400
 
     def __init__(self, fields: dict[str, list[str]], *, message: str | None = None):
@@ -69,7 +91,7 @@ class ValidationFailed(ApplicationError):
 
 
 class NotFound(ApplicationError):
-    code = "NOT_FOUND"
+    code = ErrorCode.NOT_FOUND
     http_status = 404
 
     def __init__(self, resource: str = "Resource", identifier: Any = None):
@@ -91,7 +113,7 @@ class LenderNotFound(NotFound):
 
 
 class Conflict(ApplicationError):
-    code = "CONFLICT"
+    code = ErrorCode.CONFLICT
     http_status = 409
 
     def __init__(self, reason: str, *, details: dict[str, Any] | None = None):
@@ -101,7 +123,7 @@ class Conflict(ApplicationError):
 class BusinessRuleViolation(ApplicationError):
     """Well-formed and authorised, but against a rule. `customer_message` is safe to relay."""
 
-    code = "BUSINESS_RULE"
+    code = ErrorCode.BUSINESS_RULE
     http_status = 409
 
     def __init__(self, reason: str, *, customer_message: str, details: dict[str, Any] | None = None):
@@ -113,7 +135,7 @@ class BusinessRuleViolation(ApplicationError):
 
 
 class AuthenticationFailed(ApplicationError):
-    code = "AUTH_ERROR"
+    code = ErrorCode.AUTH_ERROR
     http_status = 401
     default_message = "Unauthorized: a valid API key is required."
 
@@ -126,7 +148,7 @@ class SessionExpired(AuthenticationFailed):
 
 
 class MethodNotAllowed(ApplicationError):
-    code = "METHOD_NOT_ALLOWED"
+    code = ErrorCode.METHOD_NOT_ALLOWED
     http_status = 405
     default_message = "Method not allowed: this path does not accept this method."
 
@@ -139,13 +161,13 @@ class MethodNotAllowed(ApplicationError):
 
 
 class Forbidden(ApplicationError):
-    code = "FORBIDDEN"
+    code = ErrorCode.FORBIDDEN
     http_status = 403
     default_message = "Forbidden: you do not have permission to do this."
 
 
 class RateLimited(ApplicationError):
-    code = "RATE_LIMITED"
+    code = ErrorCode.RATE_LIMITED
     http_status = 429
 
     def __init__(self, retry_after_seconds: float | None = None):
@@ -163,7 +185,7 @@ class RateLimited(ApplicationError):
 class UpstreamUnavailable(ApplicationError):
     """A dependency of the API (database, Redis) is down: transient, retried, counted by the breaker."""
 
-    code = "UPSTREAM_UNAVAILABLE"
+    code = ErrorCode.UPSTREAM_UNAVAILABLE
     http_status = 503
     default_message = UPSTREAM_MESSAGE
 

@@ -8,10 +8,11 @@ from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema_serializer
 from rest_framework import serializers
 
+from lev.errors import ErrorCode
 from lev.limits import IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN
 
-ERROR_CODES = ("VALIDATION_ERROR", "NOT_FOUND", "CONFLICT", "BUSINESS_RULE", "AUTH_ERROR", "FORBIDDEN",
-               "RATE_LIMITED", "UPSTREAM_UNAVAILABLE", "INTERNAL_ERROR", "METHOD_NOT_ALLOWED")
+# Plain strings in the schema (its enum lists them in ErrorCode's order).
+ERROR_CODES = tuple(code.value for code in ErrorCode)
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -11,39 +11,39 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from lev.errors import UPSTREAM_MESSAGE, ApplicationError, validation_message
+from lev.errors import UPSTREAM_MESSAGE, ApplicationError, ErrorCode, validation_message
 from lev.limits import LOAN_AMOUNT_MIN
 
 CATEGORY = {
-    "VALIDATION_ERROR": "validation",
-    "NOT_FOUND": "validation",
-    "CONFLICT": "business",
-    "BUSINESS_RULE": "business",
-    "AUTH_ERROR": "permission",
-    "FORBIDDEN": "permission",
-    "RATE_LIMITED": "transient",
-    "UPSTREAM_UNAVAILABLE": "transient",
-    "INTERNAL_ERROR": "internal",
+    ErrorCode.VALIDATION_ERROR: "validation",
+    ErrorCode.NOT_FOUND: "validation",
+    ErrorCode.CONFLICT: "business",
+    ErrorCode.BUSINESS_RULE: "business",
+    ErrorCode.AUTH_ERROR: "permission",
+    ErrorCode.FORBIDDEN: "permission",
+    ErrorCode.RATE_LIMITED: "transient",
+    ErrorCode.UPSTREAM_UNAVAILABLE: "transient",
+    ErrorCode.INTERNAL_ERROR: "internal",
 }
-RETRYABLE = {"RATE_LIMITED", "UPSTREAM_UNAVAILABLE"}
-DEFAULT_RETRY_AFTER_MS = {"RATE_LIMITED": 1000, "UPSTREAM_UNAVAILABLE": 2000}
+RETRYABLE = {ErrorCode.RATE_LIMITED, ErrorCode.UPSTREAM_UNAVAILABLE}
+DEFAULT_RETRY_AFTER_MS = {ErrorCode.RATE_LIMITED: 1000, ErrorCode.UPSTREAM_UNAVAILABLE: 2000}
 
 HINTS = {
-    "VALIDATION_ERROR": "Fix the named argument and call the tool again.",
-    "NOT_FOUND": "Check the id (list_deals or search_lender_directory finds valid ids); do not retry "
-                 "with the same id.",
-    "CONFLICT": "Do not repeat the call unchanged; use a new idempotency key or read the current state.",
-    "BUSINESS_RULE": "Relay customerMessage to the user; retrying will not help.",
-    "AUTH_ERROR": "Ask the user to sign in again or provide a valid Lev API key.",
-    "FORBIDDEN": "The user lacks access; ask them or an account owner.",
-    "RATE_LIMITED": "Wait retryAfterMs, then retry with jitter; do not retry in a tight loop.",
-    "UPSTREAM_UNAVAILABLE": "Wait retryAfterMs and retry; if every tool fails, Lev is down (see /health).",
-    "INTERNAL_ERROR": "Report the time of the call to Lev support; retrying will not help.",
+    ErrorCode.VALIDATION_ERROR: "Fix the named argument and call the tool again.",
+    ErrorCode.NOT_FOUND: "Check the id (list_deals or search_lender_directory finds valid ids); do not retry "
+                         "with the same id.",
+    ErrorCode.CONFLICT: "Do not repeat the call unchanged; use a new idempotency key or read the current state.",
+    ErrorCode.BUSINESS_RULE: "Relay customerMessage to the user; retrying will not help.",
+    ErrorCode.AUTH_ERROR: "Ask the user to sign in again or provide a valid Lev API key.",
+    ErrorCode.FORBIDDEN: "The user lacks access; ask them or an account owner.",
+    ErrorCode.RATE_LIMITED: "Wait retryAfterMs, then retry with jitter; do not retry in a tight loop.",
+    ErrorCode.UPSTREAM_UNAVAILABLE: "Wait retryAfterMs and retry; if every tool fails, Lev is down (see /health).",
+    ErrorCode.INTERNAL_ERROR: "Report the time of the call to Lev support; retrying will not help.",
 }
 
 STATUS_CODES = {
-    400: "VALIDATION_ERROR", 422: "VALIDATION_ERROR", 401: "AUTH_ERROR", 403: "FORBIDDEN",
-    404: "NOT_FOUND", 409: "CONFLICT", 429: "RATE_LIMITED",
+    400: ErrorCode.VALIDATION_ERROR, 422: ErrorCode.VALIDATION_ERROR, 401: ErrorCode.AUTH_ERROR,
+    403: ErrorCode.FORBIDDEN, 404: ErrorCode.NOT_FOUND, 409: ErrorCode.CONFLICT, 429: ErrorCode.RATE_LIMITED,
 }
 
 FIELD_HINTS = {
@@ -57,7 +57,7 @@ FIELD_HINTS = {
 
 @dataclass
 class ToolFailure(Exception):
-    code: str
+    code: ErrorCode | str  # a code the contract does not have becomes INTERNAL_ERROR
     message: str
     hint: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
@@ -66,8 +66,7 @@ class ToolFailure(Exception):
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
-        if self.code not in CATEGORY:
-            self.code = "INTERNAL_ERROR"
+        self.code = ErrorCode(self.code) if self.code in CATEGORY else ErrorCode.INTERNAL_ERROR
 
     def as_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -96,15 +95,15 @@ def _field_hint(details: dict[str, Any]) -> str | None:
 
 
 def validation_failure(fields: dict[str, list[str]], message: str | None = None) -> ToolFailure:
-    return ToolFailure("VALIDATION_ERROR", message or validation_message(fields), details={"fields": fields})
+    return ToolFailure(ErrorCode.VALIDATION_ERROR, message or validation_message(fields), details={"fields": fields})
 
 
 def upstream_unavailable(retry_after_ms: int | None = None) -> ToolFailure:
-    return ToolFailure("UPSTREAM_UNAVAILABLE", UPSTREAM_MESSAGE, retry_after_ms=retry_after_ms)
+    return ToolFailure(ErrorCode.UPSTREAM_UNAVAILABLE, UPSTREAM_MESSAGE, retry_after_ms=retry_after_ms)
 
 
 def internal_error() -> ToolFailure:
-    return ToolFailure("INTERNAL_ERROR", "Internal error: the tool failed unexpectedly.")
+    return ToolFailure(ErrorCode.INTERNAL_ERROR, "Internal error: the tool failed unexpectedly.")
 
 
 def retry_after_ms_from(headers: dict[str, str] | Any) -> int | None:
@@ -137,16 +136,16 @@ def from_api_response(status: int, body: Any, headers: Any = None) -> ToolFailur
     if not ours:
         details = {}
     if code not in CATEGORY:
-        code = STATUS_CODES.get(status, "VALIDATION_ERROR")
+        code = STATUS_CODES.get(status, ErrorCode.VALIDATION_ERROR)
     message = body.get("message") if ours and isinstance(body.get("message"), str) else None
     if not message:
         message = {
-            "VALIDATION_ERROR": "Validation failed: the request was rejected",
-            "NOT_FOUND": "Resource not found",
-            "CONFLICT": "Conflict: the request conflicts with the current state",
-            "AUTH_ERROR": "Unauthorized: your session has expired. Please sign in again.",
-            "FORBIDDEN": "Forbidden: you do not have permission to do this.",
-            "RATE_LIMITED": "Rate limit exceeded: back off with jitter; do not retry in a tight loop.",
+            ErrorCode.VALIDATION_ERROR: "Validation failed: the request was rejected",
+            ErrorCode.NOT_FOUND: "Resource not found",
+            ErrorCode.CONFLICT: "Conflict: the request conflicts with the current state",
+            ErrorCode.AUTH_ERROR: "Unauthorized: your session has expired. Please sign in again.",
+            ErrorCode.FORBIDDEN: "Forbidden: you do not have permission to do this.",
+            ErrorCode.RATE_LIMITED: "Rate limit exceeded: back off with jitter; do not retry in a tight loop.",
         }.get(code, f"Request failed with status {status}")
     customer_message = details.pop("customer_message", None) if details else None
     return ToolFailure(
@@ -154,7 +153,7 @@ def from_api_response(status: int, body: Any, headers: Any = None) -> ToolFailur
         message,
         details=details,
         customer_message=customer_message,
-        retry_after_ms=retry_after_ms_from(headers) if code == "RATE_LIMITED" else None,
+        retry_after_ms=retry_after_ms_from(headers) if code == ErrorCode.RATE_LIMITED else None,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from mcp.types import ToolAnnotations
 
+from lev.errors import ErrorCode
 from mcp_tools.client import LevClient
 from mcp_tools.metrics import TOOL_CALLS, TOOL_SECONDS
 
@@ -73,7 +74,8 @@ def tool_label(name: str) -> str:
 def record_tool_call(tool: str, payload: dict, *, is_error: bool, seconds: float) -> None:
     label = tool_label(tool)
     if is_error:
-        TOOL_CALLS.labels(label, payload.get("code", "INTERNAL_ERROR"), payload.get("errorCategory", "internal")).inc()
+        code, category = payload.get("code", ErrorCode.INTERNAL_ERROR), payload.get("errorCategory", "internal")
+        TOOL_CALLS.labels(label, code, category).inc()
     else:
         TOOL_CALLS.labels(label, "ok", "none").inc()
     TOOL_SECONDS.labels(label).observe(seconds)

@@ -26,6 +26,7 @@ from mcp_server.djangomcp import DjangoMCP, django_request_ctx
 
 from lev import limits
 from lev.accounts import scopes
+from lev.errors import ErrorCode
 from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
 from lev.resource import bearer_challenge
@@ -232,7 +233,7 @@ def _oversize_error(tool: str | None, size: int) -> dict[str, Any]:
     logger.error("Tool %s answer of %d bytes is over the %d byte budget (LEV_MCP_MAX_RESPONSE_BYTES): "
                  "answered INTERNAL_ERROR", tool, size, budget.limit())
     return ToolFailure(
-        "INTERNAL_ERROR",
+        ErrorCode.INTERNAL_ERROR,
         f"Internal error: the answer of {tool or 'this tool'} was too large to send.",
         hint="Ask for less (a smaller limit, fewer include items or narrower filters); the same call "
              "would fail again. Report the time of the call to Lev support.",
@@ -272,7 +273,7 @@ def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Any) -> CallToo
         payload = spec.fn(**arguments)
         return _result(payload, is_error=False, tool=spec.name)
     except ToolFailure as failure:
-        if failure.code != "UPSTREAM_UNAVAILABLE":  # an outage is logged once per interval, not per call
+        if failure.code != ErrorCode.UPSTREAM_UNAVAILABLE:  # an outage is logged once per interval, not per call
             logger.info("Tool %s failed: %s %s", spec.name, failure.code, failure.message)
         return _result(failure.as_dict(), is_error=True)
     except Exception as exc:
@@ -464,10 +465,10 @@ def credential_scopes(request: Any) -> frozenset[str] | None:
 
 def scope_failure(spec: ToolSpec) -> ToolFailure:
     if spec.scope is None:
-        return ToolFailure("FORBIDDEN", f"Forbidden: {spec.name} is not available to any credential",
+        return ToolFailure(ErrorCode.FORBIDDEN, f"Forbidden: {spec.name} is not available to any credential",
                            details={"tool": spec.name})
     return ToolFailure(
-        "FORBIDDEN",
+        ErrorCode.FORBIDDEN,
         f"Forbidden: {spec.name} needs the scope {spec.scope}, which this credential was not granted",
         hint=f"Tell the user this needs the '{spec.scope}' permission: they can reconnect Lev and allow it "
              "(or use an API key that has it). tools/list shows only the tools this connection may call.",
@@ -485,7 +486,7 @@ def step_up_challenge(request: Any, called: CallToolResult) -> str | None:
     payload = called.structuredContent or {}
     scope = (payload.get("details") or {}).get("required_scope")
     credential = getattr(request, "auth", None) if hasattr(request, "successful_authenticator") else None
-    if payload.get("code") != "FORBIDDEN" or scope not in scopes.ALL_SCOPES or \
+    if payload.get("code") != ErrorCode.FORBIDDEN or scope not in scopes.ALL_SCOPES or \
             not isinstance(credential, OAuthCredential):
         return None
     return bearer_challenge(request, error="insufficient_scope", scopes=credential.scope_set | {scope},

@@ -37,6 +37,7 @@ from rest_framework.request import Request
 from lev.accounts.auth import ApiKeyAuthentication
 from lev.errors import (
     ApplicationError,
+    ErrorCode,
     Forbidden,
     MethodNotAllowed,
     ValidationFailed,
@@ -53,12 +54,12 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class PayloadTooLarge(ApplicationError):
-    code = "VALIDATION_ERROR"
+    code = ErrorCode.VALIDATION_ERROR
     http_status = 413
 
 
 class LengthRequired(ApplicationError):
-    code = "VALIDATION_ERROR"
+    code = ErrorCode.VALIDATION_ERROR
     http_status = 411
     default_message = (
         "Validation failed: send the request body with a Content-Length header; "

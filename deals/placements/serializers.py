@@ -12,6 +12,7 @@ from deals.placements.selectors import PlacementFilters, TermSheetFilters
 from deals.placements.services import UPDATE_STATUSES, next_statuses
 from lev import limits
 from lev.enums import PLACEMENT_STATUSES, QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES, choices
+from lev.errors import ErrorCode
 from lev.serializers import (
     EnumField,
     MoneyField,
@@ -202,7 +203,7 @@ class PlacementDetailSerializer(PlacementSerializer):
 
 class PlacementFailureSerializer(serializers.Serializer):
     lender_id = serializers.IntegerField()
-    code = serializers.ChoiceField(choices=("NOT_FOUND", "CONFLICT"))
+    code = serializers.ChoiceField(choices=(ErrorCode.NOT_FOUND.value, ErrorCode.CONFLICT.value))
     message = serializers.CharField()
     placement_id = serializers.IntegerField(required=False,
                                             help_text="CONFLICT: the lender's open placement on this deal.")

@@ -24,7 +24,7 @@ from deals.searches.models import LenderMatch, LenderSearch
 from deals.services import _lock_deal
 from lenders.models import Lender, LenderProgram
 from lev.enums import PLACEMENT_UPDATE_STATUSES
-from lev.errors import BusinessRuleViolation, Conflict, NotFound, ValidationFailed
+from lev.errors import BusinessRuleViolation, Conflict, ErrorCode, NotFound, ValidationFailed
 from lev.limits import TERM_SHEETS_PER_DEAL_MAX
 
 Status = Placement.Status
@@ -160,12 +160,12 @@ def placements_create(*, deal: Deal, user=None, lender_ids: list[int] | None = N
     new: list[Placement] = []
     for lender_id in wanted:
         if lender_id not in existing:
-            batch.failed.append({"lender_id": lender_id, "code": "NOT_FOUND",
+            batch.failed.append({"lender_id": lender_id, "code": ErrorCode.NOT_FOUND,
                                  "message": f"Lender not found: {lender_id}"})
             continue
         if lender_id in open_ones:
             batch.failed.append({
-                "lender_id": lender_id, "code": "CONFLICT", "placement_id": open_ones[lender_id],
+                "lender_id": lender_id, "code": ErrorCode.CONFLICT, "placement_id": open_ones[lender_id],
                 "message": f"Conflict: lender {lender_id} already has an open placement on this deal "
                            f"(placement {open_ones[lender_id]})",
             })

@@ -10,6 +10,7 @@ from deals.searches.admin_results import criteria_summary, page_number, ranked_p
 from deals.searches.models import LenderSearch
 from lev import formatting, limits
 from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin
+from lev.errors import ErrorCode
 
 
 # --- lender searches ------------------------------------------------------------------------------
@@ -62,7 +63,7 @@ class LenderSearchAdmin(AccountScopedAdmin):
     def error(self, search: LenderSearch) -> str:
         if search.status != LenderSearch.Status.FAILED:
             return formatting.EMPTY
-        return f"{search.error_code or 'INTERNAL_ERROR'}: {search.error_message}"
+        return f"{search.error_code or ErrorCode.INTERNAL_ERROR}: {search.error_message}"
 
     @admin.display(description="Criteria")
     def criteria_display(self, search: LenderSearch) -> str:

@@ -14,6 +14,7 @@ from deals.searches.selectors import (
     lender_search_queue_status,
     lender_search_superseded_by,
 )
+from lev.errors import ErrorCode
 from lev.serializers import (
     StrictSerializer,
     page_field,
@@ -154,7 +155,7 @@ class LenderSearchResultsSerializer(serializers.Serializer):
         search = data["search"]
         if search.status != LenderSearch.Status.FAILED:
             return None
-        return {"code": search.error_code or "INTERNAL_ERROR",
+        return {"code": search.error_code or ErrorCode.INTERNAL_ERROR,
                 "message": search.error_message or "Internal error: the lender search failed."}
 
     @extend_schema_field(serializers.ChoiceField(choices=QUEUE_STATUSES, allow_null=True))

@@ -22,7 +22,7 @@ from deals.searches.ranking import DealCriteria, criteria_from_deal, missing_for
 from deals.searches.ranking.runner import LostOwnership, RankingRun, RunStats
 from deals.searches.selectors import lender_search_reusable
 from lev.celery_app import app as celery_app
-from lev.errors import UPSTREAM_MESSAGE, BusinessRuleViolation
+from lev.errors import UPSTREAM_MESSAGE, BusinessRuleViolation, ErrorCode
 from lev.outages import TRANSIENT_DB_ERRORS, drop_broken_connection, is_dependency_outage, report_outage
 
 logger = logging.getLogger(__name__)
@@ -182,7 +182,7 @@ def lender_search_run(*, search_id: int, owner: str | None = None) -> RunStats |
     except SoftTimeLimitExceeded:
         outcome = "timed_out"
         logger.error("Lender search %s hit its time limit", search_id)
-        _finish_failed(search_id, token, "UPSTREAM_UNAVAILABLE",
+        _finish_failed(search_id, token, ErrorCode.UPSTREAM_UNAVAILABLE,
                        f"{UPSTREAM_MESSAGE} Lender search {search_id} took too long and was stopped.")
         return None
     except TRANSIENT_DB_ERRORS:
@@ -199,7 +199,7 @@ def lender_search_run(*, search_id: int, owner: str | None = None) -> RunStats |
         raise
     except Exception:
         logger.exception("Lender search %s failed", search_id)
-        _finish_failed(search_id, token, "INTERNAL_ERROR",
+        _finish_failed(search_id, token, ErrorCode.INTERNAL_ERROR,
                        f"Internal error: lender search {search_id} failed unexpectedly.")
         return None
     finally:
@@ -232,7 +232,7 @@ def lender_search_give_up(*, search_id: int, owner: str | None = None) -> bool:
         mine |= Q(status__in=ACTIVE_STATUSES, run_token__startswith=_owner_tag(owner))
     return bool(
         LenderSearch.objects.filter(mine, pk=search_id).update(
-            status=Status.FAILED, error_code="UPSTREAM_UNAVAILABLE",
+            status=Status.FAILED, error_code=ErrorCode.UPSTREAM_UNAVAILABLE,
             error_message=f"{UPSTREAM_MESSAGE} Lender search {search_id} could not reach the database.",
             finished_at=timezone.now(), run_token="",
         )
@@ -265,7 +265,7 @@ def _recover(search: LenderSearch, now: dt.datetime, *, unqueued_now: bool = Fal
     waited_too_long = search.created_at < now - dt.timedelta(seconds=settings.LEV_SEARCH_PENDING_GIVE_UP_SECONDS)
     if search.attempts >= max_attempts or (search.status == Status.PENDING and waited_too_long):
         done = same.update(
-            status=Status.FAILED, run_token="", finished_at=now, error_code="UPSTREAM_UNAVAILABLE",
+            status=Status.FAILED, run_token="", finished_at=now, error_code=ErrorCode.UPSTREAM_UNAVAILABLE,
             error_message=f"{UPSTREAM_MESSAGE} Lender search {search.pk} stopped before finishing "
                           f"(ranking worker lost after {search.attempts} attempt(s)).",
         )

@@ -24,6 +24,7 @@ from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LENDER_TYPES, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
+from lev.errors import ErrorCode
 from lev.limits import (
     LIST_CURSOR_MAX,
     LOAN_AMOUNT_MIN,
@@ -343,7 +344,7 @@ def get_page(path: str, query: dict[str, Any], page: int) -> dict[str, Any]:
     try:
         return lev().get(path, query)
     except ToolFailure as failure:
-        if failure.code == "NOT_FOUND" and page > 1 and (failure.details or {}).get("resource") == "resource":
+        if failure.code == ErrorCode.NOT_FOUND and page > 1 and (failure.details or {}).get("resource") == "resource":
             raise cursor_failure("points past the last page (the list changed); omit cursor to start "
                                  "again from the first page") from None
         raise

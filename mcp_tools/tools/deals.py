@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from lev import limits
 from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
+from lev.errors import ErrorCode
 from lev.vocabulary import LOAN_AMOUNT_RULE
 from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool
@@ -151,7 +152,7 @@ def list_deals(
         ))
     except ToolFailure as failure:
         # Only a page-number cursor can miss its page: the list got shorter since it was made.
-        if failure.code == "NOT_FOUND" and "page" in page:
+        if failure.code == ErrorCode.NOT_FOUND and "page" in page:
             raise cursor_failure("points past the last page (the list changed); omit cursor to start "
                                  "again from the first page") from None
         raise

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from lev import limits
 from lev.accounts.scopes import LENDERS_READ, SEARCHES_WRITE
+from lev.errors import ErrorCode
 from lev.vocabulary import LOAN_AMOUNT_RULE
 from mcp_tools.errors import ToolFailure
 from mcp_tools.registry import lev, tool
@@ -103,7 +104,7 @@ def search_lender_directory(
         ))
     except ToolFailure as failure:
         # Only a page-number cursor can miss its page: the list got shorter since it was made.
-        if failure.code == "NOT_FOUND" and "page" in page:
+        if failure.code == ErrorCode.NOT_FOUND and "page" in page:
             raise cursor_failure("points past the last page (the list changed); omit cursor to start "
                                  "again from the first page") from None
         raise
@@ -278,8 +279,8 @@ MATCH_STEPS = [
 
 def _failure(body: dict[str, Any]) -> ToolFailure:
     error = body.get("error") or {}
-    code = error.get("code") or "INTERNAL_ERROR"
-    retry = " after retryAfterMs" if code in ("UPSTREAM_UNAVAILABLE", "RATE_LIMITED") else ""
+    code = error.get("code") or ErrorCode.INTERNAL_ERROR
+    retry = " after retryAfterMs" if code in (ErrorCode.UPSTREAM_UNAVAILABLE, ErrorCode.RATE_LIMITED) else ""
     return ToolFailure(
         code,
         error.get("message") or f"Internal error: lender search {body['search_id']} failed.",

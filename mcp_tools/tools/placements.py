@@ -25,6 +25,7 @@ from lev.enums import (
     RATE_TYPES,
     RECOURSE_TYPES,
 )
+from lev.errors import ErrorCode
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
     Cursor,
@@ -127,8 +128,8 @@ TERM_SHEET_STEPS = [
 def _created_message(body: dict[str, Any], send: bool) -> str:
     deal_id, made, failed = body["deal_id"], body["created"], body["failed"]
     parts = [f"Placed deal {deal_id} with {made} lender(s)" + (" (sent)." if send else " (draft).")]
-    conflicts = [f["lender_id"] for f in failed if f["code"] == "CONFLICT"]
-    unknown = [f["lender_id"] for f in failed if f["code"] == "NOT_FOUND"]
+    conflicts = [f["lender_id"] for f in failed if f["code"] == ErrorCode.CONFLICT]
+    unknown = [f["lender_id"] for f in failed if f["code"] == ErrorCode.NOT_FOUND]
     if conflicts:
         parts.append(f"Already placed (open placement kept): lenders {', '.join(map(str, conflicts))}.")
     if unknown:
