@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import router
 from django.db.models import IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
@@ -142,7 +143,7 @@ def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozen
     """The account's deal, or DealNotFound — the same answer for another account's deal."""
     if not 0 < deal_id <= _ID_MAX:
         raise DealNotFound(deal_id)
-    if include:
+    if include or not settings.LEV_COMPILED_DEAL_READ:
         qs = Deal.objects.filter(account=account)
         if "financials" in include:
             qs = qs.select_related("financials")

@@ -11,6 +11,7 @@ import re
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
+from django.conf import settings
 from django.core.validators import ProhibitNullCharactersValidator, RegexValidator
 from rest_framework import serializers
 from rest_framework.fields import ProhibitSurrogateCharactersValidator, SkipField
@@ -63,6 +64,8 @@ class FieldsBuiltOnce:
         an object out copies no fields at all. Only for fields that read nothing but the object (no
         method, relation or nested serializer, which look at their parent or the context); any other
         serializer takes DRF's way."""
+        if not settings.LEV_BOUND_FIELD_OUTPUT:  # the A/B's plain variant (bench/ab_shortcuts.py)
+            return super().to_representation(instance)  # type: ignore[misc]
         cls = type(self)
         readable = cls.__dict__.get("_output_fields")
         if readable is None:
