@@ -400,12 +400,6 @@ LEV_MCP_ALLOWED_ORIGINS = env_list("LEV_MCP_ALLOWED_ORIGINS", [])
 # to tools/call in UTF-8 bytes, text content and structuredContent together (mcp_tools.budget). Tools trim
 # detail and shorten pages to fit; an answer still over it is an INTERNAL_ERROR result, never cut JSON.
 LEV_MCP_MAX_RESPONSE_BYTES = env_int("LEV_MCP_MAX_RESPONSE_BYTES", 60_000)
-# The deal read's two shortcuts (docs/benchmarks.md, "Read shortcuts A/B (issue 20)"), on by default;
-# off only for bench/ab_shortcuts.py, which A/Bs each against the plain way in one interleaved run.
-# Off: the ORM compiles "the account's deal by id" on each read (deals.selectors.deal_get), and DRF
-# writes an object out through its own Serializer.to_representation (lev.serializers.FieldsBuiltOnce).
-LEV_COMPILED_DEAL_READ = env_bool("LEV_COMPILED_DEAL_READ", True)
-LEV_BOUND_FIELD_OUTPUT = env_bool("LEV_BOUND_FIELD_OUTPUT", True)
 # Where `seed_demo --print-credentials` (make run) keeps the demo API key, so it is the same on every
 # run: a local file (mode 0600, gitignored, not in the image), never the repository.
 LEV_DEMO_KEY_FILE = os.environ.get("LEV_DEMO_KEY_FILE", str(BASE_DIR / ".demo-api-key"))
