@@ -1,25 +1,26 @@
 #!/usr/bin/env python
-"""A/B of the deal read's two shortcuts (issue 20, "Shortcuts earn their keep"): each stays only if it
-saves at least 10 % of an MCP tools/call get_deal (p50 of the whole call).
+"""A/B of shortcuts behind environment switches (issue 20, "Shortcuts earn their keep"): a shortcut
+stays only if it saves at least 10 % of an MCP tools/call get_deal (p50 of the whole call).
 
-- compiled SQL: `deals.selectors.deal_get` runs the ORM's SQL for "the account's deal by id", compiled
-  once per process (`LEV_COMPILED_DEAL_READ`); off, the ORM compiles the query on every read.
-- bound fields: `lev.serializers.FieldsBuiltOnce.to_representation` writes an object out through fields
-  bound once per class (`LEV_BOUND_FIELD_OUTPUT`); off, DRF's own Serializer.to_representation.
+Each --switch names a boolean setting read in lev/settings.py (default on). Every combination of the
+switches on and off runs as its own server of the production command (gunicorn --config
+deploy/gunicorn.conf.py, the ASGI worker), the switches set in its environment (nothing is patched).
+One client calls them round-robin, call by call, the order rotated every cycle, so drift on a shared
+machine hits every variant alike. Every answer is compared with the "all on" server's, byte for byte
+(a difference stops the run). Reported per door: p50, p90, calls/s (one client, so 1 / mean latency),
+server CPU per call (from /proc), each p50 as a ratio to "all on", and per switch the share of the call
+its shortcut saves, (p50 without it - p50 with it) / p50 without it, per round and over all rounds, with
+the other switches on (the verdict) and in the other combinations.
 
-The four combinations run as four servers of the production command (gunicorn --config
-deploy/gunicorn.conf.py, the ASGI worker), each with its switches set in its environment (nothing is
-patched). One client calls them round-robin, call by call, the order rotated every cycle, so drift
-on a shared machine hits every variant alike. Every answer is compared with the "both on" server's,
-byte for byte (a difference stops the run). Reported per door: p50, p90, calls/s (one client, so
-1 / mean latency), server CPU per call (from /proc), each p50 as a ratio to "both on", and per
-shortcut the share of the call it saves: (p50 without it - p50 with it) / p50 without it, measured
-with the other shortcut on and with it off, per round and over all rounds.
+Without --switch it runs two identical servers (an A/A run): the noise floor of the method.
 
-    python bench/ab_shortcuts.py [--rounds 3] [--calls 1000] [--workers 1] [--base-port 0] [--rest]
+    python bench/ab_shortcuts.py [--switch LEV_SOME_SHORTCUT ...] [--rounds 3] [--calls 1000]
+                                 [--workers 1] [--base-port 0] [--rest]
 
-`bench/run.py --ab-shortcuts` runs it too; `make bench-ab-shortcuts`. DATABASE_URL as bench/run.py
-(PostgreSQL is the reference).
+Issue 20's run (docs/benchmarks.md, "Read shortcuts A/B (issue 20)") A/Bed LEV_COMPILED_DEAL_READ and
+LEV_BOUND_FIELD_OUTPUT; both shortcuts and their switches were removed after it. `bench/run.py
+--ab-shortcuts` runs the A/A; `make bench-ab-shortcuts AB_ARGS="--switch ..."`. DATABASE_URL as
+bench/run.py (PostgreSQL is the reference).
 """
 
 from __future__ import annotations
@@ -36,22 +37,41 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-ON, OFF = "1", "0"
-# name -> the environment each server gets. The first is the production default, the reference.
-VARIANTS: dict[str, dict[str, str]] = {
-    "both on (default)": {"LEV_COMPILED_DEAL_READ": ON, "LEV_BOUND_FIELD_OUTPUT": ON},
-    "compiled SQL off": {"LEV_COMPILED_DEAL_READ": OFF, "LEV_BOUND_FIELD_OUTPUT": ON},
-    "bound fields off": {"LEV_COMPILED_DEAL_READ": ON, "LEV_BOUND_FIELD_OUTPUT": OFF},
-    "both off": {"LEV_COMPILED_DEAL_READ": OFF, "LEV_BOUND_FIELD_OUTPUT": OFF},
-}
-BOTH_ON = "both on (default)"
-# Each shortcut's saving, read twice: with the other shortcut on, and with it off.
-# shortcut -> [(variant without it, variant with it), ...]
-PAIRS = {
-    "compiled SQL": [("compiled SQL off", BOTH_ON), ("both off", "bound fields off")],
-    "bound fields": [("bound fields off", BOTH_ON), ("both off", "compiled SQL off")],
-}
 KEEP_THRESHOLD = 0.10
+ALL_ON = "all on (default)"
+AA = "(none: A/A)"
+
+
+def variants(switches: list[str]) -> dict[str, dict[str, str]]:
+    """name -> the environment of its server: every combination of the switches, "all on" first (the
+    reference). Without switches, two identical servers (A/A)."""
+    if not switches:
+        return {ALL_ON: {}, "all on, again (A/A)": {}}
+    out = {}
+    for values in itertools.product("10", repeat=len(switches)):
+        off = [name for name, value in zip(switches, values, strict=True) if value == "0"]
+        label = ALL_ON if not off else ("all off" if len(off) == len(switches) > 1 else
+                                        " + ".join(off) + " off")
+        out[label] = dict(zip(switches, values, strict=True))
+    return out
+
+
+def pairs(servers: dict[str, dict[str, str]], switches: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """switch -> [(variant without its shortcut, the same variant with it), ...], the pair with every
+    other switch on first. Without switches: the A/A pair."""
+    if not switches:
+        names = list(servers)
+        return {AA: [(names[1], names[0])]}
+    out: dict[str, list[tuple[str, str]]] = {}
+    for switch in switches:
+        found = []
+        for without, env in servers.items():
+            if env[switch] == "0":
+                with_ = next(n for n, e in servers.items() if e == {**env, switch: "1"})
+                found.append((without, with_))
+        found.sort(key=lambda pair: sum(v == "0" for v in servers[pair[1]].values()))
+        out[switch] = found
+    return out
 
 
 class Door:
@@ -104,7 +124,7 @@ def same_answers(servers: dict, key: str, deal_id: int) -> list[str]:
             response = conn.getresponse()
             answers[name] = (response.status, response.read())
             conn.close()
-        reference = answers[BOTH_ON]
+        reference = answers[ALL_ON]
         for name, answer in answers.items():
             assert answer == reference, f"{name} answers {method} {path} differently:\n{answer}\n!=\n{reference}"
         what = json.loads(body)["params"]["arguments"] if body else ""
@@ -148,7 +168,8 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
 
 
-def report(door: Door, servers: dict, latencies: dict[str, list[list[float]]]) -> tuple[str, dict[str, float]]:
+def report(door: Door, servers: dict, latencies: dict[str, list[list[float]]],
+           saving_pairs: dict[str, list[tuple[str, str]]]) -> tuple[str, dict[str, float]]:
     from bench.run import table
 
     rows = []
@@ -156,40 +177,45 @@ def report(door: Door, servers: dict, latencies: dict[str, list[list[float]]]) -
     p50 = {n: pct(v, 0.5) for n, v in every.items()}
     for n, values in every.items():
         rows.append([n, f"{p50[n]:.3f}", f"{pct(values, 0.9):.3f}", f"{len(values) / sum(values):.0f}",
-                     f"{servers[n].cpu_ms:.3f}", f"{p50[n] / p50[BOTH_ON]:.3f}x",
+                     f"{servers[n].cpu_ms:.3f}", f"{p50[n] / p50[ALL_ON]:.3f}x",
                      " / ".join(f"{pct(r, 0.5):.3f}" for r in latencies[n])])
-    out = table(f"{door.name}: the four variants, interleaved call by call",
-                ["variant", "p50 ms", "p90 ms", "calls/s", "server CPU ms/call", "p50 / both on",
+    out = table(f"{door.name}: {len(servers)} variants, interleaved call by call",
+                ["variant", "p50 ms", "p90 ms", "calls/s", "server CPU ms/call", "p50 / all on",
                  "p50 ms per round"], rows)
     saving_rows, savings = [], {}
-    for shortcut, pairs in PAIRS.items():
+    for switch, found in saving_pairs.items():
         cells = []
-        for without, with_ in pairs:
+        for without, with_ in found:
             whole = (p50[without] - p50[with_]) / p50[without]
             per_round = [(pct(a, 0.5) - pct(b, 0.5)) / pct(a, 0.5)
                          for a, b in zip(latencies[without], latencies[with_], strict=True)]
             cpu = (servers[without].cpu_ms - servers[with_].cpu_ms) / servers[without].cpu_ms \
                 if servers[without].cpu_ms else 0.0
-            cells += [f"{whole:+.1%} ({', '.join(f'{s:+.1%}' for s in per_round)})", f"{cpu:+.1%}"]
-        savings[shortcut] = (p50[pairs[0][0]] - p50[pairs[0][1]]) / p50[pairs[0][0]]
-        kept = savings[shortcut] >= KEEP_THRESHOLD
-        saving_rows.append([shortcut, *cells, f"{'keep' if kept else 'remove'}: saves {savings[shortcut]:.1%} "
-                                              f"({'>=' if kept else '<'} {KEEP_THRESHOLD:.0%})"])
-    out += "\n" + table(f"{door.name}: what each shortcut saves, (p50 without - p50 with) / p50 without",
-                 ["shortcut", "p50 saved, other on (per round)", "CPU saved, other on",
-                  "p50 saved, other off (per round)", "CPU saved, other off", "verdict (10 % rule, other on)"],
-                 saving_rows)
+            cells.append(f"{with_} vs {without}: p50 {whole:+.1%} ({', '.join(f'{s:+.1%}' for s in per_round)}), "
+                         f"CPU {cpu:+.1%}")
+        without, with_ = found[0]
+        savings[switch] = (p50[without] - p50[with_]) / p50[without]
+        kept = savings[switch] >= KEEP_THRESHOLD
+        verdict = (f"{'keep' if kept else 'remove'}: saves {savings[switch]:.1%} ({'>=' if kept else '<'} "
+                   f"{KEEP_THRESHOLD:.0%})") if switch != AA else "- (the same server twice: the noise floor)"
+        saving_rows.append([switch, "; ".join(cells), verdict])
+    out += "\n" + table(f"{door.name}: what each shortcut saves, (p50 without - p50 with) / p50 without "
+                        "(per round in brackets)", ["switch", "saved", "verdict (10 % rule, others on)"],
+                        saving_rows)
     return out, savings
 
 
-def ab_shortcuts(key: str, deal_id: int, env: dict[str, str], *, rounds: int = 3, calls: int = 1000,
-                 warmup: int = 100, workers: int = 1, base_port: int = 0, rest: bool = False) -> str:
+def ab_shortcuts(key: str, deal_id: int, env: dict[str, str], *, switches: list[str] | None = None, rounds: int = 3,
+                 calls: int = 1000, warmup: int = 100, workers: int = 1, base_port: int = 0, rest: bool = False) -> str:
     from bench.bench_gunicorn import Gunicorn
 
     load_before = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"] * 3
+    switches = switches or []
+    envs = variants(switches)
+    saving_pairs = pairs(envs, switches)
     servers = {}
-    for i, (name, switches) in enumerate(VARIANTS.items()):
-        overrides = {**switches, "WEB_CONCURRENCY": str(workers), "GUNICORN_PRELOAD": "1"}
+    for i, (name, switched) in enumerate(envs.items()):
+        overrides = {**switched, "WEB_CONCURRENCY": str(workers), "GUNICORN_PRELOAD": "1"}
         servers[name] = Gunicorn(name, overrides, env, port=base_port + i if base_port else None)
     out = []
     try:
@@ -199,7 +225,7 @@ def ab_shortcuts(key: str, deal_id: int, env: dict[str, str], *, rounds: int = 3
         started = time.monotonic()
         for door in doors(key, deal_id, rest):
             latencies = measure(servers, door, rounds, calls, warmup)
-            text, _ = report(door, servers, latencies)
+            text, _ = report(door, servers, latencies, saving_pairs)
             out.append(text)
         elapsed = time.monotonic() - started
     finally:
@@ -209,8 +235,9 @@ def ab_shortcuts(key: str, deal_id: int, env: dict[str, str], *, rounds: int = 3
     head = (f"\n### Read shortcuts A/B ({time.strftime('%Y-%m-%d %H:%M')}, {env_db(env)}, {os.cpu_count()} cores, "
             f"load average {' '.join(load_before)} before, {' '.join(load_after)} after)\n\n"
             f"{rounds} rounds x {calls} calls per variant, one client, round-robin call by call ({elapsed:.0f} s); "
-            f"4 servers of the production command (ASGI worker, {workers} worker(s) each, preloaded).\n"
-            "Identical answers, byte for byte, from all four variants:\n" + "\n".join(f"- {c}" for c in checked)
+            f"{len(envs)} servers of the production command (ASGI worker, {workers} worker(s) each, preloaded); "
+            f"switches: {', '.join(switches) or 'none (A/A)'}.\n"
+            "Identical answers, byte for byte, from every variant:\n" + "\n".join(f"- {c}" for c in checked)
             + "\n(and every measured call's body equals the first one's)")
     return head + "\n" + "\n".join(out)
 
@@ -222,12 +249,14 @@ def env_db(env: dict[str, str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--switch", action="append", default=[],
+                        help="a boolean setting (environment variable) turning a shortcut off when 0; repeatable")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--calls", type=int, default=1000, help="calls per variant per round (default 1000)")
     parser.add_argument("--warmup", type=int, default=100, help="unmeasured calls per variant first")
     parser.add_argument("--workers", type=int, default=1, help="gunicorn workers per server (default 1)")
     parser.add_argument("--base-port", type=int, default=0,
-                        help="the four servers listen on this port and the next three (default: free ports)")
+                        help="the servers listen on this port and the next ones (default: free ports)")
     parser.add_argument("--rest", action="store_true", help="also measure REST GET /api/v1/deals/{id}/")
     args = parser.parse_args()
     from bench.run import ENV, manage
@@ -241,8 +270,8 @@ def main() -> None:
     from deals.models import Deal
 
     deal_id = Deal.objects.filter(account__slug="demo-capital").order_by("id").values_list("id", flat=True)[0]
-    print(ab_shortcuts(key, deal_id, ENV, rounds=args.rounds, calls=args.calls, warmup=args.warmup,
-                       workers=args.workers, base_port=args.base_port, rest=args.rest), flush=True)
+    print(ab_shortcuts(key, deal_id, ENV, switches=args.switch, rounds=args.rounds, calls=args.calls,
+                       warmup=args.warmup, workers=args.workers, base_port=args.base_port, rest=args.rest), flush=True)
 
 
 if __name__ == "__main__":
