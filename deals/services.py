@@ -8,9 +8,10 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from deals.errors import DealArchived
 from deals.models import Deal, DealFinancials, DealProperty
 from lev.accounts.models import Account
-from lev.errors import BusinessRuleViolation, DealNotFound
+from lev.errors import DealNotFound
 
 DEAL_FIELDS = (
     "title", "loan_amount", "loan_type", "transaction_type", "business_plan", "description",
@@ -25,20 +26,9 @@ FINANCIAL_FIELDS = (
 )
 
 
-# Archiving is final (a soft delete that keeps the record): the message says what to do instead.
-ARCHIVED_CUSTOMER_MESSAGE = (
-    "This deal is archived, so it can no longer be changed. Archived deals cannot be restored: "
-    "create a new deal to continue."
-)
-
-
 def _check_not_archived(deal: Deal, action: str) -> None:
     if deal.archived:
-        raise BusinessRuleViolation(
-            f"deal {deal.pk} is archived and cannot be {action}",
-            customer_message=ARCHIVED_CUSTOMER_MESSAGE,
-            details={"deal_id": deal.pk},
-        )
+        raise DealArchived(deal, action)
 
 
 def _lock_deal(deal: Deal) -> Deal:

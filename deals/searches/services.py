@@ -16,13 +16,14 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from deals.models import Deal, DealFinancials, DealProperty
+from deals.searches.errors import ArchivedDealNotSearchable, DealNotReadyForSearch
 from deals.searches.metrics import SEARCH_QUEUE_WAIT, SEARCH_RUN
 from deals.searches.models import LenderMatch, LenderSearch
 from deals.searches.ranking import DealCriteria, criteria_from_deal, missing_for_search
 from deals.searches.ranking.runner import LostOwnership, RankingRun, RunStats
 from deals.searches.selectors import lender_search_reusable
 from lev.celery_app import app as celery_app
-from lev.errors import UPSTREAM_MESSAGE, BusinessRuleViolation, ErrorCode
+from lev.errors import UPSTREAM_MESSAGE, ErrorCode
 from lev.outages import TRANSIENT_DB_ERRORS, drop_broken_connection, is_dependency_outage, report_outage
 
 logger = logging.getLogger(__name__)
@@ -36,30 +37,17 @@ OWNER_TAG_LEN = 16
 RUN_SEARCH_TASK = "lenders.tasks.run_lender_search"
 
 
-def _join(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def _stale_cutoff(now: dt.datetime) -> dt.datetime:
     return now - dt.timedelta(seconds=settings.LEV_SEARCH_STALE_SECONDS)
 
 
 def check_deal_searchable(*, deal: Deal, properties: list[DealProperty]) -> None:
-    """Raise BusinessRuleViolation naming exactly what keeps the deal from a lender search."""
+    """Raise a BusinessRuleViolation naming exactly what keeps the deal from a lender search."""
     if deal.archived:
-        raise BusinessRuleViolation(
-            f"deal {deal.pk} is archived",
-            customer_message="This deal is archived, so lenders can no longer be searched for it.",
-            details={"deal_id": deal.pk},
-        )
+        raise ArchivedDealNotSearchable(deal)
     missing = missing_for_search(deal, properties)
     if missing:
-        raise BusinessRuleViolation(
-            f"deal {deal.pk} is not ready for a lender search: it needs {_join(missing)}",
-            customer_message=f"This deal can't be matched with lenders yet. Add {_join(missing)}, "
-                             "then search again.",
-            details={"deal_id": deal.pk, "missing": missing},
-        )
+        raise DealNotReadyForSearch(deal, missing)
 
 
 def enqueue_search(search_id: int) -> None:

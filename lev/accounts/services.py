@@ -9,9 +9,9 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from lev.accounts.auth import generate_key, hash_key
+from lev.accounts.errors import NotAMember
 from lev.accounts.models import Account, ApiKey, Membership
 from lev.accounts.scopes import ALL_SCOPES, SCOPES, as_text
-from lev.errors import BusinessRuleViolation
 
 
 @transaction.atomic
@@ -35,10 +35,7 @@ def api_key_create(*, user, account: Account, name: str, expires_at: dt.datetime
     if not scopes or not scopes <= ALL_SCOPES:
         raise ValueError(f"an API key needs one or more of the scopes {', '.join(SCOPES)}")
     if not Membership.objects.filter(user=user, account=account).exists():
-        raise BusinessRuleViolation(
-            f"user {user.pk} is not a member of account {account.pk}",
-            customer_message="API keys can only be issued for an account the user belongs to.",
-        )
+        raise NotAMember(user, account)
     raw = raw or generate_key()
     key = ApiKey.objects.create(
         user=user, account=account, name=name, prefix=raw[:12], key_hash=hash_key(raw), expires_at=expires_at,

@@ -21,7 +21,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from lev.errors import Conflict, ValidationFailed
+from lev.errors import ValidationFailed
+from lev.idempotency.errors import IdempotencyKeyInProgress, IdempotencyKeyNotClaimed, IdempotencyKeyReused
 from lev.idempotency.models import IdempotencyRecord
 from lev.limits import IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN
 
@@ -69,13 +70,9 @@ def check_key(key: str) -> str:
 
 def _replay(existing: IdempotencyRecord, fingerprint: str, key: str) -> Response:
     if existing.request_hash != fingerprint:
-        raise Conflict(
-            "this Idempotency-Key was already used with a different request",
-            details={"idempotency_key": key},
-        )
+        raise IdempotencyKeyReused(key)
     if existing.status_code is None:  # only seen mid-flight, where PostgreSQL makes us wait instead
-        raise Conflict("a request with this Idempotency-Key is still in progress",
-                       details={"idempotency_key": key})
+        raise IdempotencyKeyInProgress(key)
     response = Response(existing.response_body, status=existing.status_code)
     response[REPLAY_HEADER] = "true"
     return response
@@ -114,8 +111,7 @@ def idempotent(request: Request, handler: Callable[[], Response]) -> Response:
             record = existing
             break
         else:
-            raise Conflict("this Idempotency-Key could not be claimed; send the request again",
-                           details={"idempotency_key": key})
+            raise IdempotencyKeyNotClaimed(key)
         response = handler()
         if 200 <= response.status_code < 300:
             record.status_code = response.status_code

@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from deals.errors import ARCHIVED_CUSTOMER_MESSAGE
 from deals.models import Deal
-from deals.services import ARCHIVED_CUSTOMER_MESSAGE
 from lev.accounts.models import ApiKey, Membership
 from lev.accounts.services import api_key_create, api_key_revoke
 from tests.conftest import client_with_key

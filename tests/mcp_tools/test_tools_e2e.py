@@ -9,8 +9,8 @@ import httpx
 import pytest
 from django.utils import timezone
 
+from deals.errors import ARCHIVED_CUSTOMER_MESSAGE
 from deals.models import Deal
-from deals.services import ARCHIVED_CUSTOMER_MESSAGE
 from lev.accounts.models import ApiKey
 from tests.backend_stub import BackendStub, Reply
 from tests.factories import DealFactory, DealFinancialsFactory, DealPropertyFactory, LenderFactory, LenderProgramFactory
