@@ -19,12 +19,28 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from deals.models import Deal
+from deals.placements.errors import (
+    ArchivedDealNotPlaceable,
+    ConcurrentPlacement,
+    ConcurrentWinner,
+    PlacementArchived,
+    PlacementNotQuotable,
+    QuoteExpired,
+    SearchNotCompleted,
+    SearchOfAnotherDeal,
+    SearchPurged,
+    SecondWinner,
+    TooManyQuotes,
+    TransitionRefused,
+    WinnerNotQuoted,
+    WinningQuoteNotRemovable,
+)
 from deals.placements.models import OPEN_STATUSES, QUOTABLE_STATUSES, BaseRate, Placement, TermSheet
 from deals.searches.models import LenderMatch, LenderSearch
 from deals.services import _lock_deal
 from lenders.models import Lender, LenderProgram
 from lev.enums import PLACEMENT_UPDATE_STATUSES
-from lev.errors import BusinessRuleViolation, Conflict, ErrorCode, NotFound, ValidationFailed
+from lev.errors import ErrorCode, NotFound, ValidationFailed
 from lev.limits import TERM_SHEETS_PER_DEAL_MAX
 
 Status = Placement.Status
@@ -47,22 +63,9 @@ UPDATE_STATUSES = PLACEMENT_UPDATE_STATUSES
 RESPONSE_STATUSES = ("reviewing", "quoted", "declined")
 DECIDED_STATUSES = ("declined", "won", "lost")
 
-ARCHIVED_DEAL_MESSAGE = ("This deal is archived, so it can no longer be sent to lenders or take quotes. Archived "
-                         "deals cannot be restored: create a new deal to continue.")
 RATE_TERMS_MESSAGE = ("Validation failed: a fixed rate_type takes fixed_rate (and no rate_index or spread_bps); "
                       "a floating rate_type takes rate_index and spread_bps (and no fixed_rate)")
 PLACEMENT_FIELDS = ("notes", "contact_name", "contact_email")
-
-
-def _join(items: list[str] | tuple[str, ...], last: str = "or") -> str:
-    items = list(items)
-    if not items:
-        return "nothing"
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {last} " + items[-1]
-
-
-def _label(status: str) -> str:
-    return status.replace("_", " ")
 
 
 def next_statuses(status: str) -> list[str]:
@@ -73,8 +76,7 @@ def next_statuses(status: str) -> list[str]:
 
 def _check_deal_open(deal: Deal) -> None:
     if deal.archived:
-        raise BusinessRuleViolation(f"deal {deal.pk} is archived", customer_message=ARCHIVED_DEAL_MESSAGE,
-                                    details={"deal_id": deal.pk})
+        raise ArchivedDealNotPlaceable(deal)
 
 
 def _now() -> dt.datetime:
@@ -94,27 +96,11 @@ class PlacementBatch:
 
 def _search_for_deal(deal: Deal, search: LenderSearch) -> None:
     if search.deal_id != deal.pk:
-        raise BusinessRuleViolation(
-            f"lender search {search.pk} ranked another deal, not deal {deal.pk}",
-            customer_message="That lender search was run for a different deal. Search lenders for this deal, "
-                             "then place it with the lenders found.",
-            details={"deal_id": deal.pk, "search_id": search.pk},
-        )
+        raise SearchOfAnotherDeal(deal, search)
     if search.status != LenderSearch.Status.COMPLETED:
-        what = ("failed; start a new lender search" if search.status == LenderSearch.Status.FAILED
-                else "still running; wait until it is completed")
-        raise BusinessRuleViolation(
-            f"lender search {search.pk} is {search.status}, not completed",
-            customer_message=f"The lender search for this deal {what}, then place the deal with its lenders.",
-            details={"deal_id": deal.pk, "search_id": search.pk, "search_status": search.status},
-        )
+        raise SearchNotCompleted(deal, search, failed=search.status == LenderSearch.Status.FAILED)
     if search.matches_purged_at is not None:
-        raise BusinessRuleViolation(
-            f"lender search {search.pk} was superseded and its ranked lenders were removed after retention",
-            customer_message="That lender search was replaced by a newer search of this deal and its ranked list "
-                             "is no longer kept. Place the deal from its latest lender search.",
-            details={"deal_id": deal.pk, "search_id": search.pk},
-        )
+        raise SearchPurged(deal, search)
 
 
 def _first_program_id(programs: list[dict[str, Any]] | None) -> int | None:
@@ -182,29 +168,8 @@ def placements_create(*, deal: Deal, user=None, lender_ids: list[int] | None = N
         with transaction.atomic():
             batch.created = Placement.objects.bulk_create(new)
     except IntegrityError:  # only a write that skipped the deal lock could get here
-        raise Conflict("another request placed this deal with one of these lenders at the same time; "
-                       "list the deal's placements and try again", details={"deal_id": deal.pk}) from None
+        raise ConcurrentPlacement(deal) from None
     return batch
-
-
-def _transition_refused(placement: Placement, requested: str) -> BusinessRuleViolation:
-    allowed = MANUAL_TRANSITIONS[placement.status]
-    if requested == "quoted":
-        how = "A placement becomes quoted when the lender's quote is recorded as a term sheet."
-    elif requested == "won":
-        how = "A placement is won by choosing one of its term sheets as the winning quote."
-    elif not allowed:
-        how = f"Its status is final ({_label(placement.status)}) and cannot change."
-    else:
-        how = f"From {_label(placement.status)} it can move to {_join([_label(s) for s in allowed])}."
-    return BusinessRuleViolation(
-        f"placement {placement.pk} cannot go from {placement.status} to {requested}; allowed next: "
-        f"{', '.join(allowed) or 'none'}",
-        customer_message=f"This placement is {_label(placement.status)}, so it can't be marked "
-                         f"{_label(requested)}. {how}",
-        details={"placement_id": placement.pk, "status": placement.status, "requested_status": requested,
-                 "allowed_next_statuses": list(allowed)},
-    )
 
 
 def _apply_status(placement: Placement, status: str, now: dt.datetime) -> list[str]:
@@ -245,7 +210,7 @@ def placement_update(*, placement: Placement, data: dict[str, Any]) -> Placement
     status = data.get("status")
     if status is not None and status != placement.status:
         if status not in MANUAL_TRANSITIONS[placement.status]:
-            raise _transition_refused(placement, status)
+            raise TransitionRefused(placement, status, MANUAL_TRANSITIONS[placement.status])
         changed += _apply_status(placement, status, _now())
     edits = {k: (data[k] or "") for k in PLACEMENT_FIELDS if k in data}
     if "program_id" in data:
@@ -256,11 +221,7 @@ def placement_update(*, placement: Placement, data: dict[str, Any]) -> Placement
         edits["program_id"] = program_id
     edits = {k: v for k, v in edits.items() if getattr(placement, k) != v}
     if edits and placement.status == Status.ARCHIVED and "status" not in changed:
-        raise BusinessRuleViolation(
-            f"placement {placement.pk} is archived",
-            customer_message="This placement is archived, so it can no longer be changed.",
-            details={"placement_id": placement.pk, "status": placement.status},
-        )
+        raise PlacementArchived(placement)
     for name, value in edits.items():
         setattr(placement, name, value)
     changed += list(edits)
@@ -308,22 +269,9 @@ def term_sheet_add(*, placement: Placement, data: dict[str, Any], user=None) -> 
     deal = placement.deal
     _check_deal_open(deal)
     if placement.status not in QUOTABLE_STATUSES:
-        first = " Mark it sent first." if placement.status == Status.DRAFT else ""
-        raise BusinessRuleViolation(
-            f"placement {placement.pk} is {placement.status}; a term sheet needs a sent, reviewing or quoted "
-            "placement",
-            customer_message=f"A quote can only be recorded for a placement that went to the lender and is still "
-                             f"open (sent, reviewing or quoted); this one is {_label(placement.status)}.{first}",
-            details={"placement_id": placement.pk, "status": placement.status,
-                     "allowed_statuses": list(QUOTABLE_STATUSES)},
-        )
+        raise PlacementNotQuotable(placement, QUOTABLE_STATUSES)
     if TermSheet.objects.filter(deal=deal, deleted_at=None).count() >= TERM_SHEETS_PER_DEAL_MAX:
-        raise BusinessRuleViolation(
-            f"deal {deal.pk} already has {TERM_SHEETS_PER_DEAL_MAX} term sheets",
-            customer_message=f"This deal already holds {TERM_SHEETS_PER_DEAL_MAX} quotes, the most one deal can "
-                             "compare. Remove quotes that no longer matter before adding more.",
-            details={"deal_id": deal.pk, "limit": TERM_SHEETS_PER_DEAL_MAX},
-        )
+        raise TooManyQuotes(deal)
     now = _now()
     values = {name: data.get(name) for name in TERM_SHEET_FIELDS}
     for name, default in _TEXT_DEFAULTS.items():
@@ -354,11 +302,7 @@ def term_sheet_remove(*, term_sheet: TermSheet) -> None:
     left with no quote goes back to reviewing."""
     term_sheet = _lock_term_sheet(term_sheet)
     if term_sheet.winning:
-        raise BusinessRuleViolation(
-            f"term sheet {term_sheet.pk} is the winning quote of deal {term_sheet.deal_id}",
-            customer_message="This is the deal's winning quote, so it cannot be removed.",
-            details={"term_sheet_id": term_sheet.pk, "deal_id": term_sheet.deal_id},
-        )
+        raise WinningQuoteNotRemovable(term_sheet)
     now = _now()
     TermSheet.objects.filter(pk=term_sheet.pk).update(deleted_at=now, updated_at=now)
     placement = term_sheet.placement
@@ -388,27 +332,12 @@ def term_sheet_select_winner(*, term_sheet: TermSheet, today: dt.date | None = N
     _check_deal_open(deal)
     current = TermSheet.objects.filter(deal=deal, winning=True).select_related("placement__lender").first()
     if current is not None:
-        raise BusinessRuleViolation(
-            f"deal {deal.pk} already has a winning term sheet ({current.pk})",
-            customer_message=f"A winning quote was already chosen for this deal ({current.placement.lender.name}, "
-                             f"term sheet {current.pk}). A deal has only one winner.",
-            details={"deal_id": deal.pk, "winning_term_sheet_id": current.pk},
-        )
+        raise SecondWinner(deal, current)
     if placement.status != Status.QUOTED:
-        raise BusinessRuleViolation(
-            f"placement {placement.pk} of term sheet {term_sheet.pk} is {placement.status}, not quoted",
-            customer_message=f"This quote's placement is {_label(placement.status)}, so the quote can't win. Only "
-                             "a quote on an open, quoted placement can be chosen.",
-            details={"term_sheet_id": term_sheet.pk, "placement_id": placement.pk, "status": placement.status},
-        )
+        raise WinnerNotQuoted(term_sheet, placement)
     today = today or timezone.localdate()
     if term_sheet.expires_on is not None and term_sheet.expires_on < today:
-        raise BusinessRuleViolation(
-            f"term sheet {term_sheet.pk} expired on {term_sheet.expires_on.isoformat()}",
-            customer_message=f"This quote expired on {term_sheet.expires_on.isoformat()}. Ask the lender to extend "
-                             "or reissue it, record the new quote, then choose it.",
-            details={"term_sheet_id": term_sheet.pk, "expires_on": term_sheet.expires_on.isoformat()},
-        )
+        raise QuoteExpired(term_sheet)
     now = _now()
     others = Placement.objects.filter(deal=deal, status__in=OPEN_STATUSES).exclude(pk=placement.pk)
     lost = list(others.values_list("pk", flat=True))
@@ -419,8 +348,7 @@ def term_sheet_select_winner(*, term_sheet: TermSheet, today: dt.date | None = N
             changed = _apply_status(placement, Status.WON, now)
             placement.save(update_fields=[*changed, "updated_at"])
     except IntegrityError:  # only a write that skipped the deal lock could get here
-        raise Conflict("another winning term sheet was chosen for this deal at the same time",
-                       details={"deal_id": deal.pk}) from None
+        raise ConcurrentWinner(deal) from None
     term_sheet.winning = True
     return WinnerChoice(term_sheet, lost, changed=True)
 
