@@ -69,7 +69,8 @@ class ApplicationError(Exception):
         return {}
 
     def as_body(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "details": self.details}
+        # The code's plain string: a body also goes through renderers that know no enums (YAML).
+        return {"code": ErrorCode(self.code).value, "message": self.message, "details": self.details}
 
 
 def validation_message(fields: dict[str, list[str]]) -> str:

@@ -69,17 +69,18 @@ class ToolFailure(Exception):
         self.code = ErrorCode(self.code) if self.code in CATEGORY else ErrorCode.INTERNAL_ERROR
 
     def as_dict(self) -> dict[str, Any]:
+        code = ErrorCode(self.code)
         body: dict[str, Any] = {
-            "errorCategory": CATEGORY[self.code],
-            "isRetryable": self.code in RETRYABLE,
-            "code": self.code,
+            "errorCategory": CATEGORY[code],
+            "isRetryable": code in RETRYABLE,
+            "code": code.value,  # the plain str, as in the API's body
             "message": self.message,
         }
-        if self.code in RETRYABLE:
-            body["retryAfterMs"] = int(self.retry_after_ms or DEFAULT_RETRY_AFTER_MS[self.code])
+        if code in RETRYABLE:
+            body["retryAfterMs"] = int(self.retry_after_ms or DEFAULT_RETRY_AFTER_MS[code])
         if self.customer_message:
             body["customerMessage"] = self.customer_message
-        hint = self.hint or _field_hint(self.details) or HINTS.get(self.code)
+        hint = self.hint or _field_hint(self.details) or HINTS.get(code)
         if hint:
             body["hint"] = hint
         if self.details:

@@ -155,7 +155,7 @@ class LenderSearchResultsSerializer(serializers.Serializer):
         search = data["search"]
         if search.status != LenderSearch.Status.FAILED:
             return None
-        return {"code": search.error_code or ErrorCode.INTERNAL_ERROR,
+        return {"code": search.error_code or ErrorCode.INTERNAL_ERROR.value,
                 "message": search.error_message or "Internal error: the lender search failed."}
 
     @extend_schema_field(serializers.ChoiceField(choices=QUEUE_STATUSES, allow_null=True))

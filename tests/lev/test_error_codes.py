@@ -1,6 +1,8 @@
 """`ErrorCode` members are `str`s equal to their value: every serializer on the way out writes exactly
 the bytes the plain strings did (JSON as the API renders it, the MCP result's text content and
-structuredContent, the metrics label), so moving the codes into an enum changed nothing on the wire."""
+structuredContent, the metrics label), so moving the codes into an enum changed nothing on the wire.
+The error bodies themselves carry the plain string (`.value`): a body can also go through a renderer
+that knows no enums (the schema view answers its errors in YAML)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import logging
 
 import pytest
 from django.test import Client
+from drf_spectacular.renderers import OpenApiYamlRenderer
 from mcp.types import CallToolResult, TextContent
 from rest_framework.renderers import JSONRenderer
 
@@ -38,6 +41,18 @@ def test_every_serializer_writes_the_plain_string(code):
         result(as_str).model_dump_json(by_alias=True, exclude_none=True)
     dumped = result(as_enum).model_dump(by_alias=True, exclude_none=True, mode="json")
     assert type(dumped["structuredContent"]["code"]) is str
+
+
+@pytest.mark.parametrize("code", CODES, ids=[c.value for c in CODES])
+def test_error_bodies_carry_the_plain_string(code):
+    error = NotFound("Deal", 5)
+    error.code = code
+    body = error.as_body()
+    assert type(body["code"]) is str and body["code"] == code.value
+    assert OpenApiYamlRenderer().render(body).startswith(f"code: {code.value}\n".encode())
+    if code is not ErrorCode.METHOD_NOT_ALLOWED:  # the one API code the MCP contract maps by status
+        payload = ToolFailure(code, "x").as_dict()
+        assert type(payload["code"]) is str and payload["code"] == code.value
 
 
 def test_a_code_from_the_api_body_becomes_the_member():
