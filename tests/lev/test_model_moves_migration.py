@@ -6,26 +6,33 @@ keep pointing at them. And the moves go back and forth."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
 from django.contrib.admin.models import LogEntry
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, User
 from django.contrib.contenttypes.models import ContentType
+from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.test import Client
 
 from deals.models import Deal
 from deals.placements.models import Placement
 from deals.searches.models import LenderMatch, LenderSearch
+from lev.accounts.auth import hash_key
 from lev.accounts.models import Account, ApiKey, Membership
 from lev.idempotency.models import IdempotencyRecord
 from lev.oauth.models import OAuthAuthorization
+from tests.conftest import client_with_key
 
 # The schema as main left it before the move: the last migration of each app that existed then, and
 # none of the two apps the move made.
 BEFORE_MOVE = [("deals", "0006_list_keyset_indexes"), ("lenders", "0006_ranking_top_n"),
                ("oauth", "0002_authorization_code_checksum"), ("accounts", None), ("idempotency", None)]
+
+RAW_KEY = "lev_sk_" + "m" * 43  # the API key made before the move
 
 # (old app label, new app label, model): every model that moved, and its model class today.
 MOVED = {
@@ -66,11 +73,12 @@ def fill_old_schema(old) -> dict:
     they were before the move; plus the content types of the moved models, a permission on each held
     by a group, and an admin log entry on each row. Returns the ids to look for."""
     User = old.get_model("auth", "User")
-    user = User.objects.create(username="mover", email="mover@example.com")
+    user = User.objects.create(username="mover", email="mover@example.com", is_staff=True, is_superuser=True)
     account = old.get_model("deals", "Account").objects.create(name="Moving Co", slug="moving-co")
     membership = old.get_model("deals", "Membership").objects.create(account=account, user=user, role="owner")
     api_key = old.get_model("deals", "ApiKey").objects.create(
-        account=account, user=user, name="laptop", prefix="lev_abc", key_hash="h" * 64, scopes="deals:read")
+        account=account, user=user, name="laptop", prefix=RAW_KEY[:12], key_hash=hash_key(RAW_KEY),
+        scopes="deals:read lenders:read")
     deal = old.get_model("deals", "Deal").objects.create(account=account, title="Harbor Point", created_by=user)
     lender = old.get_model("lenders", "Lender").objects.create(name="First Capital")
     program = old.get_model("lenders", "LenderProgram").objects.create(lender=lender, title="Bridge")
@@ -120,7 +128,7 @@ def assert_rows_under_todays_models(ids: dict) -> None:
     assert (membership.account_id, membership.user_id, membership.role) == (account.pk, ids["user"], "owner")
     api_key = ApiKey.objects.get(pk=ids["apikey"])
     assert (api_key.account_id, api_key.user_id, api_key.key_hash, api_key.scopes) == (
-        account.pk, ids["user"], "h" * 64, "deals:read")
+        account.pk, ids["user"], hash_key(RAW_KEY), "deals:read lenders:read")
     deal = Deal.objects.get(pk=ids["deal"])
     assert (deal.account, deal.title) == (account, "Harbor Point")
     assert list(account.deals.all()) == [deal]
@@ -191,3 +199,42 @@ def test_a_database_from_before_the_move_migrates_with_its_rows_and_back(migrate
     migrate_to_latest()
     assert_rows_under_todays_models(ids)
     assert_content_types_moved(ids)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migrate_command_on_a_database_from_before_the_move_then_it_serves(migrated_back_then_latest):
+    """What `make run` does after a pull: `migrate` (with its post_migrate, which makes the content
+    types of today's models when missing), then requests with what was made before the move."""
+    ids = fill_old_schema(migrated_back_then_latest)
+
+    call_command("migrate", interactive=False, verbosity=0)
+    ContentType.objects.clear_cache()
+    assert_rows_under_todays_models(ids)
+    assert_content_types_moved(ids)
+
+    api = client_with_key(RAW_KEY)  # the key made before the move still opens the API
+    response = api.get("/api/v1/deals/")
+    assert response.status_code == 200, response.content
+    assert [deal["id"] for deal in response.json()["results"]] == [ids["deal"]]
+    response = api.get(f"/api/v1/lender-searches/{ids['search']}/")
+    assert response.status_code == 200, response.content
+    assert (response.json()["search_id"], response.json()["status"]) == (ids["search"], "completed")
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "get_deal", "arguments": {"deal_id": ids["deal"]}}})
+    response = Client().generic("POST", "/mcp", body, content_type="application/json", headers={
+        "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {RAW_KEY}"})
+    assert response.status_code == 200, response.content
+    assert response.json()["result"]["structuredContent"]["deal"]["title"] == "Harbor Point"
+
+    admin = Client()
+    admin.force_login(User.objects.get(pk=ids["user"]))
+    response = admin.get("/admin/deals/lendersearch/")
+    assert response.status_code == 200
+    assert f"/admin/deals/lendersearch/{ids['search']}/change/" in response.content.decode()
+    response = admin.get("/admin/lenders/lendersearch/")
+    assert (response.status_code, response["Location"]) == (301, "/admin/deals/lendersearch/")
+    response = admin.get(f"/admin/deals/lendersearch/{ids['search']}/history/")
+    assert response.status_code == 200
+    assert response.context["action_list"][0].pk == ids["entries"]["lendersearch"]
+    response = admin.get(f"/admin/accounts/account/{ids['account']}/history/")
+    assert response.context["action_list"][0].pk == ids["entries"]["account"]
