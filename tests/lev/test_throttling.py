@@ -34,7 +34,7 @@ def test_idempotency_records_expire_after_their_ttl(api, settings):
 
     from django.utils import timezone
 
-    from deals.tasks import purge_idempotency_records
+    from lev.idempotency.tasks import purge_idempotency_records
     from lev.idempotency.models import IdempotencyRecord
 
     assert api.post("/api/v1/deals/", {"title": "a"}, format="json", HTTP_IDEMPOTENCY_KEY="old").status_code == 201
