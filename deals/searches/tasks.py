@@ -2,8 +2,8 @@
 
 All are `acks_late` with `reject_on_worker_lost`: a job whose worker dies is delivered again,
 and the claim in `services.lender_search_run` makes a duplicate delivery a no-op. A search whose
-worker died mid-run is found by `sweep_stale_searches` (scheduled every minute, see
-CELERY_BEAT_SCHEDULE) through its stale heartbeat and re-queued, or failed after
+worker died mid-run is found by `sweep_stale_searches` (run by beat every LEV_SEARCH_SWEEP_SECONDS,
+5 s by default: CELERY_BEAT_SCHEDULE) through its stale heartbeat and re-queued, or failed after
 LEV_SEARCH_MAX_ATTEMPTS. Time limits need the prefork pool (the solo pool cannot enforce them).
 
 `run_lender_search` takes its time limits (LEV_SEARCH_SOFT_TIME_LIMIT, LEV_SEARCH_TIME_LIMIT) from
