@@ -28,16 +28,3 @@ def test_api_docs_load_swagger_ui_from_this_site(client):
         assert asset.startswith("/static/drf_spectacular_sidecar/"), asset  # no CDN
         assert finders.find(asset.removeprefix("/static/")), asset  # and the file is there to serve
     assert "cdn.jsdelivr" not in page and "unpkg.com" not in page
-
-
-def test_every_moved_admin_page_redirects_to_a_page_that_exists(admin_client):
-    from django.contrib import admin
-
-    from lev.urls import MOVED_ADMIN_PAGES
-
-    pages = {f"{model._meta.app_label}/{model._meta.model_name}" for model in admin.site._registry}
-    assert set(MOVED_ADMIN_PAGES.values()) <= pages
-    for old, new in MOVED_ADMIN_PAGES.items():
-        response = admin_client.get(f"/admin/{old}/?q=x")
-        assert response.status_code == 301 and response["Location"] == f"/admin/{new}/?q=x"
-        assert admin_client.get(response["Location"]).status_code == 200, new
