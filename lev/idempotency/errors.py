@@ -13,12 +13,6 @@ class IdempotencyKeyReused(Conflict):
                          details={"idempotency_key": key})
 
 
-class IdempotencyKeyInProgress(Conflict):
-    def __init__(self, key: str):
-        super().__init__("a request with this Idempotency-Key is still in progress",
-                         details={"idempotency_key": key})
-
-
 class IdempotencyKeyNotClaimed(Conflict):
     """The key's record kept vanishing and reappearing under concurrent requests: send it again."""
 

@@ -22,7 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from lev.errors import ValidationFailed
-from lev.idempotency.errors import IdempotencyKeyInProgress, IdempotencyKeyNotClaimed, IdempotencyKeyReused
+from lev.idempotency.errors import IdempotencyKeyNotClaimed, IdempotencyKeyReused
 from lev.idempotency.models import IdempotencyRecord
 from lev.limits import IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN
 
@@ -69,10 +69,11 @@ def check_key(key: str) -> str:
 
 
 def _replay(existing: IdempotencyRecord, fingerprint: str, key: str) -> Response:
+    """The stored answer to a repeat. A record another request can read is always finished (its
+    status and body set): `idempotent` creates, fills or deletes it in the transaction of the
+    create itself, so no one else ever reads it in between."""
     if existing.request_hash != fingerprint:
         raise IdempotencyKeyReused(key)
-    if existing.status_code is None:  # only seen mid-flight, where PostgreSQL makes us wait instead
-        raise IdempotencyKeyInProgress(key)
     response = Response(existing.response_body, status=existing.status_code)
     response[REPLAY_HEADER] = "true"
     return response

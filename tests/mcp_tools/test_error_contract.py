@@ -30,7 +30,7 @@ from lev import errors
 from lev.accounts.errors import NotAMember
 from lev.accounts.models import Account
 from lev.accounts.permissions import InsufficientScope
-from lev.idempotency.errors import IdempotencyKeyInProgress, IdempotencyKeyNotClaimed, IdempotencyKeyReused
+from lev.idempotency.errors import IdempotencyKeyNotClaimed, IdempotencyKeyReused
 from lev.limits import TERM_SHEETS_PER_DEAL_MAX
 from mcp_tools.errors import from_application_error
 from mcp_tools.registry import TOOLS
@@ -125,8 +125,6 @@ TABLE = [
      "BUSINESS_RULE", "business", False, "Not allowed: user 2 is not a member of account 3"),
     (IdempotencyKeyReused("k-1"), 409, "CONFLICT", "Conflict: this Idempotency-Key was already used", "CONFLICT",
      "business", False, "Conflict: this Idempotency-Key was already used with a different request"),
-    (IdempotencyKeyInProgress("k-1"), 409, "CONFLICT", "Conflict: a request with this Idempotency-Key is still",
-     "CONFLICT", "business", False, "Conflict: a request with this Idempotency-Key is still in progress"),
     (IdempotencyKeyNotClaimed("k-1"), 409, "CONFLICT", "Conflict: this Idempotency-Key could not be claimed",
      "CONFLICT", "business", False, "Conflict: this Idempotency-Key could not be claimed"),
     (errors.AuthenticationFailed(), 401, "AUTH_ERROR", "Unauthorized: a valid API key is required.", "AUTH_ERROR",
@@ -334,8 +332,6 @@ REFUSAL_BODIES = [
         "user 2 is not a member of account 3", "API keys can only be issued for an account the user belongs to.")),
     (IdempotencyKeyReused("k-1"), _conflict("this Idempotency-Key was already used with a different request",
                                             idempotency_key="k-1")),
-    (IdempotencyKeyInProgress("k-1"), _conflict("a request with this Idempotency-Key is still in progress",
-                                                idempotency_key="k-1")),
     (IdempotencyKeyNotClaimed("k-1"), _conflict("this Idempotency-Key could not be claimed; send the request again",
                                                 idempotency_key="k-1")),
 ]
