@@ -21,8 +21,8 @@ from django.test import RequestFactory
 from deals.errors import ARCHIVED_CUSTOMER_MESSAGE, DealArchived
 from deals.models import Deal
 from deals.placements import errors as placement_errors
-from deals.placements.models import QUOTABLE_STATUSES, Placement, TermSheet
-from deals.placements.services import MANUAL_TRANSITIONS, RATE_TERMS_MESSAGE
+from deals.placements.models import Placement, TermSheet
+from deals.placements.services import RATE_TERMS_MESSAGE
 from deals.searches.errors import ArchivedDealNotSearchable, DealNotReadyForSearch
 from deals.searches.models import LenderSearch
 from lenders.models import Lender
@@ -101,12 +101,12 @@ TABLE = [
      "BUSINESS_RULE", "business", False, "Not allowed: lender search 3"),
     (placement_errors.ConcurrentPlacement(DEAL), 409, "CONFLICT", "Conflict: another request placed this deal",
      "CONFLICT", "business", False, "Conflict: another request"),
-    (placement_errors.TransitionRefused(DRAFT, "reviewing", MANUAL_TRANSITIONS["draft"]), 409, "BUSINESS_RULE",
+    (placement_errors.TransitionRefused(DRAFT, "reviewing", ("sent", "archived")), 409, "BUSINESS_RULE",
      "Not allowed: placement 7 cannot go from draft to reviewing", "BUSINESS_RULE", "business", False,
      "Not allowed: placement 7 cannot go from draft to reviewing"),
     (placement_errors.PlacementArchived(ARCHIVED), 409, "BUSINESS_RULE", "Not allowed: placement 9 is archived",
      "BUSINESS_RULE", "business", False, "Not allowed: placement 9 is archived"),
-    (placement_errors.PlacementNotQuotable(DRAFT, QUOTABLE_STATUSES), 409, "BUSINESS_RULE",
+    (placement_errors.PlacementNotQuotable(DRAFT, ("sent", "reviewing", "quoted")), 409, "BUSINESS_RULE",
      "Not allowed: placement 7 is draft", "BUSINESS_RULE", "business", False, "Not allowed: placement 7 is draft"),
     (placement_errors.TooManyQuotes(DEAL), 409, "BUSINESS_RULE", "Not allowed: deal 5 already has",
      "BUSINESS_RULE", "business", False, "Not allowed: deal 5 already has"),
