@@ -60,6 +60,18 @@ class MoveModelState(Operation):
         pass
 
 
+def move_models(from_app: str, to_app: str, *names: str) -> list[Operation]:
+    """A migration's operations for moving `names` from `from_app` to `to_app`: their state (no SQL),
+    then their content types."""
+    return [
+        migrations.SeparateDatabaseAndState(
+            state_operations=[MoveModelState(name, from_app, to_app) for name in names],
+            database_operations=[],  # the tables stay, under their names
+        ),
+        move_content_types(from_app, to_app, *(name.lower() for name in names)),
+    ]
+
+
 def move_content_types(old_label: str, new_label: str, *models: str) -> migrations.RunPython:
     """Relabel the content types of `models` (lower-case model names) from `old_label` to `new_label`
     (and back on reverse). A fresh database has none yet (post_migrate makes them): nothing to do."""
