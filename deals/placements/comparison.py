@@ -29,7 +29,8 @@ from decimal import ROUND_HALF_UP, Decimal, localcontext
 from django.utils import timezone
 
 from deals.models import Deal, DealFinancials
-from deals.placements.models import BaseRate, Placement, TermSheet
+from deals.placements import workflow
+from deals.placements.models import BaseRate, TermSheet
 from deals.searches.ranking.insights import money as money_text
 from lev.enums import RATE_INDEX_NAMES
 
@@ -38,7 +39,7 @@ RATE_PLACES = Decimal("0.001")
 RATIO_PLACES = Decimal("0.01")
 HUNDRED = Decimal(100)
 # Placements whose quotes are no longer in the running: the lender withdrew, or the placement was filed away.
-EXCLUDED_PLACEMENT_STATUSES = (Placement.Status.DECLINED, Placement.Status.ARCHIVED)
+EXCLUDED_PLACEMENT_STATUSES = workflow.NOT_COMPARED_STATUSES
 EXPIRES_SOON_DAYS = 14
 
 

@@ -17,29 +17,17 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from lev.enums import PLACEMENT_STATUSES, QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES, choices
+from deals.placements import workflow
+from lev.enums import QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES, choices
 from lev.limits import CONTACT_NAME_MAX, EMAIL_MAX, PREPAYMENT_TEXT_MAX
 
-# A placement is open while the lender may still quote or be chosen; one open placement per
-# (deal, lender). declined, won, lost and archived are closed.
-OPEN_STATUSES = ("draft", "sent", "reviewing", "quoted", "no_response")
-# A term sheet may be recorded on a placement in these statuses (the deal went out, no decision yet).
-QUOTABLE_STATUSES = ("sent", "reviewing", "quoted")
+# The statuses and the moves between them are the table of deals.placements.workflow.
 
 
 class Placement(models.Model):
     """One deal sent to one lender. The deal and the lender are fixed at creation."""
 
-    class Status(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        SENT = "sent", "Sent"
-        REVIEWING = "reviewing", "Reviewing"
-        QUOTED = "quoted", "Quoted"
-        DECLINED = "declined", "Declined"
-        NO_RESPONSE = "no_response", "No Response"
-        WON = "won", "Won"
-        LOST = "lost", "Lost"
-        ARCHIVED = "archived", "Archived"
+    Status = workflow.Status
 
     deal = models.ForeignKey("deals.Deal", on_delete=models.CASCADE, related_name="placements")
     # Like a lender's search matches, its placements go with it (the admin lists them before a delete).
@@ -67,9 +55,9 @@ class Placement(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.UniqueConstraint(fields=["deal", "lender"], condition=Q(status__in=OPEN_STATUSES),
+            models.UniqueConstraint(fields=["deal", "lender"], condition=Q(status__in=workflow.OPEN_STATUSES),
                                     name="uniq_open_placement_per_deal_lender"),
-            models.CheckConstraint(condition=Q(status__in=PLACEMENT_STATUSES), name="placement_status_valid"),
+            models.CheckConstraint(condition=Q(status__in=workflow.STATUSES), name="placement_status_valid"),
         ]
         indexes = [
             models.Index(fields=["deal", "status"], name="placement_deal_status"),

@@ -9,9 +9,9 @@ from rest_framework import serializers
 
 from deals.placements.models import BaseRate, Placement, TermSheet
 from deals.placements.selectors import PlacementFilters, TermSheetFilters
-from deals.placements.services import UPDATE_STATUSES, next_statuses
+from deals.placements.workflow import STATUS_CHOICES, STATUSES, UPDATE_STATUSES, next_statuses
 from lev import limits
-from lev.enums import PLACEMENT_STATUSES, QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES, choices
+from lev.enums import QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES
 from lev.serializers import (
     EnumField,
     MoneyField,
@@ -121,7 +121,7 @@ class ComparisonQuerySerializer(StrictSerializer):
 
 
 class PlacementListQuerySerializer(StrictSerializer):
-    status = EnumField(PLACEMENT_STATUSES, required=False)
+    status = EnumField(STATUSES, required=False)
     lender_id = id_field("Only this lender's placements.")
     page = page_field()
     page_size = page_size_field()
@@ -165,7 +165,7 @@ class PlacementSerializer(serializers.ModelSerializer):
     def get_program_title(self, placement: Placement) -> str | None:
         return placement.program.title if placement.program_id and placement.program else None
 
-    @extend_schema_field(serializers.ListField(child=serializers.ChoiceField(choices=choices(PLACEMENT_STATUSES))))
+    @extend_schema_field(serializers.ListField(child=serializers.ChoiceField(choices=STATUS_CHOICES)))
     def get_allowed_next_statuses(self, placement: Placement) -> list[str]:
         return next_statuses(placement.status)
 
