@@ -16,7 +16,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run port-free test test-embedded fuzz install lint migrations-check pytest worker beat bench bench-ranking-1m faults \
+.PHONY: run port-free test test-embedded fuzz install lint migrations-check pytest worker beat bench bench-ranking-1m bench-ab-shortcuts faults \
 	compose-config clean
 
 $(STAMP): pyproject.toml
@@ -73,6 +73,12 @@ bench: $(STAMP)
 # Python, then copied in SQL to 1M). `make bench BENCH_ARGS=--ranking-1m` adds 1M to the full run.
 bench-ranking-1m: $(STAMP)
 	$(BIN)/python bench/bench_ranking.py --sizes 100000,1000000 --repeat 3
+
+# A/B of shortcuts behind environment switches against MCP get_deal, interleaved call by call (issue 20's
+# 10 % rule; docs/benchmarks.md, "Read shortcuts A/B"): `make bench-ab-shortcuts AB_ARGS="--switch LEV_X"`.
+# Without a switch: an A/A run, the method's noise floor. About a minute per variant.
+bench-ab-shortcuts: $(STAMP)
+	$(BIN)/python bench/ab_shortcuts.py $(AB_ARGS)
 
 # Dependency faults under load (docs/reliability.md): PostgreSQL through a TCP proxy it cuts, its own
 # redis-server, a Celery worker it kills. Needs redis-server on PATH and a PostgreSQL DATABASE_URL

@@ -56,11 +56,11 @@ MORE_CONFIGS: dict[str, dict[str, str]] = {
 
 
 class Gunicorn:
-    def __init__(self, name: str, overrides: dict[str, str], env: dict[str, str]):
+    def __init__(self, name: str, overrides: dict[str, str], env: dict[str, str], port: int | None = None):
         from bench.run import free_port
 
         self.name = name
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="bench-gunicorn-", suffix=".log", delete=False)  # noqa: SIM115
         full_env = {**env, "GUNICORN_BIND": f"127.0.0.1:{self.port}", "GUNICORN_ACCESS_LOG": "/dev/null",

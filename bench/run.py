@@ -17,9 +17,12 @@ shared machine are noisy; ratios of interleaved runs are not).
 8. With --gunicorn: gunicorn configurations side by side, the production default against the sync
    workers it replaced, interleaved, then 50 slow clients against each (bench/bench_gunicorn.py,
    about 5 minutes).
+9. With --ab-shortcuts [SWITCH ...]: an MCP get_deal A/B of shortcuts behind environment switches, every
+   combination a server of its own, interleaved call by call (bench/ab_shortcuts.py; without switches an
+   A/A run, the method's noise floor; about 1 minute per variant).
 
 Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements]
-       [--skip-lists] [--gunicorn] [--ranking-1m]
+       [--skip-lists] [--gunicorn] [--ranking-1m] [--ab-shortcuts [SWITCH ...]]
 Uses DATABASE_URL (PostgreSQL recommended; point it at a scratch database: demo data is seeded
 and the demo admin password reset) and REDIS_URL when set; without DATABASE_URL it uses its own
 SQLite file under bench/results/.
@@ -282,6 +285,8 @@ def main() -> None:
     parser.add_argument("--skip-lists", action="store_true", help="skip the list paging benchmark")
     parser.add_argument("--gunicorn", action="store_true", help="also compare gunicorn configurations")
     parser.add_argument("--ranking-1m", action="store_true", help="rank a 1M-program directory too (+3 min)")
+    parser.add_argument("--ab-shortcuts", nargs="*", metavar="SWITCH", default=None,
+                        help="A/B shortcuts behind these environment switches (none: an A/A run)")
     args = parser.parse_args()
 
     manage("migrate", "--noinput")
@@ -321,6 +326,10 @@ def main() -> None:
         from bench.bench_gunicorn import bench_gunicorn
 
         print(bench_gunicorn(key, deal_id, ENV), flush=True)
+    if args.ab_shortcuts is not None:
+        from bench.ab_shortcuts import ab_shortcuts
+
+        print(ab_shortcuts(key, deal_id, ENV, switches=args.ab_shortcuts), flush=True)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db import router
 from django.db.models import IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
@@ -83,36 +82,18 @@ def deals_with_property_summary(deals: QuerySet[Deal]) -> QuerySet[Deal]:
 
 # Largest value of a BigAutoField id: past it no deal exists (what the ORM's lookup answers, too).
 _ID_MAX = 2**63 - 1
-# The SQL of "the account's deal by id", compiled by the ORM once per database alias (the deal read is
-# the hottest query of the API and of every MCP deal tool: compiling it cost as much as running it).
-_DEAL_BY_ID_SQL: dict[str, str] = {}
-
-
-def _deal_by_id_sql(using: str) -> str:
-    sql = _DEAL_BY_ID_SQL.get(using)
-    if sql is None:
-        query = Deal.objects.using(using).filter(account_id=-1, pk=-2).order_by()[:1].query
-        sql, params = query.sql_with_params()
-        if tuple(params) != (-1, -2):  # the ORM's own SQL, its two parameters in this order
-            raise RuntimeError("unexpected SQL for the deal read")
-        _DEAL_BY_ID_SQL[using] = sql
-    return sql
 
 
 def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozenset()) -> Deal:
     """The account's deal, or DealNotFound — the same answer for another account's deal."""
     if not 0 < deal_id <= _ID_MAX:
         raise DealNotFound(deal_id)
-    if include:
-        qs = Deal.objects.filter(account=account)
-        if "financials" in include:
-            qs = qs.select_related("financials")
-        if "properties" in include:
-            qs = qs.prefetch_related("properties")
-        found = list(qs.filter(pk=deal_id).order_by()[:1])
-    else:
-        using = router.db_for_read(Deal)
-        found = list(Deal.objects.db_manager(using).raw(_deal_by_id_sql(using), [account.pk, deal_id]))
+    qs = Deal.objects.filter(account=account)
+    if "financials" in include:
+        qs = qs.select_related("financials")
+    if "properties" in include:
+        qs = qs.prefetch_related("properties")
+    found = list(qs.filter(pk=deal_id).order_by()[:1])
     if not found:
         raise DealNotFound(deal_id)
     return found[0]

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.validators import ProhibitNullCharactersValidator, RegexValidator
 from rest_framework import serializers
-from rest_framework.fields import ProhibitSurrogateCharactersValidator, SkipField
+from rest_framework.fields import ProhibitSurrogateCharactersValidator
 
 from lev.enums import choices
 from lev.limits import (
@@ -57,34 +57,6 @@ class FieldsBuiltOnce:
             template = super().get_fields()  # type: ignore[misc]
             cls._fields_template = template  # type: ignore[attr-defined]
         return copy.deepcopy(template)
-
-    def to_representation(self, instance):
-        """DRF's own loop (Serializer.to_representation) over fields bound once per class, so writing
-        an object out copies no fields at all. Only for fields that read nothing but the object (no
-        method, relation or nested serializer, which look at their parent or the context); any other
-        serializer takes DRF's way."""
-        cls = type(self)
-        readable = cls.__dict__.get("_output_fields")
-        if readable is None:
-            readable = list(self._readable_fields)  # type: ignore[attr-defined]
-            if any(isinstance(f, _CONTEXTUAL_FIELDS) for f in readable):
-                readable = ()
-            cls._output_fields = readable  # type: ignore[attr-defined]
-        if not readable:
-            return super().to_representation(instance)  # type: ignore[misc]
-        ret = {}
-        for field in readable:
-            try:
-                attribute = field.get_attribute(instance)
-            except SkipField:
-                continue
-            ret[field.field_name] = None if attribute is None else field.to_representation(attribute)
-        return ret
-
-
-# Fields whose output depends on their parent serializer or its context.
-_CONTEXTUAL_FIELDS = (serializers.SerializerMethodField, serializers.RelatedField, serializers.ManyRelatedField,
-                      serializers.BaseSerializer, serializers.HiddenField)
 
 
 class StrictSerializer(serializers.Serializer):

@@ -19,7 +19,6 @@ api_v1 = [
 MOVED_ADMIN_PAGES = {
     "lenders/lendersearch": "deals/lendersearch",
     "deals/account": "accounts/account",
-    "deals/membership": "accounts/membership",
     "deals/apikey": "accounts/apikey",
     "deals/idempotencyrecord": "idempotency/idempotencyrecord",
 }

@@ -62,8 +62,8 @@ def test_admin_changelists_and_forms_load(seeded, client):
     client.force_login(admin)
     deal = Deal.objects.first()
     lender = Lender.objects.first()
-    for name in ("deals_deal", "deals_dealproperty", "deals_account", "deals_apikey", "lenders_lender",
-                 "lenders_lenderprogram", "lenders_lenderactivity", "lenders_lendersearch", "lenders_assettype"):
+    for name in ("deals_deal", "deals_dealproperty", "accounts_account", "accounts_apikey", "lenders_lender",
+                 "lenders_lenderprogram", "lenders_lenderactivity", "deals_lendersearch", "lenders_assettype"):
         assert client.get(reverse(f"admin:{name}_changelist")).status_code == 200, name
     assert client.get(reverse("admin:deals_deal_change", args=[deal.pk])).status_code == 200
     assert client.get(reverse("admin:lenders_lender_change", args=[lender.pk])).status_code == 200

@@ -1,8 +1,9 @@
-"""The deal read's two shortcuts answer exactly what the ORM and DRF answer without them.
+"""The deal read answers exactly what the ORM and DRF answer.
 
-`deals.selectors.deal_get` runs the ORM's own SQL, compiled once, for a deal read with nothing
-included; `lev.serializers.FieldsBuiltOnce` writes an object out through fields bound once per class.
-Each is compared here with the long way, on the database the suite runs on.
+`deals.selectors.deal_get` finds the account's deal and no other; `lev.serializers.FieldsBuiltOnce`
+builds a serializer's fields once per class and writes an object out as DRF's ModelSerializer does.
+(The compiled deal-read SQL and the bound-field output these tests also covered were removed in issue
+20: docs/benchmarks.md, "Read shortcuts A/B (issue 20)".)
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def full_deal(account) -> Deal:
     return deal
 
 
-def test_the_compiled_read_finds_what_the_orm_finds_field_for_field():
+def test_the_read_finds_what_the_orm_finds_field_for_field():
     account, other = AccountFactory(), AccountFactory()
     deal, bare = full_deal(account), DealFactory(account=account, loan_amount=None, estimated_close_date=None)
     for wanted in (deal, bare):

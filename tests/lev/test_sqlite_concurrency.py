@@ -40,13 +40,14 @@ SETUP = """
 import json
 from django.contrib.auth import get_user_model
 from deals import services
-from deals.models import Account, Membership
+from lev.accounts.services import api_key_create
+from lev.accounts.models import Account, Membership
 out = {}
 for slug in ("a", "b"):
     account = Account.objects.create(name=f"Load {slug}", slug=f"load-{slug}")
     user = get_user_model().objects.create_user(username=f"load-{slug}")
     Membership.objects.create(account=account, user=user)
-    _key, raw = services.api_key_create(user=user, account=account, name="load")
+    _key, raw = api_key_create(user=user, account=account, name="load")
     deal = services.deal_create(account=account, user=user, data={"title": f"Load {slug}"})
     out[slug] = {"key": raw, "deal_id": deal.pk}
 print("SETUP " + json.dumps(out))

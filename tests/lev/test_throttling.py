@@ -34,8 +34,8 @@ def test_idempotency_records_expire_after_their_ttl(api, settings):
 
     from django.utils import timezone
 
-    from deals.tasks import purge_idempotency_records
     from lev.idempotency.models import IdempotencyRecord
+    from lev.idempotency.tasks import purge_idempotency_records
 
     assert api.post("/api/v1/deals/", {"title": "a"}, format="json", HTTP_IDEMPOTENCY_KEY="old").status_code == 201
     assert api.post("/api/v1/deals/", {"title": "b"}, format="json", HTTP_IDEMPOTENCY_KEY="new").status_code == 201

@@ -22,7 +22,7 @@ from django.db import connection
 
 from lev.celery_app import app as celery_app
 
-ROOT = Path(__file__).resolve().parents[3]  # the repository (tests/deals/searches/ is three deep)
+ROOT = Path(__file__).resolve().parents[3]
 DEADLINE_S = 90  # worker start-up included
 
 

@@ -31,7 +31,7 @@ from tests.factories import DealFactory
 from tests.oauth.flow import Flow, public_client
 
 pytestmark = pytest.mark.django_db
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CREDENTIAL_TABLES = ("deals_apikey", "deals_membership", "oauth2_provider_accesstoken", "oauth_oauthauthorization")
 
 
@@ -137,8 +137,8 @@ def test_key_revoked_by_a_real_second_process(api, account, clock, settings):
     assert read(api, deal) == 200
     db = connection.settings_dict
     url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    script = ("import django; django.setup(); from deals.models import ApiKey; from deals import services; "
-              "[services.api_key_revoke(key=k) for k in ApiKey.objects.all()]")
+    script = ("import django; django.setup(); from lev.accounts.models import ApiKey; "
+              "from lev.accounts import services; [services.api_key_revoke(key=k) for k in ApiKey.objects.all()]")
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, timeout=60,
                    env={**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "lev.settings"})
     assert ApiKey.objects.get().revoked_at is not None
