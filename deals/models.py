@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
+from deals.finance import amortizing_annual_payment
 from deals.placements.models import BaseRate, Placement, TermSheet
 from deals.searches.models import LenderMatch, LenderSearch
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES, choices
@@ -117,13 +118,7 @@ class DealFinancials(models.Model):
         loan = self.deal.loan_amount
         if not loan or self.interest_rate is None:
             return None
-        monthly_rate = float(self.interest_rate) / 100 / 12
-        months = self.amortization_years * 12
-        if monthly_rate == 0:
-            payment = float(loan) / months
-        else:
-            payment = float(loan) * monthly_rate / (1 - (1 + monthly_rate) ** -months)
-        return Decimal(str(round(payment * 12, 2)))
+        return amortizing_annual_payment(loan, self.interest_rate, self.amortization_years * 12)
 
     @property
     def dscr(self) -> Decimal | None:
