@@ -259,17 +259,9 @@ def main() -> None:
                         help="the servers listen on this port and the next ones (default: free ports)")
     parser.add_argument("--rest", action="store_true", help="also measure REST GET /api/v1/deals/{id}/")
     args = parser.parse_args()
-    from bench.run import ENV, manage
+    from bench.run import ENV, demo_key_and_deal
 
-    manage("migrate", "--noinput")
-    creds = manage("seed_demo", "--print-credentials")
-    key = next(line.split()[2] for line in creds.splitlines() if line.startswith("API key:"))
-    import django
-
-    django.setup()
-    from deals.models import Deal
-
-    deal_id = Deal.objects.filter(account__slug="demo-capital").order_by("id").values_list("id", flat=True)[0]
+    key, deal_id = demo_key_and_deal()
     print(ab_shortcuts(key, deal_id, ENV, switches=args.switch, rounds=args.rounds, calls=args.calls,
                        warmup=args.warmup, workers=args.workers, base_port=args.base_port, rest=args.rest), flush=True)
 

@@ -170,17 +170,9 @@ def main() -> None:
     parser.add_argument("--configs", choices=["default", "all"], default="default",
                         help="'all' adds the issue #12 rows (gthread, recycling)")
     args = parser.parse_args()
-    from bench.run import ENV, manage
+    from bench.run import ENV, demo_key_and_deal
 
-    manage("migrate", "--noinput")
-    creds = manage("seed_demo", "--print-credentials")
-    key = next(line.split()[2] for line in creds.splitlines() if line.startswith("API key:"))
-    import django
-
-    django.setup()
-    from deals.models import Deal
-
-    deal_id = Deal.objects.filter(account__slug="demo-capital").order_by("id").values_list("id", flat=True)[0]
+    key, deal_id = demo_key_and_deal()
     configs = {**CONFIGS, **MORE_CONFIGS} if args.configs == "all" else CONFIGS
     print(bench_gunicorn(key, deal_id, ENV, seconds=args.seconds, clients=args.clients, rounds=args.rounds,
                          slow_clients=args.slow_clients, slow_seconds=args.slow_seconds, configs=configs))

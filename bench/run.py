@@ -60,6 +60,19 @@ def manage(*args: str) -> str:
                           text=True).stdout
 
 
+def demo_key_and_deal() -> tuple[str, int]:
+    """Migrate and seed the bench database; the demo API key and the demo account's first deal id."""
+    manage("migrate", "--noinput")
+    creds = manage("seed_demo", "--print-credentials")
+    key = next(line.split()[2] for line in creds.splitlines() if line.startswith("API key:"))
+    import django
+
+    django.setup()
+    from deals.models import Deal
+
+    return key, Deal.objects.filter(account__slug="demo-capital").order_by("id").values_list("id", flat=True)[0]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -289,23 +302,19 @@ def main() -> None:
                         help="A/B shortcuts behind these environment switches (none: an A/A run)")
     args = parser.parse_args()
 
-    manage("migrate", "--noinput")
-    creds = manage("seed_demo", "--print-credentials")
-    key = next(line.split()[2] for line in creds.splitlines() if line.startswith("API key:"))
-    import django
-
-    django.setup()
+    key, deal_id = demo_key_and_deal()
     from deals.models import Deal
 
     demo = Deal.objects.filter(account__slug="demo-capital")
-    deal_id = demo.order_by("id").values_list("id", flat=True)[0]
     # Enough deals that a page of 100 is full (the demo itself has six).
     missing = 150 - demo.count()
     if missing > 0:
         account_id = demo.values_list("account_id", flat=True)[0]
         Deal.objects.bulk_create([Deal(account_id=account_id, title=f"Bench deal {n}", loan_amount=1_000_000 + n,
                                        loan_type="permanent") for n in range(missing)])
-    db = django.db.connection.vendor
+    from django.db import connection
+
+    db = connection.vendor
 
     print(f"# Lev MCP benchmarks ({time.strftime('%Y-%m-%d %H:%M')}, {db}, {os.cpu_count()} cores)")
     server = Server(workers=2)

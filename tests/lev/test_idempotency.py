@@ -149,28 +149,32 @@ def test_two_requests_reusing_an_expired_key_at_once_run_it_once_and_replay(user
 @pytest.mark.django_db(transaction=True)
 def test_the_account_migration_applies_to_a_database_with_records():
     executor = MigrationExecutor(connection)
-    executor.migrate([("deals", "0001_initial")])
-    old = executor.loader.project_state([("deals", "0001_initial")]).apps
-    User, Account = old.get_model("auth", "User"), old.get_model("deals", "Account")
-    Membership, OldDeal = old.get_model("deals", "Membership"), old.get_model("deals", "Deal")
-    Record = old.get_model("deals", "IdempotencyRecord")
-    user, loner = User.objects.create(username="u"), User.objects.create(username="loner")
-    first, second = Account.objects.create(name="A", slug="a"), Account.objects.create(name="B", slug="b")
-    Membership.objects.create(account=first, user=user)
-    Membership.objects.create(account=second, user=user)
-    deal = OldDeal.objects.create(account=second, title="In B")
-    common = {"method": "POST", "request_hash": "h", "status_code": 201}
-    Record.objects.create(user=user, key="create", path="/api/v1/deals/", response_body={"id": deal.pk}, **common)
-    Record.objects.create(user=user, key="prop", path=f"/api/v1/deals/{deal.pk}/properties/",
-                          response_body={"id": 7}, **common)
-    Record.objects.create(user=user, key="other", path="/api/v1/deals/", response_body={"id": 10**6}, **common)
-    Record.objects.create(user=loner, key="orphan", path="/api/v1/deals/", response_body={}, **common)
+    try:
+        executor.migrate([("deals", "0001_initial")])
+        old = executor.loader.project_state([("deals", "0001_initial")]).apps
+        User, Account = old.get_model("auth", "User"), old.get_model("deals", "Account")
+        Membership, OldDeal = old.get_model("deals", "Membership"), old.get_model("deals", "Deal")
+        Record = old.get_model("deals", "IdempotencyRecord")
+        user, loner = User.objects.create(username="u"), User.objects.create(username="loner")
+        first, second = Account.objects.create(name="A", slug="a"), Account.objects.create(name="B", slug="b")
+        Membership.objects.create(account=first, user=user)
+        Membership.objects.create(account=second, user=user)
+        deal = OldDeal.objects.create(account=second, title="In B")
+        common = {"method": "POST", "request_hash": "h", "status_code": 201}
+        Record.objects.create(user=user, key="create", path="/api/v1/deals/", response_body={"id": deal.pk}, **common)
+        Record.objects.create(user=user, key="prop", path=f"/api/v1/deals/{deal.pk}/properties/",
+                              response_body={"id": 7}, **common)
+        Record.objects.create(user=user, key="other", path="/api/v1/deals/", response_body={"id": 10**6}, **common)
+        Record.objects.create(user=loner, key="orphan", path="/api/v1/deals/", response_body={}, **common)
 
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
 
-    accounts = dict(IdempotencyRecord.objects.values_list("key", "account__slug"))
-    assert accounts == {"create": "b", "prop": "b", "other": "a"}  # the deal's account, else the first
+        accounts = dict(IdempotencyRecord.objects.values_list("key", "account__slug"))
+        assert accounts == {"create": "b", "prop": "b", "other": "a"}  # the deal's account, else the first
+    finally:  # never leave the database half-migrated for the tests after this one
+        latest = MigrationExecutor(connection)
+        latest.migrate(latest.loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db
