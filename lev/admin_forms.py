@@ -5,6 +5,7 @@ nothing is loaded from outside the site."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -65,18 +66,19 @@ def money_field(*, label: str | None = None, positive: bool = True, help_text: s
     )
 
 
-def percent_field(*, label: str, max_value: Decimal, decimal_places: int = 2, max_digits: int = 5,
+def percent_field(*, label: str, max_value: Decimal, column: Mapping[str, int] = limits.LTV_PERCENT_COLUMN,
                   help_text: str = "") -> UnitDecimalField:
+    """A percent within `max_value`, with the digits of its `column` (lev.limits)."""
     return UnitDecimalField(
         label=label, help_text=help_text, unit_hint="72.5 (percent)", min_value=Decimal(0), max_value=max_value,
-        max_digits=max_digits, decimal_places=decimal_places, widget=UnitInput(suffix=" %"),
+        **column, widget=UnitInput(suffix=" %"),
     )
 
 
 def multiple_field(*, label: str, max_value: Decimal, help_text: str = "") -> UnitDecimalField:
     return UnitDecimalField(
         label=label, help_text=help_text, unit_hint="1.25", min_value=Decimal(0), max_value=max_value,
-        max_digits=4, decimal_places=2, widget=UnitInput(suffix=" x"),
+        **limits.DSCR_INPUT_COLUMN, widget=UnitInput(suffix=" x"),
     )
 
 
