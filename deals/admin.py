@@ -80,7 +80,7 @@ class DealFinancialsForm(forms.ModelForm):
     existing_debt = money_field(label="Existing debt", positive=False)
     cash_out = money_field(label="Cash out", positive=False)
     interest_rate = percent_field(label="Interest rate", max_value=limits.INTEREST_RATE_MAX,
-                                  column=limits.INTEREST_RATE_COLUMN, help_text="Annual, for DSCR.")
+                                  **limits.INTEREST_RATE_COLUMN, help_text="Annual, for DSCR.")
     amortization_years = forms.IntegerField(label="Amortization (years)", min_value=limits.AMORTIZATION_YEARS_MIN,
                                             max_value=limits.AMORTIZATION_YEARS_MAX,
                                             initial=limits.AMORTIZATION_YEARS_DEFAULT)

@@ -5,7 +5,6 @@ nothing is loaded from outside the site."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -66,12 +65,14 @@ def money_field(*, label: str | None = None, positive: bool = True, help_text: s
     )
 
 
-def percent_field(*, label: str, max_value: Decimal, column: Mapping[str, int] = limits.LTV_PERCENT_COLUMN,
-                  help_text: str = "") -> UnitDecimalField:
-    """A percent within `max_value`, with the digits of its `column` (lev.limits)."""
+def percent_field(*, label: str, max_value: Decimal,
+                  decimal_places: int = limits.LTV_PERCENT_COLUMN["decimal_places"],
+                  max_digits: int = limits.LTV_PERCENT_COLUMN["max_digits"], help_text: str = "") -> UnitDecimalField:
+    """A percent within `max_value`, with the digits and decimal places of its column (lev.limits: a
+    `*_COLUMN` passed as keywords; an LTV's by default)."""
     return UnitDecimalField(
         label=label, help_text=help_text, unit_hint="72.5 (percent)", min_value=Decimal(0), max_value=max_value,
-        **column, widget=UnitInput(suffix=" %"),
+        max_digits=max_digits, decimal_places=decimal_places, widget=UnitInput(suffix=" %"),
     )
 
 
