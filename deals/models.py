@@ -14,7 +14,7 @@ from deals.searches.models import LenderMatch, LenderSearch
 from lev import limits
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES, choices
 
-# The deal list's sort values (deals.selectors.DEAL_KEYSETS). A missing loan amount or closing date
+# The deal list's sort values (deals.selectors.deal_list_keyset). A missing loan amount or closing date
 # sorts as a value past every real one (last going up, first going down, as PostgreSQL sorts NULLs),
 # so that a page's key is never NULL; each is indexed with (account, archived) and the id, so any
 # page of the list is one index range scan however many deals the account has.

@@ -1,6 +1,6 @@
 """Lender activity signals as data: a lender's activity score in one market, as a Python formula
 (`activity_score`, the demo directory's and the tests') and as the same formula over a LenderActivity
-row in the database (`activity_score_expression`, the recompute's and the refresh's). The ranking
+row in the database (`activity_score_expression`, the recompute's). The ranking
 weighs it in (deals.searches.ranking.scoring); the counts come from placements
 (deals.placements.activity).
 """
@@ -9,9 +9,6 @@ from __future__ import annotations
 
 from django.db.models import Case, F, FloatField, Value, When
 from django.db.models.functions import Cast, Greatest, Least
-from django.utils import timezone
-
-from lenders.models import LenderActivity
 
 # Activity: full marks at these 90-day counts; response time scored from 4 h (best) to 96 h.
 QUOTES_FULL = 20.0
@@ -51,9 +48,3 @@ def activity_score_expression():
     return (Value(weights["quotes"]) * ratio("quotes_90d", QUOTES_FULL)
             + Value(weights["closings"]) * ratio("closings_90d", CLOSINGS_FULL)
             + Value(weights["response"]) * response)
-
-
-def lender_activity_refresh() -> int:
-    """Recompute every LenderActivity.score from its counts, in one UPDATE (the formula is
-    `activity_score`). Returns the number of rows updated."""
-    return LenderActivity.objects.update(score=activity_score_expression(), updated_at=timezone.now())

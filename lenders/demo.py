@@ -119,7 +119,7 @@ def generate(count: int, *, seed: int = 7, programs: tuple[int, int] = (1, 4)
             about=f"{lender_type.replace('_', ' ').title()} lender headquartered in {CITIES[state]}.",
             lender_types=[lender_type], category="demo",
         )
-        lender.lender_type_mask = 1 << LENDER_TYPES.index(lender_type)
+        lender.refresh_masks()  # as save() would (bulk_create skips it)
         loan_types, min_range, max_range, capital, ltv_range, dscr_range = PROFILES[lender_type]
         program_list: list[LenderProgram] = []
         for _ in range(rng.randint(*programs)):
@@ -149,7 +149,7 @@ def generate(count: int, *, seed: int = 7, programs: tuple[int, int] = (1, 4)
                 min_dscr=Decimal(str(round(rng.uniform(*dscr_range), 2))),
                 status=LenderProgram.Status.ACTIVE if rng.random() < 0.92 else LenderProgram.Status.INACTIVE,
             )
-            program.refresh_masks()
+            program.refresh_masks()  # as save() would (bulk_create skips it)
             program_list.append(program)
         yield lender, program_list
 

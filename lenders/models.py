@@ -40,7 +40,7 @@ class Lender(models.Model):
     lender_types = models.JSONField(default=list, blank=True)
     category = models.CharField(max_length=50, blank=True, default="")
     # Denormalised for directory filters (kept in step by save() below; bulk_create skips save(), so a
-    # bulk writer sets it itself, as lenders.demo does).
+    # bulk writer calls refresh_masks() itself, as lenders.demo does).
     lender_type_mask = models.BigIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -54,10 +54,14 @@ class Lender(models.Model):
         return self.name
 
     def save(self, *args, **kwargs):
-        self.lender_type_mask = mask_of(self.lender_types, LENDER_TYPES)
+        self.refresh_masks()
         if kwargs.get("update_fields") is not None:
             kwargs["update_fields"] = {*kwargs["update_fields"], "lender_type_mask"}
         super().save(*args, **kwargs)
+
+    def refresh_masks(self) -> None:
+        """Recompute the derived mask of lender_types (save() does; a bulk writer calls it)."""
+        self.lender_type_mask = mask_of(self.lender_types, LENDER_TYPES)
 
 
 class LenderProgram(models.Model):
@@ -118,8 +122,9 @@ class LenderProgram(models.Model):
         return self.title
 
     def save(self, *args, **kwargs):
-        # Masks are derived data, not a business rule: keeping them here means admin edits,
-        # services and bulk seeding can never leave them out of step.
+        # Masks are derived data, not a business rule: computing them here keeps every save() (admin
+        # edits, services) in step. bulk_create and bulk_update skip save(), so a bulk writer calls
+        # refresh_masks() itself (lenders.demo does; tests/lenders/test_demo_directory.py checks it).
         self.refresh_masks()
         if kwargs.get("update_fields") is not None:
             kwargs["update_fields"] = {

@@ -1,5 +1,6 @@
 """Enumerations shared by deals and lenders. Values are lowercase slugs on the wire; the order of
-each tuple is stable because lender programs store bit masks built from it (see lenders.masks)."""
+each tuple is stable because lenders and their programs store bit masks built from it (`mask_of`
+below; lenders.models.Lender/LenderProgram.refresh_masks)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ ASSET_TYPES = (
     "multifamily", "office", "retail", "industrial", "hospitality", "self_storage", "mixed_use",
     "senior_housing", "student_housing", "manufactured_housing", "healthcare", "land",
 )
-ASSET_TYPE_NAMES = {slug: slug.replace("_", " ").title() for slug in ASSET_TYPES}
 LENDER_TYPES = ("bank", "credit_union", "life_company", "cmbs", "agency", "debt_fund", "private", "sba")
 POSITIONS = ("senior", "mezzanine", "preferred_equity")
 RECOURSE_TYPES = ("full", "partial", "non_recourse")

@@ -12,7 +12,6 @@ one, /metrics is open in development and off (404) in production.
 from __future__ import annotations
 
 import hmac
-import os
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -39,7 +38,7 @@ class _Live(Collector):
 
 
 def _registry() -> CollectorRegistry:
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    if settings.PROMETHEUS_MULTIPROC_DIR:
         from prometheus_client import multiprocess
 
         registry = CollectorRegistry()

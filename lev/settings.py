@@ -22,6 +22,21 @@ from lev.accounts import scopes as scope_table
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
+# --- Reading the environment -------------------------------------------------------------------
+# Every environment variable the code uses is read here, through these five helpers, and only
+# here (tests/lev/test_settings.py checks that no other module reads os.environ); the rest of the
+# code reads `django.conf.settings` when it needs a value, never at import. They are a few lines of
+# our own rather than django-environ on purpose, because django-environ would change what a value
+# means: it reads an empty value as False / an error instead of the default (here an empty
+# variable is as good as unset), resolves a value that starts with "$" as the name of another
+# variable (a SECRET_KEY or token beginning with "$" would silently become something else), keeps
+# the spaces of list items, and parses floats by deleting every character but digits, "," "." and
+# "-" ("1e3" becomes 13.0). DATABASE_URL is parsed by dj-database-url.
+def env_str(name: str, default: str) -> str:
+    """The variable as it is (an empty value stays empty), or `default` when unset."""
+    return os.environ.get(name, default)
+
+
 def env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     if value is None or value == "":
@@ -46,23 +61,23 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-LEV_ENV = os.environ.get("LEV_ENV", "development").strip().lower()
+LEV_ENV = env_str("LEV_ENV", "development").strip().lower()
 PRODUCTION = LEV_ENV == "production"
 
 DEBUG = env_bool("DEBUG", not PRODUCTION)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY = env_str("SECRET_KEY", "")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 # --- OAuth 2.1 authorization server for /mcp (docs/oauth.md) ----------------------------------
 # The site's public address (https://lev.example.com): the OAuth issuer and the resource tokens are
 # bound to. Unset, both come from each request's scheme and Host (development).
-LEV_PUBLIC_URL = os.environ.get("LEV_PUBLIC_URL", "").strip().rstrip("/")
+LEV_PUBLIC_URL = env_str("LEV_PUBLIC_URL", "").strip().rstrip("/")
 # Client ID Metadata Documents on this machine's loopback addresses (development and tests only), and a
 # local CA to trust for them.
 LEV_OAUTH_CIMD_ALLOW_LOOPBACK = env_bool("LEV_OAUTH_CIMD_ALLOW_LOOPBACK", False)
-LEV_OAUTH_CIMD_CA_FILE = os.environ.get("LEV_OAUTH_CIMD_CA_FILE", "")
+LEV_OAUTH_CIMD_CA_FILE = env_str("LEV_OAUTH_CIMD_CA_FILE", "")
 # Dynamic Client Registration is open, so it is rate-limited per client address.
-LEV_OAUTH_REGISTRATION_RATE = os.environ.get("LEV_OAUTH_REGISTRATION_RATE", "20/hour")
+LEV_OAUTH_REGISTRATION_RATE = env_str("LEV_OAUTH_REGISTRATION_RATE", "20/hour")
 # A tools/call with an OAuth token that lacks the tool's scope answers HTTP 403 with the
 # `insufficient_scope` challenge, so the client can ask the person for it (step-up); off, it is only
 # the FORBIDDEN tool result (which the 403's body carries too).
@@ -157,7 +172,7 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+        env_str("DATABASE_URL", "") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=env_int("DB_CONN_MAX_AGE", 60),
         conn_health_checks=True,
     )
@@ -259,7 +274,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
-REDIS_URL = os.environ.get("REDIS_URL", "")
+REDIS_URL = env_str("REDIS_URL", "")
 
 if REDIS_URL:
     CACHES = {
@@ -267,7 +282,7 @@ if REDIS_URL:
             # Django's RedisCache keeping one client per connection pool (lev.cache).
             "BACKEND": "lev.cache.RedisCache",
             "LOCATION": REDIS_URL,
-            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "lev"),
+            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "lev"),
             # Bounded, so a frozen Redis costs a request at most this long, never a hang.
             "OPTIONS": {"socket_timeout": 1.0, "socket_connect_timeout": 1.0},
         }
@@ -389,7 +404,7 @@ OAUTH2_PROVIDER_GRANT_MODEL = "oauth2_provider.Grant"
 DJANGO_MCP_GLOBAL_SERVER_CONFIG = {"name": "lev", "stateless": True}
 DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False
 # Backend the MCP tools call: empty = in-process dispatch to the REST views.
-LEV_API_BASE_URL = os.environ.get("LEV_API_BASE_URL", "")
+LEV_API_BASE_URL = env_str("LEV_API_BASE_URL", "")
 LEV_API_TIMEOUT_SECONDS = env_float("LEV_API_TIMEOUT_SECONDS", 10.0)
 LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
 # Under the ASGI server (production), a request's whole body must arrive within this many seconds of its
@@ -406,7 +421,7 @@ LEV_MCP_ALLOWED_ORIGINS = env_list("LEV_MCP_ALLOWED_ORIGINS", [])
 LEV_MCP_MAX_RESPONSE_BYTES = env_int("LEV_MCP_MAX_RESPONSE_BYTES", 60_000)
 # Where `seed_demo --print-credentials` (make run) keeps the demo API key, so it is the same on every
 # run: a local file (mode 0600, gitignored, not in the image), never the repository.
-LEV_DEMO_KEY_FILE = os.environ.get("LEV_DEMO_KEY_FILE", str(BASE_DIR / ".demo-api-key"))
+LEV_DEMO_KEY_FILE = env_str("LEV_DEMO_KEY_FILE", str(BASE_DIR / ".demo-api-key"))
 
 # --- Resilience (numbers from Lev's published behaviour) ------------------------------------
 LEV_RETRY_TOTAL = env_int("LEV_RETRY_TOTAL", 2)
@@ -417,32 +432,34 @@ LEV_RETRY_MAX_RETRY_AFTER_MS = env_int("LEV_RETRY_MAX_RETRY_AFTER_MS", 2000)
 LEV_RETRY_BUDGET_MS = env_int("LEV_RETRY_BUDGET_MS", 15_000)
 LEV_BREAKER_FAIL_MAX = env_int("LEV_BREAKER_FAIL_MAX", 5)
 LEV_BREAKER_RESET_TIMEOUT_S = env_float("LEV_BREAKER_RESET_TIMEOUT_S", 30.0)
-LEV_BREAKER_NAME = os.environ.get("LEV_BREAKER_NAME", "lev_api")
+LEV_BREAKER_NAME = env_str("LEV_BREAKER_NAME", "lev_api")
 # After a success has reset the shared breaker (one Redis round trip), this process's successes skip
 # Redis for this long; failures always count in Redis at once (mcp_tools.resilience).
 LEV_BREAKER_SYNC_SECONDS = env_float("LEV_BREAKER_SYNC_SECONDS", 1.0)
-LEV_RATE_LIMIT_READS = os.environ.get("LEV_RATE_LIMIT_READS", "200/min")
-LEV_RATE_LIMIT_WRITES = os.environ.get("LEV_RATE_LIMIT_WRITES", "30/min")
+LEV_RATE_LIMIT_READS = env_str("LEV_RATE_LIMIT_READS", "200/min")
+LEV_RATE_LIMIT_WRITES = env_str("LEV_RATE_LIMIT_WRITES", "30/min")
 LEV_IDEMPOTENCY_TTL_HOURS = env_int("LEV_IDEMPOTENCY_TTL_HOURS", 24)
 # /metrics (Prometheus): scrapes send `Authorization: Bearer <token>`. Without a token it is open in
 # development and off in production.
-LEV_METRICS_TOKEN = os.environ.get("LEV_METRICS_TOKEN", "")
+LEV_METRICS_TOKEN = env_str("LEV_METRICS_TOKEN", "")
 # prometheus_client's multiprocess mode (several gunicorn or prefork processes) writes to this
 # directory from the first metric a module defines, before any server hook runs: make sure it exists.
-if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
+# prometheus_client reads the variable itself too; lev.metrics reads this setting.
+PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR", "")
+if PROMETHEUS_MULTIPROC_DIR:
+    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
 # A Celery worker serves its own metrics on this port when set (0 = off), for Prometheus to scrape.
 LEV_WORKER_METRICS_PORT = env_int("LEV_WORKER_METRICS_PORT", 0)
-LEV_WORKER_METRICS_ADDR = os.environ.get("LEV_WORKER_METRICS_ADDR", "0.0.0.0")
+LEV_WORKER_METRICS_ADDR = env_str("LEV_WORKER_METRICS_ADDR", "0.0.0.0")
 # Retry-After of the API's 503 when its own database or Redis is down.
 LEV_OUTAGE_RETRY_AFTER_SECONDS = env_int("LEV_OUTAGE_RETRY_AFTER_SECONDS", 2)
 
 # --- Celery ---------------------------------------------------------------------------------
 # With REDIS_URL set, Redis is the broker; otherwise jobs run in-process (eager), so the
 # embedded demo works with no services.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL or "memory://")
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "memory://")
 CELERY_RESULT_BACKEND = None
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not (REDIS_URL or os.environ.get("CELERY_BROKER_URL")))
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not (REDIS_URL or env_str("CELERY_BROKER_URL", "")))
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -494,7 +511,7 @@ LEV_SEARCH_STALE_SECONDS = env_int("LEV_SEARCH_STALE_SECONDS", 20)
 LEV_SEARCH_PENDING_GIVE_UP_SECONDS = env_int("LEV_SEARCH_PENDING_GIVE_UP_SECONDS", 600)
 
 # --- Logging: every line carries the request id of the request (or tool call) it belongs to --
-LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -541,7 +558,7 @@ if PRODUCTION:
 
 # --- Lender discovery (deals.searches.ranking, deals.searches.tasks) ----------------------------------------
 # Queue of the lender jobs; a separate name lets several deployments (or a test run) share Redis.
-CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 # A search that failed this many runs (worker lost, timeouts) is marked failed, not re-queued.
 LEV_SEARCH_MAX_ATTEMPTS = env_int("LEV_SEARCH_MAX_ATTEMPTS", 3)
 # Per-job limits, well inside the global CELERY_TASK_* limits: a ranking takes about a second.
@@ -577,4 +594,4 @@ LEV_HEALTH_TIMEOUT_SECONDS = env_float("LEV_HEALTH_TIMEOUT_SECONDS", 1.0)
 # one is older than LEV_WORKER_STALE_SECONDS.
 LEV_WORKER_HEARTBEAT_SECONDS = env_float("LEV_WORKER_HEARTBEAT_SECONDS", 10.0)
 LEV_WORKER_STALE_SECONDS = env_float("LEV_WORKER_STALE_SECONDS", 30.0)
-LEV_WORKER_HEARTBEAT_KEY_PREFIX = os.environ.get("LEV_WORKER_HEARTBEAT_KEY_PREFIX", "lev:worker-heartbeat")
+LEV_WORKER_HEARTBEAT_KEY_PREFIX = env_str("LEV_WORKER_HEARTBEAT_KEY_PREFIX", "lev:worker-heartbeat")

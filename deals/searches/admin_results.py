@@ -17,7 +17,7 @@ from deals.searches.selectors import lender_match_page
 from lev import formatting, limits
 from lev.enums import ASSET_TYPES, LOAN_TYPES
 
-# The score chart (an inline SVG, lenders/templates/admin/deals/searches/_score_chart.html), in pixels:
+# The score chart (an inline SVG, deals/templates/admin/deals/searches/_score_chart.html), in pixels:
 # height of a row, where bars start (the lender names are left of it), the bar of a score of 100.
 CHART_ROW = 26
 CHART_BAR_X = 250

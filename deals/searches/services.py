@@ -70,7 +70,12 @@ def enqueue_search(search_id: int) -> None:
     stale-search sweep queues it as soon as the broker answers again."""
     def send() -> None:
         try:
-            celery_app.tasks[RUN_SEARCH_TASK].delay(search_id)
+            # The job's time limits travel in its message, read from the settings now (a setting is
+            # never frozen at import; deals.searches.tasks).
+            celery_app.tasks[RUN_SEARCH_TASK].apply_async(
+                (search_id,), soft_time_limit=settings.LEV_SEARCH_SOFT_TIME_LIMIT,
+                time_limit=settings.LEV_SEARCH_TIME_LIMIT,
+            )
         except Exception as exc:
             if is_dependency_outage(exc):  # the broker is down: said once per interval, no traceback
                 report_outage(exc, f"queueing lender search {search_id}; the sweep queues it when the broker is back")

@@ -2,9 +2,14 @@
 
 All are `acks_late` with `reject_on_worker_lost`: a job whose worker dies is delivered again,
 and the claim in `services.lender_search_run` makes a duplicate delivery a no-op. A search whose
-worker died mid-run is found by `sweep_stale_searches` (scheduled every minute, see
-CELERY_BEAT_SCHEDULE) through its stale heartbeat and re-queued, or failed after
+worker died mid-run is found by `sweep_stale_searches` (run by beat every LEV_SEARCH_SWEEP_SECONDS,
+5 s by default: CELERY_BEAT_SCHEDULE) through its stale heartbeat and re-queued, or failed after
 LEV_SEARCH_MAX_ATTEMPTS. Time limits need the prefork pool (the solo pool cannot enforce them).
+
+`run_lender_search` takes its time limits (LEV_SEARCH_SOFT_TIME_LIMIT, LEV_SEARCH_TIME_LIMIT) from
+its message, where `services.enqueue_search` puts them from the settings when it queues the job (a
+retry keeps its message's limits). They are not decorator arguments: those are read once, at import,
+so a changed setting (a test's override_settings) would never reach the job.
 """
 
 from __future__ import annotations
@@ -12,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
-from django.conf import settings
 
 from deals.searches import services
 from lev.outages import unless_outage
@@ -20,10 +24,7 @@ from lev.outages import unless_outage
 COMMON = {"acks_late": True, "reject_on_worker_lost": True}
 
 
-@shared_task(
-    bind=True, name=services.RUN_SEARCH_TASK, max_retries=3,
-    soft_time_limit=settings.LEV_SEARCH_SOFT_TIME_LIMIT, time_limit=settings.LEV_SEARCH_TIME_LIMIT, **COMMON,
-)
+@shared_task(bind=True, name=services.RUN_SEARCH_TASK, max_retries=3, **COMMON)
 def run_lender_search(self, search_id: int) -> dict[str, Any] | None:
     """Rank lenders for one LenderSearch. Transient database errors retry with backoff; the
     retry keeps the task id, which lets it take over the search its own attempt left behind."""

@@ -39,7 +39,7 @@ def required_scope(view: Any, method: str) -> str | None:
 class HasRequiredScope(BasePermission):
     """The REST API's scope check, one per view: each view names the scope of each of its methods in
     `required_scopes`. A view that names none refuses every bearer credential (fail closed;
-    tests/lev/test_scopes.py fails for such a route before it ships)."""
+    tests/oauth/test_scopes.py fails for such a route before it ships)."""
 
     def has_permission(self, request, view) -> bool:
         if not request.user or not request.user.is_authenticated:

@@ -68,14 +68,14 @@ def check_key(key: str) -> str:
 
 
 def _replay(existing: IdempotencyRecord, fingerprint: str, key: str) -> Response:
+    """The stored answer to a repeat. A record another request can read is always finished (its
+    status and body set): `idempotent` creates, fills or deletes it in the transaction of the
+    create itself, so no one else ever reads it in between."""
     if existing.request_hash != fingerprint:
         raise Conflict(
             "this Idempotency-Key was already used with a different request",
             details={"idempotency_key": key},
         )
-    if existing.status_code is None:  # only seen mid-flight, where PostgreSQL makes us wait instead
-        raise Conflict("a request with this Idempotency-Key is still in progress",
-                       details={"idempotency_key": key})
     response = Response(existing.response_body, status=existing.status_code)
     response[REPLAY_HEADER] = "true"
     return response

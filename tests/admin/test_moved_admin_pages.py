@@ -38,3 +38,12 @@ def test_an_old_address_cannot_lead_off_the_site():
     for old in ("/admin/deals/account///evil.example/", "/admin/lenders/lendersearch/%2F%2Fevil.example"):
         location = client.get(old)["Location"]
         assert location.startswith(("/admin/accounts/account/", "/admin/deals/lendersearch/")), location
+
+
+def test_every_old_address_leads_to_a_page_the_admin_has():
+    from django.contrib import admin
+
+    from lev.urls import MOVED_ADMIN_PAGES
+
+    pages = {f"{model._meta.app_label}/{model._meta.model_name}" for model in admin.site._registry}
+    assert set(MOVED_ADMIN_PAGES.values()) <= pages

@@ -81,3 +81,21 @@ def test_a_directory_seeded_with_the_old_names_gets_the_current_ones():
     assert snapshot() != current
     seed()
     assert snapshot() == current
+
+
+def test_bulk_seeded_rows_carry_the_derived_fields_save_would_compute():
+    """bulk_create skips save(), where the masks and float copies are computed: the seed computes
+    them itself, so a seeded row equals the same row saved one by one."""
+    seed(60)
+    derived = ("loan_type_mask", "position_mask", "state_mask", "asset_type_mask",
+               "min_loan_float", "max_loan_float", "max_ltv_float", "min_dscr_float")
+    for lender in Lender.objects.all():
+        stored = lender.lender_type_mask
+        lender.refresh_masks()
+        assert stored == lender.lender_type_mask != 0, lender.lender_types
+    programs = list(LenderProgram.objects.all())
+    assert len(programs) >= 60
+    for program in programs:
+        stored = [getattr(program, field) for field in derived]
+        program.refresh_masks()
+        assert stored == [getattr(program, field) for field in derived], program.pk

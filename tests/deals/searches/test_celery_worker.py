@@ -100,7 +100,7 @@ def test_worker_recovers_a_search_whose_worker_died_mid_job(worker, account):
                                          heartbeat_at=stale_at)
     LenderMatch.objects.create(search=search, rank=1, lender=Lender.objects.first(), score=50)
 
-    tasks.sweep_stale_searches.delay()  # what celery beat runs every minute
+    tasks.sweep_stale_searches.delay()  # what celery beat runs every LEV_SEARCH_SWEEP_SECONDS
 
     def completed():
         search.refresh_from_db()

@@ -15,7 +15,7 @@ from deals.models import DealProperty
 from deals.searches import services, tasks
 from deals.searches.models import LenderMatch, LenderSearch
 from deals.searches.ranking import DealCriteria, runner
-from lenders.activity import activity_score, lender_activity_refresh
+from lenders.activity import activity_score, activity_score_expression
 from lenders.models import LenderActivity
 from lev.errors import UPSTREAM_MESSAGE, BusinessRuleViolation
 from tests.deals.searches.factories import LenderActivityFactory, lender_with, make_deal, refresh
@@ -295,7 +295,7 @@ def test_activity_refresh_recomputes_every_score_from_its_counts(db):
         LenderActivityFactory(quotes_90d=12, closings_90d=1, avg_response_hours=200.0, score=0),
     ]
     # The score step of the recompute (deals.placements.activity, tested in test_activity.py), on its own.
-    assert lender_activity_refresh() == 4
+    assert LenderActivity.objects.update(score=activity_score_expression()) == 4
     for row in rows:
         fresh = LenderActivity.objects.get(pk=row.pk)
         assert fresh.score == pytest.approx(activity_score(row.quotes_90d, row.closings_90d,
