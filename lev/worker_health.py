@@ -1,7 +1,7 @@
 """What lender discovery tells /health: is a ranking worker alive, and do searches wait for one.
 
 Workers announce themselves: the `WorkerHeartbeat` bootstep (added to every worker in
-`LendersConfig.ready`) writes the current time to Redis under one key per queue the worker
+`LevConfig.ready`) writes the current time to Redis under one key per queue the worker
 consumes, every LEV_WORKER_HEARTBEAT_SECONDS, from the worker's own event loop — so a worker that
 is up but wedged stops announcing itself too. `worker_status()` reads the age of the key of the
 queue this process sends jobs to. Written by hand because Celery's own liveness signals need a

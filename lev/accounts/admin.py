@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group
@@ -16,6 +16,7 @@ from lev.accounts.admin_bases import (
     SuperuserOnlyAdmin,
     TenancyInlineMixin,
     restrict_to_superusers,
+    revoke_each,
     staff_account_ids,
 )
 from lev.accounts.models import Account, ApiKey, Membership
@@ -84,11 +85,8 @@ class ApiKeyAdmin(AccountScopedAdmin):
 
     @admin.action(description="Revoke selected keys")
     def revoke(self, request, queryset):
-        count = 0
-        for key in queryset:  # the scoped queryset: another account's key is never among them
-            services.api_key_revoke(key=key)
-            count += 1
-        self.message_user(request, f"Revoked {count} key(s).", messages.SUCCESS)
+        # The scoped queryset: another account's key is never among them.
+        revoke_each(self, request, queryset, lambda key: services.api_key_revoke(key=key), "key(s)")
 
 
 # --- people and sign-in records ----------------------------------------------------------------------

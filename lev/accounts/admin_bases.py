@@ -26,9 +26,10 @@ This module is in `lev` and imports no feature app: accounts are reached through
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.utils import get_fields_from_path
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Model, QuerySet
@@ -77,19 +78,18 @@ class ScopedRelatedFieldListFilter(admin.RelatedFieldListFilter):
 class _NarrowedChoices:
     """Foreign-key and many-to-many choices narrowed to what the staff user may see (admins and inlines)."""
 
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+    def _narrowed(self, db_field, request, kwargs: dict) -> dict:
         if "queryset" not in kwargs:
             choices = choices_for(request, self.admin_site, db_field.related_model)
             if choices is not None:
                 kwargs["queryset"] = choices
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+        return kwargs
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        return super().formfield_for_foreignkey(db_field, request, **self._narrowed(db_field, request, kwargs))
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
-        if "queryset" not in kwargs:
-            choices = choices_for(request, self.admin_site, db_field.related_model)
-            if choices is not None:
-                kwargs["queryset"] = choices
-        return super().formfield_for_manytomany(db_field, request, **kwargs)
+        return super().formfield_for_manytomany(db_field, request, **self._narrowed(db_field, request, kwargs))
 
 
 class TenancyAdmin(_NarrowedChoices, admin.ModelAdmin):
@@ -189,3 +189,13 @@ def restrict_to_superusers(site: admin.AdminSite, *models: type[Model]) -> None:
         site.unregister(model)
         site.register(model, type(base.__name__, (SuperuserOnlyAdmin, base), {"__module__": __name__,
                                                                              "__doc__": base.__doc__}))
+
+
+def revoke_each(model_admin: admin.ModelAdmin, request: HttpRequest, items: Iterable[Any],
+                revoke: Callable[[Any], Any], what: str) -> None:
+    """An admin action's body: revoke each of `items` (the admin's scoped queryset) and say how many."""
+    count = 0
+    for item in items:
+        revoke(item)
+        count += 1
+    model_admin.message_user(request, f"Revoked {count} {what}.", messages.SUCCESS)

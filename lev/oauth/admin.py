@@ -1,4 +1,4 @@
-from django.contrib import admin, messages
+from django.contrib import admin
 from oauth2_provider.models import (
     get_access_token_model,
     get_application_model,
@@ -7,7 +7,7 @@ from oauth2_provider.models import (
     get_refresh_token_model,
 )
 
-from lev.accounts.admin_bases import AccountScopedAdmin, restrict_to_superusers
+from lev.accounts.admin_bases import AccountScopedAdmin, restrict_to_superusers, revoke_each
 from lev.oauth import services
 from lev.oauth.models import OAuthAuthorization
 
@@ -30,11 +30,8 @@ class OAuthAuthorizationAdmin(AccountScopedAdmin):
 
     @admin.action(description="Revoke selected grants (disconnect the apps)")
     def revoke(self, request, queryset):
-        count = 0
-        for authorization in queryset.filter(revoked_at__isnull=True):
-            services.authorization_revoke(authorization=authorization)
-            count += 1
-        self.message_user(request, f"Revoked {count} grant(s).", messages.SUCCESS)
+        revoke_each(self, request, queryset.filter(revoked_at__isnull=True),
+                    lambda authorization: services.authorization_revoke(authorization=authorization), "grant(s)")
 
 
 # django-oauth-toolkit's own admins show registered clients (whose redirect URIs every account's

@@ -80,20 +80,21 @@ def headroom_fit(headroom: float, full: float) -> float:
     return max(0.0, 0.4 * (1.0 + headroom / full))
 
 
+def _limit_fit(headroom: float | None, full: float) -> float:
+    """NEUTRAL where the program states no limit, else the headroom's fit."""
+    return NEUTRAL if headroom is None else headroom_fit(headroom, full)
+
+
 def leverage_fit(ltv: float | None, max_ltv: float | None) -> float | None:
     if ltv is None:
         return None
-    if max_ltv is None:
-        return NEUTRAL
-    return headroom_fit(max_ltv - ltv, LTV_HEADROOM_POINTS)
+    return _limit_fit(None if max_ltv is None else max_ltv - ltv, LTV_HEADROOM_POINTS)
 
 
 def coverage_fit(dscr: float | None, min_dscr: float | None) -> float | None:
     if dscr is None:
         return None
-    if min_dscr is None:
-        return NEUTRAL
-    return headroom_fit(dscr - min_dscr, DSCR_HEADROOM)
+    return _limit_fit(None if min_dscr is None else dscr - min_dscr, DSCR_HEADROOM)
 
 
 def capital_fit(business_plan: str, capital_source: str) -> float:
