@@ -1,4 +1,5 @@
-"""What lender discovery tells /health: is a ranking worker alive, and do searches wait for one.
+"""What /health hears of the Celery workers: is one alive for the job queue (the waiting lender searches
+are deals.searches.health's).
 
 Workers announce themselves: the `WorkerHeartbeat` bootstep (added to every worker in
 `LevConfig.ready`) writes the current time to Redis under one key per queue the worker
