@@ -61,7 +61,7 @@ class DealForm(forms.ModelForm):
 
 
 class DealPropertyForm(forms.ModelForm):
-    zip = forms.CharField(label="ZIP", required=False, max_length=10, validators=[
+    zip = forms.CharField(label="ZIP", required=False, max_length=limits.ZIP_MAX, validators=[
         RegexValidator(limits.ZIP_PATTERN, "Enter a 5-digit ZIP code (or ZIP+4).")])
     units = forms.IntegerField(required=False, min_value=0, max_value=limits.UNITS_MAX)
     square_footage = forms.IntegerField(required=False, min_value=0, max_value=limits.SQUARE_FOOTAGE_MAX)
@@ -79,10 +79,11 @@ class DealFinancialsForm(forms.ModelForm):
     stabilized_noi = money_field(label="Stabilized NOI", positive=False, help_text="Net operating income per year.")
     existing_debt = money_field(label="Existing debt", positive=False)
     cash_out = money_field(label="Cash out", positive=False)
-    interest_rate = percent_field(label="Interest rate", max_value=limits.INTEREST_RATE_MAX, decimal_places=3,
-                                  help_text="Annual, for DSCR.")
+    interest_rate = percent_field(label="Interest rate", max_value=limits.INTEREST_RATE_MAX,
+                                  **limits.INTEREST_RATE_COLUMN, help_text="Annual, for DSCR.")
     amortization_years = forms.IntegerField(label="Amortization (years)", min_value=limits.AMORTIZATION_YEARS_MIN,
-                                            max_value=limits.AMORTIZATION_YEARS_MAX, initial=30)
+                                            max_value=limits.AMORTIZATION_YEARS_MAX,
+                                            initial=limits.AMORTIZATION_YEARS_DEFAULT)
 
     class Meta:
         model = DealFinancials

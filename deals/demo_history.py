@@ -31,6 +31,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from deals.models import BaseRate, Deal, DealFinancials, DealProperty, Placement, TermSheet
+from deals.placements.workflow import OPEN_STATUSES
 from lenders.models import LenderProgram
 from lev.accounts.models import Account
 from lev.enums import ASSET_TYPES
@@ -196,7 +197,7 @@ def seed_market_history(*, seed: int = 7, deals: int = 400, now: dt.datetime | N
             for i in range(first_index, len(placements)):
                 if i == winner:
                     placements[i].status, placements[i].decided_at = "won", decided
-                elif placements[i].status in ("draft", "sent", "reviewing", "quoted", "no_response"):
+                elif placements[i].status in OPEN_STATUSES:
                     placements[i].status, placements[i].decided_at = "lost", decided
             won += 1
 

@@ -8,15 +8,18 @@ from django.db import models
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
+from deals.finance import amortizing_annual_payment
 from deals.placements.models import BaseRate, Placement, TermSheet
 from deals.searches.models import LenderMatch, LenderSearch
+from lev import limits
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES, choices
 
 # The deal list's sort values (deals.selectors.deal_list_keyset). A missing loan amount or closing date
 # sorts as a value past every real one (last going up, first going down, as PostgreSQL sorts NULLs),
 # so that a page's key is never NULL; each is indexed with (account, archived) and the id, so any
 # page of the list is one index range scan however many deals the account has.
-SORT_AMOUNT = models.DecimalField(max_digits=15, decimal_places=2)  # room for the value past MONEY_MAX
+# One more digit than money: room for the value past MONEY_MAX.
+SORT_AMOUNT = models.DecimalField(max_digits=limits.MONEY_MAX_DIGITS + 1, decimal_places=limits.MONEY_DECIMAL_PLACES)
 SORT_DATE = models.DateField()
 DEAL_SORT_VALUES = {
     "created_at": F("created_at"),
@@ -31,8 +34,8 @@ DEAL_SORT_VALUES = {
 
 class Deal(models.Model):
     account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="deals")
-    title = models.CharField(max_length=200)
-    loan_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    title = models.CharField(max_length=limits.DEAL_TITLE_MAX)
+    loan_amount = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True)
     loan_type = models.CharField(max_length=20, choices=choices(LOAN_TYPES), default="tbd")
     transaction_type = models.CharField(max_length=20, choices=choices(TRANSACTION_TYPES), default="tbd")
     business_plan = models.CharField(max_length=20, choices=choices(BUSINESS_PLANS), blank=True, default="")
@@ -63,11 +66,11 @@ class Deal(models.Model):
 
 class DealProperty(models.Model):
     deal = models.ForeignKey(Deal, on_delete=models.CASCADE, related_name="properties")
-    name = models.CharField(max_length=200)
-    address = models.CharField(max_length=255, blank=True, default="")
-    city = models.CharField(max_length=100, blank=True, default="")
+    name = models.CharField(max_length=limits.PROPERTY_NAME_MAX)
+    address = models.CharField(max_length=limits.PROPERTY_ADDRESS_MAX, blank=True, default="")
+    city = models.CharField(max_length=limits.PROPERTY_CITY_MAX, blank=True, default="")
     state = models.CharField(max_length=2, choices=[(s, s) for s in US_STATES], blank=True, default="")
-    zip = models.CharField(max_length=10, blank=True, default="")
+    zip = models.CharField(max_length=limits.ZIP_MAX, blank=True, default="")
     asset_type = models.CharField(max_length=32, choices=choices(ASSET_TYPES), blank=True, default="")
     units = models.PositiveIntegerField(null=True, blank=True)
     square_footage = models.PositiveIntegerField(null=True, blank=True)
@@ -85,16 +88,16 @@ class DealProperty(models.Model):
 
 class DealFinancials(models.Model):
     deal = models.OneToOneField(Deal, on_delete=models.CASCADE, related_name="financials")
-    purchase_price = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
-    estimated_value = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
-    in_place_noi = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
-    stabilized_noi = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
-    existing_debt = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
-    cash_out = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    purchase_price = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True)
+    estimated_value = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True)
+    in_place_noi = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True)
+    stabilized_noi = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True)
+    existing_debt = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True)
+    cash_out = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True)
     interest_rate = models.DecimalField(
-        max_digits=5, decimal_places=3, null=True, blank=True, help_text="Annual rate in percent, for DSCR."
+        **limits.INTEREST_RATE_COLUMN, null=True, blank=True, help_text="Annual rate in percent, for DSCR."
     )
-    amortization_years = models.PositiveSmallIntegerField(default=30)
+    amortization_years = models.PositiveSmallIntegerField(default=limits.AMORTIZATION_YEARS_DEFAULT)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -117,13 +120,7 @@ class DealFinancials(models.Model):
         loan = self.deal.loan_amount
         if not loan or self.interest_rate is None:
             return None
-        monthly_rate = float(self.interest_rate) / 100 / 12
-        months = self.amortization_years * 12
-        if monthly_rate == 0:
-            payment = float(loan) / months
-        else:
-            payment = float(loan) * monthly_rate / (1 - (1 + monthly_rate) ** -months)
-        return Decimal(str(round(payment * 12, 2)))
+        return amortizing_annual_payment(loan, self.interest_rate, self.amortization_years * 12)
 
     @property
     def dscr(self) -> Decimal | None:

@@ -12,6 +12,7 @@ from deals.models import DEAL_SORT_VALUES, Deal, DealFinancials, DealProperty
 from deals.searches.ranking.criteria import READINESS_FIELDS
 from lev.accounts.models import Account
 from lev.errors import DealNotFound, NotFound
+from lev.limits import MAX_ID
 from lev.pagination import Keyset, list_scope
 
 DEAL_ORDERINGS = (
@@ -80,13 +81,10 @@ def deals_with_property_summary(deals: QuerySet[Deal]) -> QuerySet[Deal]:
     )
 
 
-# Largest value of a BigAutoField id: past it no deal exists (what the ORM's lookup answers, too).
-_ID_MAX = 2**63 - 1
-
-
 def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozenset()) -> Deal:
     """The account's deal, or DealNotFound — the same answer for another account's deal."""
-    if not 0 < deal_id <= _ID_MAX:
+    # Past the largest bigint id no deal exists (what the ORM's lookup answers, too).
+    if not 0 < deal_id <= MAX_ID:
         raise DealNotFound(deal_id)
     qs = Deal.objects.filter(account=account)
     if "financials" in include:

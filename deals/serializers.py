@@ -76,7 +76,7 @@ class FinancialsInputSerializer(StrictSerializer):
     cash_out = money_field(positive=False)
     # Kept to 3 decimals, rounded half-up as the MCP tool does (a rate of 1e-249 is 0.000).
     interest_rate = RoundedDecimalField(
-        max_digits=5, decimal_places=3, min_value=0, max_value=limits.INTEREST_RATE_MAX, required=False,
+        **limits.INTEREST_RATE_COLUMN, min_value=0, max_value=limits.INTEREST_RATE_MAX, required=False,
         allow_null=True, coerce_to_string=False, error_messages={
             "invalid": "must be a number", "min_value": "must be 0 or more",
             "max_value": f"must be at most {limits.INTEREST_RATE_MAX}",

@@ -12,6 +12,7 @@ from deals.errors import DealArchived
 from deals.models import Deal, DealFinancials, DealProperty
 from lev.accounts.models import Account
 from lev.errors import DealNotFound
+from lev.limits import AMORTIZATION_YEARS_DEFAULT
 
 DEAL_FIELDS = (
     "title", "loan_amount", "loan_type", "transaction_type", "business_plan", "description",
@@ -144,7 +145,10 @@ def deal_financials_update(*, deal: Deal, data: dict[str, Any]) -> DealFinancial
     financials, _ = DealFinancials.objects.select_for_update().get_or_create(deal=deal)
     changed = [k for k in FINANCIAL_FIELDS if k in data]
     for name in changed:
-        setattr(financials, name, data[name] if data[name] is not None or name != "amortization_years" else 30)
+        value = data[name]
+        if value is None and name == "amortization_years":  # null puts back the default
+            value = AMORTIZATION_YEARS_DEFAULT
+        setattr(financials, name, value)
     if changed:
         financials.save(update_fields=[*changed, "updated_at"])
         _bump_version(deal)

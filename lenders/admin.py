@@ -11,7 +11,7 @@ from django.db.models import Count, Q
 from django.utils.html import format_html
 
 from lenders.models import AssetType, Lender, LenderActivity, LenderProgram
-from lev import formatting
+from lev import formatting, limits
 from lev.accounts.admin_bases import ADMIN_CSS, GlobalAdmin
 from lev.admin_forms import EnumListField, money_field, multiple_field, percent_field
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, POSITIONS, RECOURSE_TYPES, US_STATES, mask_of
@@ -35,7 +35,8 @@ class LenderProgramForm(forms.ModelForm):
     )
     min_loan_amount = money_field(label="Min loan")
     max_loan_amount = money_field(label="Max loan")
-    max_ltv = percent_field(label="Max LTV", max_value=Decimal(100), help_text="Loan-to-value, percent.")
+    max_ltv = percent_field(label="Max LTV", max_value=Decimal(limits.LTV_PERCENT_MAX),
+                            help_text="Loan-to-value, percent.")
     min_dscr = multiple_field(label="Min DSCR", max_value=Decimal("99.99"), help_text="Debt service coverage.")
 
     class Meta:

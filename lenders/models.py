@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.db import models
 
 import lev.lookups  # noqa: F401  (registers the __anybit lookup)
+from lev import limits
 from lev.enums import (
     ASSET_TYPES,
     CAPITAL_SOURCE_TYPES,
@@ -72,16 +73,16 @@ class LenderProgram(models.Model):
     title = models.CharField(max_length=200)
     loan_types = models.JSONField(default=list, blank=True)
     recourse_types = models.JSONField(default=list, blank=True)
-    min_loan_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
-    max_loan_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    min_loan_amount = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True)
+    max_loan_amount = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True)
     capital_source_type = models.CharField(
         max_length=20, choices=choices(CAPITAL_SOURCE_TYPES), blank=True, default=""
     )
     positions = models.JSONField(default=list, blank=True)
     sponsor_states = models.JSONField(default=list, blank=True, help_text="Empty = nationwide.")
     asset_types = models.JSONField(default=list, blank=True)
-    max_ltv = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True, help_text="Percent.")
-    min_dscr = models.DecimalField(max_digits=4, decimal_places=2, null=True, blank=True)
+    max_ltv = models.DecimalField(**limits.LTV_PERCENT_COLUMN, null=True, blank=True, help_text="Percent.")
+    min_dscr = models.DecimalField(**limits.DSCR_INPUT_COLUMN, null=True, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     # Bit masks of the list fields above, so the ranking's hard filters run in SQL on any
     # database (SQLite has no array containment). 0 = no restriction for states.

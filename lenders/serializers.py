@@ -5,7 +5,7 @@ from rest_framework import serializers
 from lenders.models import AssetType, Lender, LenderProgram
 from lenders.selectors import DirectoryFilters
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
-from lev.limits import SEARCH_TEXT_MAX
+from lev.limits import MONEY_COLUMN, SEARCH_TEXT_MAX
 from lev.serializers import (
     EnumField,
     StrictSerializer,
@@ -43,8 +43,8 @@ class DirectoryQuerySerializer(StrictSerializer):
 
 class LenderListItemSerializer(serializers.ModelSerializer):
     program_count = serializers.IntegerField(read_only=True)
-    min_loan = serializers.DecimalField(max_digits=14, decimal_places=2, read_only=True, coerce_to_string=False)
-    max_loan = serializers.DecimalField(max_digits=14, decimal_places=2, read_only=True, coerce_to_string=False)
+    min_loan = serializers.DecimalField(**MONEY_COLUMN, read_only=True, coerce_to_string=False)
+    max_loan = serializers.DecimalField(**MONEY_COLUMN, read_only=True, coerce_to_string=False)
 
     class Meta:
         model = Lender

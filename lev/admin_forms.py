@@ -65,8 +65,11 @@ def money_field(*, label: str | None = None, positive: bool = True, help_text: s
     )
 
 
-def percent_field(*, label: str, max_value: Decimal, decimal_places: int = 2, max_digits: int = 5,
-                  help_text: str = "") -> UnitDecimalField:
+def percent_field(*, label: str, max_value: Decimal,
+                  decimal_places: int = limits.LTV_PERCENT_COLUMN["decimal_places"],
+                  max_digits: int = limits.LTV_PERCENT_COLUMN["max_digits"], help_text: str = "") -> UnitDecimalField:
+    """A percent within `max_value`, with the digits and decimal places of its column (lev.limits: a
+    `*_COLUMN` passed as keywords; an LTV's by default)."""
     return UnitDecimalField(
         label=label, help_text=help_text, unit_hint="72.5 (percent)", min_value=Decimal(0), max_value=max_value,
         max_digits=max_digits, decimal_places=decimal_places, widget=UnitInput(suffix=" %"),
@@ -76,7 +79,7 @@ def percent_field(*, label: str, max_value: Decimal, decimal_places: int = 2, ma
 def multiple_field(*, label: str, max_value: Decimal, help_text: str = "") -> UnitDecimalField:
     return UnitDecimalField(
         label=label, help_text=help_text, unit_hint="1.25", min_value=Decimal(0), max_value=max_value,
-        max_digits=4, decimal_places=2, widget=UnitInput(suffix=" x"),
+        **limits.DSCR_INPUT_COLUMN, widget=UnitInput(suffix=" x"),
     )
 
 

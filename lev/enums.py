@@ -37,11 +37,8 @@ def mask_of(values: list[str] | tuple[str, ...] | None, universe: tuple[str, ...
     return mask
 
 
-# Placements and term sheets (deals.placements.models). Statuses in the order of the workflow.
-PLACEMENT_STATUSES = ("draft", "sent", "reviewing", "quoted", "declined", "no_response", "won", "lost", "archived")
-# The statuses a person asks for; `quoted` comes from recording a term sheet, `won` from choosing the
-# winning one (deals.placements.services).
-PLACEMENT_UPDATE_STATUSES = ("sent", "reviewing", "declined", "no_response", "lost", "archived")
+# Term sheets (deals.placements.models). Placement statuses are the workflow's table
+# (deals.placements.workflow), which also says how a placement moves between them.
 QUOTE_TYPES = ("indicative", "soft_quote", "term_sheet", "commitment")
 RATE_TYPES = ("fixed", "floating")
 # Base rate indexes a floating quote is priced over; BaseRate stores the current value of each.

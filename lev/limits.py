@@ -7,6 +7,7 @@ promises what the API refuses (and never refuses what the API accepts).
 from __future__ import annotations
 
 from decimal import Decimal
+from types import MappingProxyType
 
 # Ids are PostgreSQL bigints; a larger number can name no row and must never reach a query.
 MAX_ID = 2**63 - 1
@@ -16,6 +17,9 @@ MONEY_MAX_DIGITS = 14
 MONEY_DECIMAL_PLACES = 2
 MONEY_MAX = Decimal("999999999999.99")
 MONEY_MIN_POSITIVE = Decimal("0.01")
+# Digits and decimal places of a decimal column, as DecimalField keyword arguments (models, serializers
+# and admin forms alike): `models.DecimalField(**limits.MONEY_COLUMN, null=True)`. Read-only.
+MONEY_COLUMN = MappingProxyType({"max_digits": MONEY_MAX_DIGITS, "decimal_places": MONEY_DECIMAL_PLACES})
 # The smallest loan a deal may ask for. No commercial real estate loan is below $100,000, so a
 # smaller amount is a unit slip (18.5 meant as $18.5 million, 18500 as $18.5 million in thousands):
 # it is refused with the amount it likely means (lev.vocabulary), instead of ranking lenders for
@@ -29,6 +33,7 @@ PROPERTY_NAME_MAX = 200
 PROPERTY_ADDRESS_MAX = 255
 PROPERTY_CITY_MAX = 100
 SEARCH_TEXT_MAX = 200
+ZIP_MAX = 10  # 12345-6789
 # ASCII digits only: `\d` also matches other scripts' digits in Python and in pydantic's regex engine.
 ZIP_PATTERN = r"^[0-9]{5}(-[0-9]{4})?$"
 
@@ -53,6 +58,7 @@ YEAR_BUILT_MAX = 2100
 INTEREST_RATE_MAX = 30  # percent per year
 AMORTIZATION_YEARS_MIN = 1
 AMORTIZATION_YEARS_MAX = 50
+AMORTIZATION_YEARS_DEFAULT = 30  # a deal's amortization when none is given
 
 # Lists and pages.
 PAGE_SIZE_DEFAULT = 20
@@ -120,11 +126,19 @@ PREPAYMENT_TEXT_MAX = 500
 # A quoted rate or base rate, percent per year, kept to 3 decimals (6.125 = 6.125 %).
 RATE_PERCENT_MAX = INTEREST_RATE_MAX
 RATE_DECIMAL_PLACES = 3
+# The columns of rates, percent per year to 3 decimals: a deal's interest rate (up to 99.999), a
+# quote's fixed rate and a base rate (up to 999.999).
+INTEREST_RATE_COLUMN = MappingProxyType({"max_digits": 5, "decimal_places": RATE_DECIMAL_PLACES})
+RATE_COLUMN = MappingProxyType({"max_digits": 6, "decimal_places": RATE_DECIMAL_PLACES})
 SPREAD_BPS_MAX = 3000  # basis points over the index (3000 = 30 %)
 TERM_MONTHS_MAX = 600  # 50 years
 AMORTIZATION_MONTHS_MAX = 600
 LTV_PERCENT_MAX = 100
 DSCR_INPUT_MAX = 10
 FEE_PERCENT_MAX = 10  # origination / exit fee, percent of the loan
+# The columns that hold them (a lender program's max LTV and min DSCR too).
+LTV_PERCENT_COLUMN = MappingProxyType({"max_digits": 5, "decimal_places": 2})  # up to 999.99
+DSCR_INPUT_COLUMN = MappingProxyType({"max_digits": 4, "decimal_places": 2})  # up to 99.99
+FEE_PERCENT_COLUMN = MappingProxyType({"max_digits": 6, "decimal_places": 3})  # up to 999.999
 # Live quotes (not removed) one deal may hold: bounds the comparison's work and size.
 TERM_SHEETS_PER_DEAL_MAX = 200

@@ -32,7 +32,7 @@ from lev.errors import (
     to_application_error,
     unexpected_error,
 )
-from lev.outages import is_dependency_outage, report_outage
+from lev.outages import OUTAGE_STATUSES, is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
 
 logger = logging.getLogger(__name__)
@@ -85,9 +85,7 @@ def _error_for_status(status: int) -> ApplicationError:
         413: lambda: ValidationFailed({"body": ["is too large"]}),
         415: lambda: ValidationFailed({"Content-Type": ["must be application/json"]}),
         429: RateLimited,
-        502: UpstreamUnavailable,
-        503: UpstreamUnavailable,
-        504: UpstreamUnavailable,
+        **dict.fromkeys(OUTAGE_STATUSES, UpstreamUnavailable),
     }
     if status in known:
         error = known[status]()

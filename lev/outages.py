@@ -22,6 +22,11 @@ from django.db import connection
 
 logger = logging.getLogger("lev.outages")
 
+# HTTP statuses that mean "the server behind is down or overloaded" (a proxy's 502/504, an API's 503):
+# the API answers them as UPSTREAM_UNAVAILABLE, and the MCP layer retries them and counts them in its
+# breaker (see "Failure semantics" in ARCHITECTURE.md). Any other 5xx is a bug, never retried.
+OUTAGE_STATUSES = frozenset({502, 503, 504})
+
 # PostgreSQL SQLSTATE classes that mean "the server is unreachable, overloaded or shutting down",
 # or a transient conflict a retry resolves (lock timeout, deadlock, serialization failure).
 _PG_OUTAGE_CLASSES = ("08", "40", "53", "57", "58")

@@ -42,9 +42,9 @@ from lev.limits import LIST_COUNT_MAX, MAX_ID, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX
 class StandardPagination(PageNumberPagination):
     """`?page=N&page_size=M` (max 100); body `{"count", "next", "previous", "results"}`."""
 
-    page_size = 20
+    page_size = PAGE_SIZE_DEFAULT
     page_size_query_param = "page_size"
-    max_page_size = 100
+    max_page_size = PAGE_SIZE_MAX
 
 
 def paginated(item: type[serializers.Serializer], name: str) -> serializers.Serializer:

@@ -342,7 +342,8 @@ SPECTACULAR_SETTINGS = {
         "StateEnum": "lev.enums.US_STATES",
         # Placements and term sheets: (value, label) pairs as their model fields and EnumFields have
         # them, so one name covers the model's and the input's use of a list.
-        "PlacementStatusEnum": _enums.choices(_enums.PLACEMENT_STATUSES),
+        # A dotted path, not an import: the statuses are the deals app's workflow table, above lev.
+        "PlacementStatusEnum": "deals.placements.workflow.STATUS_CHOICES",
         "QuoteTypeEnum": _enums.choices(_enums.QUOTE_TYPES),
         "RateTypeEnum": _enums.choices(_enums.RATE_TYPES),
         "RateIndexEnum": _enums.choices(_enums.RATE_INDEXES),

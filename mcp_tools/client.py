@@ -32,6 +32,7 @@ from django.utils.module_loading import import_string
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay
 
 from lev.accounts.auth import PREAUTHENTICATED_ENVIRON_KEY
+from lev.outages import OUTAGE_STATUSES
 from mcp_tools import resilience
 from mcp_tools.errors import ToolFailure, from_api_response, retry_after_ms_from, upstream_unavailable
 from mcp_tools.metrics import BACKEND_RETRIES
@@ -39,8 +40,6 @@ from mcp_tools.metrics import BACKEND_RETRIES
 logger = logging.getLogger(__name__)
 
 API_PREFIX = "/api/v1"
-# Statuses that mean "the backend is down or overloaded" (see "Failure semantics" in ARCHITECTURE.md).
-OUTAGE_STATUSES = frozenset({502, 503, 504})
 
 
 @dataclass

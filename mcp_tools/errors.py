@@ -13,6 +13,7 @@ from typing import Any
 
 from lev.errors import UPSTREAM_MESSAGE, ApplicationError, ErrorCode, validation_message
 from lev.limits import LOAN_AMOUNT_MIN
+from lev.outages import OUTAGE_STATUSES
 
 CATEGORY = {
     ErrorCode.VALIDATION_ERROR: "validation",
@@ -126,7 +127,7 @@ def from_api_response(status: int, body: Any, headers: Any = None) -> ToolFailur
         # The status decides, whatever the body says (a proxy's 502 page has no code): 502/503/504
         # are outages the agent should retry; any other 5xx is a bug that a retry would repeat.
         # Neither shows the agent the backend's own text.
-        if status in (502, 503, 504):
+        if status in OUTAGE_STATUSES:
             return upstream_unavailable(retry_after_ms_from(headers))
         return internal_error()
     # The API's error body always carries `code` (its own codes include a few the contract has not,

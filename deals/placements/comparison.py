@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal, localcontext
+from decimal import ROUND_HALF_UP, Decimal
 
 from django.utils import timezone
 
+from deals.finance import amortizing_annual_payment
 from deals.models import Deal, DealFinancials
-from deals.placements.models import BaseRate, Placement, TermSheet
+from deals.placements import workflow
+from deals.placements.models import BaseRate, TermSheet
 from deals.searches.ranking.insights import money as money_text
 from lev.enums import RATE_INDEX_NAMES
 
@@ -38,7 +40,7 @@ RATE_PLACES = Decimal("0.001")
 RATIO_PLACES = Decimal("0.01")
 HUNDRED = Decimal(100)
 # Placements whose quotes are no longer in the running: the lender withdrew, or the placement was filed away.
-EXCLUDED_PLACEMENT_STATUSES = (Placement.Status.DECLINED, Placement.Status.ARCHIVED)
+EXCLUDED_PLACEMENT_STATUSES = workflow.NOT_COMPARED_STATUSES
 EXPIRES_SOON_DAYS = 14
 
 
@@ -120,15 +122,6 @@ def all_in_cost(*, rate: Decimal | None, fee_percent: Decimal, term_months: int 
     if not term_months:
         return None
     return (rate + fee_percent * 12 / Decimal(term_months)).quantize(RATE_PLACES, ROUND_HALF_UP)
-
-
-def amortizing_annual_payment(loan: Decimal, rate: Decimal, months: int) -> Decimal:
-    """Twelve level monthly payments that repay `loan` over `months` at `rate` percent a year."""
-    with localcontext() as ctx:
-        ctx.prec = 34
-        monthly_rate = rate / HUNDRED / 12
-        payment = loan / months if monthly_rate == 0 else loan * monthly_rate / (1 - (1 + monthly_rate) ** -months)
-        return (payment * 12).quantize(CENT, ROUND_HALF_UP)
 
 
 def debt_service(*, loan: Decimal, rate: Decimal | None, amortization_months: int | None,

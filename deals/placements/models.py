@@ -17,29 +17,18 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from lev.enums import PLACEMENT_STATUSES, QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES, choices
+from deals.placements import workflow
+from lev import limits
+from lev.enums import QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES, choices
 from lev.limits import CONTACT_NAME_MAX, EMAIL_MAX, PREPAYMENT_TEXT_MAX
 
-# A placement is open while the lender may still quote or be chosen; one open placement per
-# (deal, lender). declined, won, lost and archived are closed.
-OPEN_STATUSES = ("draft", "sent", "reviewing", "quoted", "no_response")
-# A term sheet may be recorded on a placement in these statuses (the deal went out, no decision yet).
-QUOTABLE_STATUSES = ("sent", "reviewing", "quoted")
+# The statuses and the moves between them are the table of deals.placements.workflow.
 
 
 class Placement(models.Model):
     """One deal sent to one lender. The deal and the lender are fixed at creation."""
 
-    class Status(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        SENT = "sent", "Sent"
-        REVIEWING = "reviewing", "Reviewing"
-        QUOTED = "quoted", "Quoted"
-        DECLINED = "declined", "Declined"
-        NO_RESPONSE = "no_response", "No Response"
-        WON = "won", "Won"
-        LOST = "lost", "Lost"
-        ARCHIVED = "archived", "Archived"
+    Status = workflow.Status
 
     deal = models.ForeignKey("deals.Deal", on_delete=models.CASCADE, related_name="placements")
     # Like a lender's search matches, its placements go with it (the admin lists them before a delete).
@@ -67,9 +56,9 @@ class Placement(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.UniqueConstraint(fields=["deal", "lender"], condition=Q(status__in=OPEN_STATUSES),
+            models.UniqueConstraint(fields=["deal", "lender"], condition=Q(status__in=workflow.OPEN_STATUSES),
                                     name="uniq_open_placement_per_deal_lender"),
-            models.CheckConstraint(condition=Q(status__in=PLACEMENT_STATUSES), name="placement_status_valid"),
+            models.CheckConstraint(condition=Q(status__in=workflow.STATUSES), name="placement_status_valid"),
         ]
         indexes = [
             models.Index(fields=["deal", "status"], name="placement_deal_status"),
@@ -88,9 +77,9 @@ class TermSheet(models.Model):
     # The placement's deal, fixed at creation: the "one winner per deal" constraint needs it here.
     deal = models.ForeignKey("deals.Deal", on_delete=models.CASCADE, related_name="term_sheets")
     quote_type = models.CharField(max_length=12, choices=choices(QUOTE_TYPES), default="term_sheet")
-    loan_amount = models.DecimalField(max_digits=14, decimal_places=2)
+    loan_amount = models.DecimalField(**limits.MONEY_COLUMN)
     rate_type = models.CharField(max_length=8, choices=choices(RATE_TYPES))
-    fixed_rate = models.DecimalField(max_digits=6, decimal_places=3, null=True, blank=True,
+    fixed_rate = models.DecimalField(**limits.RATE_COLUMN, null=True, blank=True,
                                      help_text="Percent per year (fixed quotes).")
     rate_index = models.CharField(max_length=16, choices=choices(RATE_INDEXES), blank=True, default="",
                                   help_text="Base rate index (floating quotes).")
@@ -100,11 +89,11 @@ class TermSheet(models.Model):
     amortization_months = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="Empty: interest-only for the whole term.")
     interest_only_months = models.PositiveSmallIntegerField(default=0)
-    max_ltv = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True, help_text="Percent.")
-    min_dscr = models.DecimalField(max_digits=4, decimal_places=2, null=True, blank=True)
+    max_ltv = models.DecimalField(**limits.LTV_PERCENT_COLUMN, null=True, blank=True, help_text="Percent.")
+    min_dscr = models.DecimalField(**limits.DSCR_INPUT_COLUMN, null=True, blank=True)
     recourse = models.CharField(max_length=12, choices=choices(RECOURSE_TYPES), blank=True, default="")
-    origination_fee_percent = models.DecimalField(max_digits=6, decimal_places=3, null=True, blank=True)
-    exit_fee_percent = models.DecimalField(max_digits=6, decimal_places=3, null=True, blank=True)
+    origination_fee_percent = models.DecimalField(**limits.FEE_PERCENT_COLUMN, null=True, blank=True)
+    exit_fee_percent = models.DecimalField(**limits.FEE_PERCENT_COLUMN, null=True, blank=True)
     prepayment = models.CharField(max_length=PREPAYMENT_TEXT_MAX, blank=True, default="",
                                   help_text="Prepayment terms, e.g. 'yield maintenance' or '3-2-1 step-down'.")
     expires_on = models.DateField(null=True, blank=True)
@@ -142,7 +131,7 @@ class BaseRate(models.Model):
     """The current value of a base rate index, which floating quotes are compared with. Admin-edited."""
 
     index = models.CharField(max_length=16, choices=choices(RATE_INDEXES), unique=True)
-    rate = models.DecimalField(max_digits=6, decimal_places=3, help_text="Percent per year.")
+    rate = models.DecimalField(**limits.RATE_COLUMN, help_text="Percent per year.")
     as_of = models.DateField(default=timezone.localdate)
     updated_at = models.DateTimeField(auto_now=True)
 

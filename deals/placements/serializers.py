@@ -9,9 +9,9 @@ from rest_framework import serializers
 
 from deals.placements.models import BaseRate, Placement, TermSheet
 from deals.placements.selectors import PlacementFilters, TermSheetFilters
-from deals.placements.services import UPDATE_STATUSES, next_statuses
+from deals.placements.workflow import STATUS_CHOICES, STATUSES, UPDATE_STATUSES, next_statuses
 from lev import limits
-from lev.enums import PLACEMENT_STATUSES, QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES, choices
+from lev.enums import QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES
 from lev.errors import ErrorCode
 from lev.serializers import (
     EnumField,
@@ -39,7 +39,7 @@ def id_field(help_text: str, *, required: bool = False, allow_null: bool = False
 
 
 def rate_field(help_text: str) -> MoneyField:
-    return decimal_field(max_value=limits.RATE_PERCENT_MAX, decimal_places=limits.RATE_DECIMAL_PLACES, max_digits=6,
+    return decimal_field(max_value=limits.RATE_PERCENT_MAX, **limits.RATE_COLUMN,
                          help_text=help_text)
 
 
@@ -102,14 +102,14 @@ class TermSheetInputSerializer(StrictSerializer):
     amortization_months = int_field(min_value=1, max_value=limits.AMORTIZATION_MONTHS_MAX,
                                     help_text="Null or left out: interest-only for the whole term.")
     interest_only_months = int_field(min_value=0, max_value=limits.TERM_MONTHS_MAX)
-    max_ltv = decimal_field(max_value=limits.LTV_PERCENT_MAX, decimal_places=2, max_digits=5,
+    max_ltv = decimal_field(max_value=limits.LTV_PERCENT_MAX, **limits.LTV_PERCENT_COLUMN,
                             help_text="The lender's maximum loan-to-value, percent.")
-    min_dscr = decimal_field(max_value=limits.DSCR_INPUT_MAX, decimal_places=2, max_digits=4,
+    min_dscr = decimal_field(max_value=limits.DSCR_INPUT_MAX, **limits.DSCR_INPUT_COLUMN,
                              help_text="The lender's minimum debt service coverage, e.g. 1.25.")
     recourse = EnumField(RECOURSE_TYPES, required=False, allow_null=True)
-    origination_fee_percent = decimal_field(max_value=limits.FEE_PERCENT_MAX, decimal_places=3, max_digits=6,
+    origination_fee_percent = decimal_field(max_value=limits.FEE_PERCENT_MAX, **limits.FEE_PERCENT_COLUMN,
                                             help_text="Percent of the loan, paid at closing.")
-    exit_fee_percent = decimal_field(max_value=limits.FEE_PERCENT_MAX, decimal_places=3, max_digits=6,
+    exit_fee_percent = decimal_field(max_value=limits.FEE_PERCENT_MAX, **limits.FEE_PERCENT_COLUMN,
                                      help_text="Percent of the loan, paid at repayment.")
     prepayment = text_field(max_length=limits.PREPAYMENT_TEXT_MAX, help_text="Prepayment terms.")
     expires_on = date_field(help_text="The quote's expiry date, YYYY-MM-DD.")
@@ -122,7 +122,7 @@ class ComparisonQuerySerializer(StrictSerializer):
 
 
 class PlacementListQuerySerializer(StrictSerializer):
-    status = EnumField(PLACEMENT_STATUSES, required=False)
+    status = EnumField(STATUSES, required=False)
     lender_id = id_field("Only this lender's placements.")
     page = page_field()
     page_size = page_size_field()
@@ -166,7 +166,7 @@ class PlacementSerializer(serializers.ModelSerializer):
     def get_program_title(self, placement: Placement) -> str | None:
         return placement.program.title if placement.program_id and placement.program else None
 
-    @extend_schema_field(serializers.ListField(child=serializers.ChoiceField(choices=choices(PLACEMENT_STATUSES))))
+    @extend_schema_field(serializers.ListField(child=serializers.ChoiceField(choices=STATUS_CHOICES)))
     def get_allowed_next_statuses(self, placement: Placement) -> list[str]:
         return next_statuses(placement.status)
 
@@ -227,8 +227,9 @@ class WinnerChoiceSerializer(serializers.Serializer):
                                                help_text="The deal's other open placements, now lost.")
 
 
-def _decimal(max_digits: int, places: int, help_text: str = "", *, null: bool = True) -> serializers.DecimalField:
-    return serializers.DecimalField(max_digits=max_digits, decimal_places=places, allow_null=null,
+def _decimal(max_digits: int, decimal_places: int, help_text: str = "", *, null: bool = True
+             ) -> serializers.DecimalField:
+    return serializers.DecimalField(max_digits=max_digits, decimal_places=decimal_places, allow_null=null,
                                     coerce_to_string=False, help_text=help_text)
 
 
@@ -245,9 +246,9 @@ class QuoteComparisonSerializer(serializers.Serializer):
     quote_type = serializers.CharField()
     winning = serializers.BooleanField()
     rate_type = serializers.CharField()
-    fixed_rate = _decimal(6, 3)
+    fixed_rate = _decimal(**limits.RATE_COLUMN)
     rate_index = serializers.CharField()
-    base_rate = _decimal(6, 3, "The index's current rate used, percent.")
+    base_rate = _decimal(**limits.RATE_COLUMN, help_text="The index's current rate used, percent.")
     spread_bps = serializers.IntegerField(allow_null=True)
     all_in_rate = _decimal(8, 3, "Fixed rate, or base rate + spread; percent per year. Null: no base rate set.")
     all_in_cost = _decimal(8, 3, "All-in rate plus fees spread over the term; percent per year.")
@@ -257,11 +258,11 @@ class QuoteComparisonSerializer(serializers.Serializer):
     exit_fee = _decimal(MONEY_OUT, 2, "US dollars.", null=False)
     total_fees = _decimal(MONEY_OUT, 2, "US dollars.", null=False)
     ltv = _decimal(limits.LTV_MAX_DIGITS, 2, "Loan / deal value, percent.")
-    max_ltv = _decimal(5, 2)
+    max_ltv = _decimal(**limits.LTV_PERCENT_COLUMN)
     annual_debt_service = _decimal(MONEY_OUT + 4, 2, "US dollars per year (amortizing, or interest only).")
     interest_only_debt_service = _decimal(MONEY_OUT + 4, 2, "During the interest-only period, US dollars/year.")
     dscr = _decimal(limits.DSCR_MAX_DIGITS + 4, 2, "Deal NOI / annual debt service.")
-    min_dscr = _decimal(4, 2)
+    min_dscr = _decimal(**limits.DSCR_INPUT_COLUMN)
     term_months = serializers.IntegerField(allow_null=True)
     amortization_months = serializers.IntegerField(allow_null=True)
     interest_only_months = serializers.IntegerField()
@@ -274,7 +275,7 @@ class QuoteComparisonSerializer(serializers.Serializer):
 
 class BaseRateUsedSerializer(serializers.Serializer):
     index = serializers.CharField()
-    rate = _decimal(6, 3, null=False)
+    rate = _decimal(**limits.RATE_COLUMN, null=False)
     as_of = serializers.DateField()
 
 

@@ -35,43 +35,29 @@ from deals.placements.errors import (
     WinnerNotQuoted,
     WinningQuoteNotRemovable,
 )
-from deals.placements.models import OPEN_STATUSES, QUOTABLE_STATUSES, BaseRate, Placement, TermSheet
+from deals.placements.models import BaseRate, Placement, TermSheet
+from deals.placements.workflow import (
+    DECIDED_STATUSES,
+    MANUAL_TRANSITIONS,
+    OPEN_STATUSES,
+    QUOTABLE_STATUSES,
+    RESPONSE_STATUSES,
+)
 from deals.searches.models import LenderMatch, LenderSearch
 from deals.services import _lock_deal
 from lenders.models import Lender, LenderProgram
-from lev.enums import PLACEMENT_UPDATE_STATUSES
 from lev.errors import ErrorCode, NotFound, ValidationFailed
 from lev.limits import TERM_SHEETS_PER_DEAL_MAX
 
 Status = Placement.Status
 
-# Status changes a person (or agent) may ask for. `quoted` comes from recording a term sheet, `won`
-# (and `lost` for the others) from choosing the winning term sheet.
-MANUAL_TRANSITIONS: dict[str, tuple[str, ...]] = {
-    "draft": ("sent", "archived"),
-    "sent": ("reviewing", "declined", "no_response", "archived"),
-    "reviewing": ("declined", "no_response", "archived"),
-    "quoted": ("lost", "declined", "archived"),
-    "no_response": ("reviewing", "declined", "lost", "archived"),
-    "declined": ("archived",),
-    "won": (),
-    "lost": ("archived",),
-    "archived": (),
-}
-UPDATE_STATUSES = PLACEMENT_UPDATE_STATUSES
-# Statuses in which the lender answered: the first of them sets `first_response_at`.
-RESPONSE_STATUSES = ("reviewing", "quoted", "declined")
-DECIDED_STATUSES = ("declined", "won", "lost")
+# The moves (MANUAL_TRANSITIONS) and the status sets are the table of deals.placements.workflow.
 
 RATE_TERMS_MESSAGE = ("Validation failed: a fixed rate_type takes fixed_rate (and no rate_index or spread_bps); "
                       "a floating rate_type takes rate_index and spread_bps (and no fixed_rate)")
 PLACEMENT_FIELDS = ("notes", "contact_name", "contact_email")
 
 
-def next_statuses(status: str) -> list[str]:
-    """Every status the placement can reach next, the automatic ones included (for clients)."""
-    automatic = {"sent": ["quoted"], "reviewing": ["quoted"], "quoted": ["won"]}.get(status, [])
-    return sorted({*MANUAL_TRANSITIONS[status], *automatic}, key=Status.values.index)
 
 
 def _check_deal_open(deal: Deal) -> None:

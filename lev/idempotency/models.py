@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from lev.limits import IDEMPOTENCY_KEY_MAX
+
 
 class IdempotencyRecord(models.Model):
     """The first response to a create carrying an Idempotency-Key, replayed for repeats (24 h).
@@ -12,7 +14,7 @@ class IdempotencyRecord(models.Model):
 
     account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="+")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    key = models.CharField(max_length=255)
+    key = models.CharField(max_length=IDEMPOTENCY_KEY_MAX)
     method = models.CharField(max_length=8)
     path = models.CharField(max_length=255)
     request_hash = models.CharField(max_length=64)

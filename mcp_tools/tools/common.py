@@ -220,18 +220,34 @@ def cursor_failure(reason: str = "is not a cursor this server issued; pass next_
     return validation_failure({"cursor": [reason]})
 
 
-def encode_cursor(page: int, limit: int) -> str:
-    raw = json.dumps({"p": page, "l": limit}, separators=(",", ":")).encode()
+# The page cursor, one codec.
+# A tools' page cursor names a page of a REST list by number: the page and page size ("p", "l"), and,
+# for a list that shortens a page to fit the byte budget, how many items of that page were already
+# returned ("s", skip). A page cut after k items points its next_cursor at the same page with skip k,
+# so the rest comes next, without gaps or repeats; a cursor without "s" reads as skip 0, and none is
+# written with skip 0, so a plain page cursor is the same text whichever list issued it.
+#
+# Why not lev.pagination's signed cursor: that one is the API's keyset position (the last row's sort
+# value), and the tools pass it through unchanged (ListCursor). This one only carries numbers the API
+# checks again itself, so it needs no signature; signing it now would also void every cursor an agent
+# holds.
+def encode_page_cursor(page: int, size: int, skip: int = 0) -> str:
+    data: dict[str, int] = {"p": page, "l": size}
+    if skip:
+        data["s"] = skip
+    raw = json.dumps(data, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str | None, limit: int) -> tuple[int, int]:
-    """(page, page size) for a cursor; the first page for None. The cursor fixes the page size.
+def decode_page_cursor(cursor: str | None, limit: int, *, skips: bool = True) -> tuple[int, int, int]:
+    """(page, page size, skip) for a cursor of `encode_page_cursor`; the first page of `limit` items
+    for None. The cursor fixes the page size. `skips=False` is for a list that never shortens a page,
+    whose cursors never carry a skip.
 
     Anything but a cursor this module made (forged numbers such as 1e999, other JSON, bad base64 or
     UTF-8) is a VALIDATION_ERROR naming `cursor`."""
     if cursor is None:
-        return 1, limit
+        return 1, limit, 0
     if not cursor:  # the schema says so too; "" is no page this server issued
         raise cursor_failure("may not be empty; omit cursor for the first page")
     try:
@@ -239,14 +255,20 @@ def decode_cursor(cursor: str | None, limit: int) -> tuple[int, int]:
         data = json.loads(raw.decode("utf-8"))
     except (ValueError, binascii.Error, RecursionError):  # UnicodeDecodeError is a ValueError
         raise cursor_failure() from None
-    if not isinstance(data, dict) or set(data) != {"p", "l"}:
+    if not isinstance(data, dict) or set(data) not in (({"p", "l"}, {"p", "l", "s"}) if skips else ({"p", "l"},)):
         raise cursor_failure()
-    page, size = data["p"], data["l"]
+    page, size, skip = data["p"], data["l"], data.get("s", 0)
     # type() and not isinstance(): true is an int to Python, and 1e999 parses as a float infinity.
-    if type(page) is not int or type(size) is not int:
+    if any(type(v) is not int for v in (page, size, skip)):
         raise cursor_failure()
-    if not (1 <= page <= PAGE_NUMBER_MAX and 1 <= size <= PAGE_SIZE_MAX):
+    if not (1 <= page <= PAGE_NUMBER_MAX and 1 <= size <= PAGE_SIZE_MAX and 0 <= skip < size):
         raise cursor_failure()
+    return page, size, skip
+
+
+def decode_cursor(cursor: str | None, limit: int) -> tuple[int, int]:
+    """(page, page size) for the cursor of a list that never shortens a page (`decode_page_cursor`)."""
+    page, size, _ = decode_page_cursor(cursor, limit, skips=False)
     return page, size
 
 
@@ -290,7 +312,7 @@ def page_result(key: str, body: dict[str, Any], page: int, size: int, items: lis
         key: items,
         "total": body.get("count", len(items)),
         "has_more": has_more,
-        "next_cursor": encode_cursor(page + 1, size) if has_more else None,
+        "next_cursor": encode_page_cursor(page + 1, size) if has_more else None,
     }
 
 
@@ -299,40 +321,6 @@ def drop_none(**values: Any) -> dict[str, Any]:
 
 
 # --- pages that may be cut short ------------------------------------------------------------------
-# The cursor of a list that shortens a page to fit the byte budget: the page and page size of the
-# REST list it reads, plus how many items of that page were already returned ("s", "skip"). A page
-# cut after k items points its next_cursor at the same page with skip k, so the rest comes next,
-# without gaps or repeats. Cursors without "s" (encode_cursor's) read as skip 0.
-def encode_page_cursor(page: int, size: int, skip: int = 0) -> str:
-    data: dict[str, int] = {"p": page, "l": size}
-    if skip:
-        data["s"] = skip
-    raw = json.dumps(data, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_page_cursor(cursor: str | None, limit: int) -> tuple[int, int, int]:
-    """(page, page size, skip) for a cursor of `encode_page_cursor`; the first page for None.
-    Anything else is a VALIDATION_ERROR naming `cursor`, as for `decode_cursor`."""
-    if cursor is None:
-        return 1, limit, 0
-    if not cursor:
-        raise cursor_failure("may not be empty; omit cursor for the first page")
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, binascii.Error, RecursionError):
-        raise cursor_failure() from None
-    if not isinstance(data, dict) or set(data) not in ({"p", "l"}, {"p", "l", "s"}):
-        raise cursor_failure()
-    page, size, skip = data["p"], data["l"], data.get("s", 0)
-    if any(type(v) is not int for v in (page, size, skip)):
-        raise cursor_failure()
-    if not (1 <= page <= PAGE_NUMBER_MAX and 1 <= size <= PAGE_SIZE_MAX and 0 <= skip < size):
-        raise cursor_failure()
-    return page, size, skip
-
-
 def cursor_at(offset: int, size: int) -> str:
     """The cursor of pages of `size` items that starts at item `offset` (0-based) of the list."""
     return encode_page_cursor(offset // size + 1, size, offset % size)

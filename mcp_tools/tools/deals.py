@@ -414,7 +414,7 @@ def update_deal_financials(
                                                                     "decimals.")] = None,
     amortization_years: Annotated[AmortizationYears | None, Field(
         description=f"Amortization period in years, {limits.AMORTIZATION_YEARS_MIN} to "
-                    f"{limits.AMORTIZATION_YEARS_MAX} (default 30).")] = None,
+                    f"{limits.AMORTIZATION_YEARS_MAX} (default {limits.AMORTIZATION_YEARS_DEFAULT}).")] = None,
 ) -> dict[str, Any]:
     """Set some of a deal's financials; figures you leave out (or pass as null) stay as they are.
 

@@ -31,7 +31,7 @@ from mcp_tools.tools.common import (
     decode_cursor,
     decode_page_cursor,
     drop_none,
-    encode_cursor,
+    encode_page_cursor,
     fit_budget,
     get_page,
     list_page_query,
@@ -330,7 +330,7 @@ def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SI
     paged = page_result("results", body, page, size, items)
     if body["status"] == "partial" and not body.get("page_ready", True):
         # This page is not written yet: point the cursor back at it so the agent asks again.
-        paged["has_more"], paged["next_cursor"] = True, encode_cursor(page, size)
+        paged["has_more"], paged["next_cursor"] = True, encode_page_cursor(page, size)
     payload = {
         "search_id": body["search_id"],
         "deal_id": body["deal_id"],

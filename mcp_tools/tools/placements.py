@@ -15,16 +15,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
+from deals.placements.workflow import STATUSES, UPDATE_STATUSES
 from lev import limits
 from lev.accounts.scopes import PLACEMENTS_READ, PLACEMENTS_WRITE
-from lev.enums import (
-    PLACEMENT_STATUSES,
-    PLACEMENT_UPDATE_STATUSES,
-    QUOTE_TYPES,
-    RATE_INDEXES,
-    RATE_TYPES,
-    RECOURSE_TYPES,
-)
+from lev.enums import QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES
 from lev.errors import ErrorCode
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -51,8 +45,9 @@ from mcp_tools.tools.common import (
 from mcp_tools.tools.deals import InterestRate, require_change
 from mcp_tools.tools.lenders import NAME_MAX
 
-PlacementStatus = Annotated[Literal[PLACEMENT_STATUSES], BeforeValidator(_choice(PLACEMENT_STATUSES))]  # type: ignore[valid-type]
-UpdateStatus = Annotated[Literal[PLACEMENT_UPDATE_STATUSES], BeforeValidator(_choice(PLACEMENT_UPDATE_STATUSES))]  # type: ignore[valid-type]
+# The placement workflow's statuses, and those update_placement takes (deals.placements.workflow).
+PlacementStatus = Annotated[Literal[STATUSES], BeforeValidator(_choice(STATUSES))]  # type: ignore[valid-type]
+UpdateStatus = Annotated[Literal[UPDATE_STATUSES], BeforeValidator(_choice(UPDATE_STATUSES))]  # type: ignore[valid-type]
 QuoteType = Annotated[Literal[QUOTE_TYPES], BeforeValidator(_choice(QUOTE_TYPES))]  # type: ignore[valid-type]
 RateType = Annotated[Literal[RATE_TYPES], BeforeValidator(_choice(RATE_TYPES))]  # type: ignore[valid-type]
 RateIndex = Annotated[Literal[RATE_INDEXES], BeforeValidator(_choice(RATE_INDEXES))]  # type: ignore[valid-type]

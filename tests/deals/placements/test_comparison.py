@@ -23,8 +23,9 @@ from decimal import Decimal
 
 import pytest
 
+from deals.finance import amortizing_annual_payment
 from deals.models import DealFinancials
-from deals.placements.comparison import all_in_cost, amortizing_annual_payment, debt_service, term_sheet_comparison
+from deals.placements.comparison import all_in_cost, debt_service, term_sheet_comparison
 from deals.placements.services import base_rate_set, placement_update
 from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
 

@@ -9,7 +9,7 @@ import pytest
 
 from deals.models import Placement, TermSheet
 from deals.placements import services as placement_services
-from lev.enums import PLACEMENT_UPDATE_STATUSES
+from deals.placements.workflow import UPDATE_STATUSES as PLACEMENT_UPDATE_STATUSES
 from lev.errors import BusinessRuleViolation
 from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
 from tests.deals.test_api import assert_error
