@@ -1,8 +1,8 @@
 """The refusals of the placement workflow, one class each: the class builds the message, the
 `customer_message` an agent may relay verbatim, and the details, so a service raises in one line.
 
-Workflow data (which statuses may follow which, which take quotes) is passed in by the service that
-checked it, so this module states what a refusal says, never which rule refused it.
+What a refusal reports about the workflow (the moves allowed from a status, the statuses that take
+quotes) it reads from the workflow table (`deals.placements.workflow`), the same the services check.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from deals.placements.models import Placement
+from deals.placements.workflow import MANUAL_TRANSITIONS, QUOTABLE_STATUSES
 from lev.errors import BusinessRuleViolation, Conflict
 from lev.limits import TERM_SHEETS_PER_DEAL_MAX
 
@@ -88,10 +89,11 @@ class ConcurrentPlacement(Conflict):
 
 # --- a placement's status and fields ----------------------------------------------------------------
 class TransitionRefused(BusinessRuleViolation):
-    """A status change the workflow does not allow from the placement's status; `allowed` is every
-    status a person may move it to from there (empty for a final status)."""
+    """A status change the workflow does not allow from the placement's status; the message names
+    every status a person may move it to from there (none for a final status)."""
 
-    def __init__(self, placement: Placement, requested: str, allowed: Sequence[str]):
+    def __init__(self, placement: Placement, requested: str):
+        allowed = MANUAL_TRANSITIONS[placement.status]
         if requested == "quoted":
             how = "A placement becomes quoted when the lender's quote is recorded as a term sheet."
         elif requested == "won":
@@ -123,16 +125,17 @@ class PlacementArchived(BusinessRuleViolation):
 
 # --- term sheets (quotes) and the winner ------------------------------------------------------------
 class PlacementNotQuotable(BusinessRuleViolation):
-    """A quote recorded on a placement that is not open to quotes; `allowed` are the statuses that are."""
+    """A quote recorded on a placement whose status takes none (QUOTABLE_STATUSES do)."""
 
-    def __init__(self, placement: Placement, allowed: Sequence[str]):
+    def __init__(self, placement: Placement):
         first = " Mark it sent first." if placement.status == Placement.Status.DRAFT else ""
+        quotable = _join(QUOTABLE_STATUSES)  # "sent, reviewing or quoted"
         super().__init__(
-            f"placement {placement.pk} is {placement.status}; a term sheet needs a sent, reviewing or quoted "
-            "placement",
+            f"placement {placement.pk} is {placement.status}; a term sheet needs a {quotable} placement",
             customer_message=f"A quote can only be recorded for a placement that went to the lender and is still "
-                             f"open (sent, reviewing or quoted); this one is {_label(placement.status)}.{first}",
-            details={"placement_id": placement.pk, "status": placement.status, "allowed_statuses": list(allowed)},
+                             f"open ({quotable}); this one is {_label(placement.status)}.{first}",
+            details={"placement_id": placement.pk, "status": placement.status,
+                     "allowed_statuses": list(QUOTABLE_STATUSES)},
         )
 
 

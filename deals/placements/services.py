@@ -196,7 +196,7 @@ def placement_update(*, placement: Placement, data: dict[str, Any]) -> Placement
     status = data.get("status")
     if status is not None and status != placement.status:
         if status not in MANUAL_TRANSITIONS[placement.status]:
-            raise TransitionRefused(placement, status, MANUAL_TRANSITIONS[placement.status])
+            raise TransitionRefused(placement, status)
         changed += _apply_status(placement, status, _now())
     edits = {k: (data[k] or "") for k in PLACEMENT_FIELDS if k in data}
     if "program_id" in data:
@@ -255,7 +255,7 @@ def term_sheet_add(*, placement: Placement, data: dict[str, Any], user=None) -> 
     deal = placement.deal
     _check_deal_open(deal)
     if placement.status not in QUOTABLE_STATUSES:
-        raise PlacementNotQuotable(placement, QUOTABLE_STATUSES)
+        raise PlacementNotQuotable(placement)
     if TermSheet.objects.filter(deal=deal, deleted_at=None).count() >= TERM_SHEETS_PER_DEAL_MAX:
         raise TooManyQuotes(deal)
     now = _now()

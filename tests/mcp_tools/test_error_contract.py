@@ -101,12 +101,12 @@ TABLE = [
      "BUSINESS_RULE", "business", False, "Not allowed: lender search 3"),
     (placement_errors.ConcurrentPlacement(DEAL), 409, "CONFLICT", "Conflict: another request placed this deal",
      "CONFLICT", "business", False, "Conflict: another request"),
-    (placement_errors.TransitionRefused(DRAFT, "reviewing", ("sent", "archived")), 409, "BUSINESS_RULE",
+    (placement_errors.TransitionRefused(DRAFT, "reviewing"), 409, "BUSINESS_RULE",
      "Not allowed: placement 7 cannot go from draft to reviewing", "BUSINESS_RULE", "business", False,
      "Not allowed: placement 7 cannot go from draft to reviewing"),
     (placement_errors.PlacementArchived(ARCHIVED), 409, "BUSINESS_RULE", "Not allowed: placement 9 is archived",
      "BUSINESS_RULE", "business", False, "Not allowed: placement 9 is archived"),
-    (placement_errors.PlacementNotQuotable(DRAFT, ("sent", "reviewing", "quoted")), 409, "BUSINESS_RULE",
+    (placement_errors.PlacementNotQuotable(DRAFT), 409, "BUSINESS_RULE",
      "Not allowed: placement 7 is draft", "BUSINESS_RULE", "business", False, "Not allowed: placement 7 is draft"),
     (placement_errors.TooManyQuotes(DEAL), 409, "BUSINESS_RULE", "Not allowed: deal 5 already has",
      "BUSINESS_RULE", "business", False, "Not allowed: deal 5 already has"),
@@ -276,33 +276,37 @@ REFUSAL_BODIES = [
     (placement_errors.ConcurrentPlacement(DEAL), _conflict(
         "another request placed this deal with one of these lenders at the same time; list the deal's placements "
         "and try again", deal_id=5)),
-    (placement_errors.TransitionRefused(DRAFT, "reviewing", ("sent", "archived")), _business(
+    (placement_errors.TransitionRefused(DRAFT, "reviewing"), _business(
         "placement 7 cannot go from draft to reviewing; allowed next: sent, archived",
         "This placement is draft, so it can't be marked reviewing. From draft it can move to sent or archived.",
         placement_id=7, status="draft", requested_status="reviewing", allowed_next_statuses=["sent", "archived"])),
-    (placement_errors.TransitionRefused(Placement(pk=7, status="no_response"), "won", ("reviewing", "lost")),
-     _business("placement 7 cannot go from no_response to won; allowed next: reviewing, lost",
+    (placement_errors.TransitionRefused(Placement(pk=7, status="no_response"), "won"),
+     _business("placement 7 cannot go from no_response to won; allowed next: reviewing, declined, lost, archived",
                "This placement is no response, so it can't be marked won. A placement is won by choosing one of "
                "its term sheets as the winning quote.", placement_id=7, status="no_response",
-               requested_status="won", allowed_next_statuses=["reviewing", "lost"])),
-    (placement_errors.TransitionRefused(Placement(pk=7, status="sent"), "quoted", ("reviewing",)), _business(
-        "placement 7 cannot go from sent to quoted; allowed next: reviewing",
+               requested_status="won", allowed_next_statuses=["reviewing", "declined", "lost", "archived"])),
+    (placement_errors.TransitionRefused(Placement(pk=7, status="sent"), "quoted"), _business(
+        "placement 7 cannot go from sent to quoted; allowed next: reviewing, declined, no_response, archived",
         "This placement is sent, so it can't be marked quoted. A placement becomes quoted when the lender's quote "
         "is recorded as a term sheet.", placement_id=7, status="sent", requested_status="quoted",
-        allowed_next_statuses=["reviewing"])),
-    (placement_errors.TransitionRefused(ARCHIVED, "sent", ()), _business(
+        allowed_next_statuses=["reviewing", "declined", "no_response", "archived"])),
+    (placement_errors.TransitionRefused(Placement(pk=7, status="declined"), "sent"), _business(
+        "placement 7 cannot go from declined to sent; allowed next: archived",
+        "This placement is declined, so it can't be marked sent. From declined it can move to archived.",
+        placement_id=7, status="declined", requested_status="sent", allowed_next_statuses=["archived"])),
+    (placement_errors.TransitionRefused(ARCHIVED, "sent"), _business(
         "placement 9 cannot go from archived to sent; allowed next: none",
         "This placement is archived, so it can't be marked sent. Its status is final (archived) and cannot "
         "change.", placement_id=9, status="archived", requested_status="sent", allowed_next_statuses=[])),
     (placement_errors.PlacementArchived(ARCHIVED), _business(
         "placement 9 is archived", "This placement is archived, so it can no longer be changed.",
         placement_id=9, status="archived")),
-    (placement_errors.PlacementNotQuotable(DRAFT, ("sent", "reviewing", "quoted")), _business(
+    (placement_errors.PlacementNotQuotable(DRAFT), _business(
         "placement 7 is draft; a term sheet needs a sent, reviewing or quoted placement",
         "A quote can only be recorded for a placement that went to the lender and is still open (sent, reviewing "
         "or quoted); this one is draft. Mark it sent first.", placement_id=7, status="draft",
         allowed_statuses=["sent", "reviewing", "quoted"])),
-    (placement_errors.PlacementNotQuotable(DECLINED, ("sent", "reviewing", "quoted")), _business(
+    (placement_errors.PlacementNotQuotable(DECLINED), _business(
         "placement 8 is declined; a term sheet needs a sent, reviewing or quoted placement",
         "A quote can only be recorded for a placement that went to the lender and is still open (sent, reviewing "
         "or quoted); this one is declined.", placement_id=8, status="declined",
