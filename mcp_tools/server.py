@@ -30,7 +30,7 @@ from lev.errors import ErrorCode
 from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
 from lev.resource import bearer_challenge
-from mcp_tools import budget, jsonrpc
+from mcp_tools import budget, jsonrpc, modern
 from mcp_tools.client import LevClient, default_transport
 from mcp_tools.errors import ToolFailure, internal_error, upstream_unavailable, validation_failure
 from mcp_tools.registry import TOOLS, ToolSpec, bind_client, record_tool_call, unbind_client
@@ -378,7 +378,8 @@ class LevMCP(DjangoMCP):
     @functools.cached_property
     def tools_list_result(self) -> dict[str, Any]:
         """tools/list never changes while the process runs: build it once."""
-        tools = self._tool_manager.list_tools()
+        # Sorted by name: the same catalogue is the same bytes, whatever order the tools registered in.
+        tools = sorted(self._tool_manager.list_tools(), key=lambda t: t.name)
         listed = ListToolsResult(tools=[
             Tool(name=t.name, title=t.title, description=t.description, inputSchema=t.parameters,
                  outputSchema=t.output_schema, annotations=t.annotations)
@@ -420,6 +421,11 @@ class LevMCP(DjangoMCP):
         message = request.data
         try:
             kind = jsonrpc.kind(message)
+            if kind != "response" and modern.is_modern(message, request.headers.get("MCP-Protocol-Version")):
+                # 2026-07-28 defines no client notification over HTTP; one is accepted and ignored,
+                # as in 2025-11-25.
+                return self.handle_modern(request, message) if kind == "request" else \
+                    HttpResponse(status=202, content_type="application/json")
             jsonrpc.check_protocol_version(request.headers.get("MCP-Protocol-Version"), message)
             if kind != "request":
                 # Stateless: no session to initialise, no request of ours a response could answer,
@@ -447,12 +453,55 @@ class LevMCP(DjangoMCP):
         if not isinstance(result, str):
             result = budget.dumps(result)
         body = f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{result}}}'
-        if challenge:
-            # An OAuth client may ask the person for the missing scope and retry (the MCP specification's
+        return _answer(body, challenge)
+
+    def handle_modern(self, request: Any, message: dict[str, Any]) -> HttpResponse:
+        """Answer a request of MCP 2026-07-28 (`mcp_tools.modern`): every method it may name is
+        answered here, none goes the SDK's way."""
+        refused = modern.check(message, request.headers)
+        if refused is not None:
+            return refused
+        method, params, request_id = message["method"], message.get("params") or {}, message["id"]
+        challenge = None
+        if method == "tools/call":
+            called = self.call_tool_sync(params["name"], params.get("arguments"), request)
+            challenge = step_up_challenge(request, called)
+            result = modern.tool_result_json(called.content[0].text, is_error=bool(called.isError))
+        elif method == "tools/list":
+            result = budget.dumps(modern.with_result_type(self.tools_list_for(credential_scopes(request)),
+                                                          ttlMs=modern.TOOLS_TTL_MS, cacheScope="private"))
+        elif method == "server/discover":
+            result = budget.dumps(self.discover_result)
+        elif method == "resources/read":
+            # This server has no resources (resources/list is empty): every URI names none.
+            return modern.resource_not_found(request_id, params["uri"])
+        else:
+            listed = {"resources/list": {"resources": []}, "resources/templates/list": {"resourceTemplates": []},
+                      "prompts/list": {"prompts": []}}[method]
+            result = budget.dumps(modern.with_result_type(listed, ttlMs=modern.PUBLIC_TTL_MS, cacheScope="public"))
+        return _answer(modern.result_body(request_id, result), challenge)
+
+    @functools.cached_property
+    def discover_result(self) -> dict[str, Any]:
+        """server/discover: the versions, capabilities and instructions, the same for every caller."""
+        options = self._mcp_server.create_initialization_options()
+        capabilities = options.capabilities.model_dump(by_alias=True, mode="json", exclude_none=True)
+        # Nothing is delivered on subscriptions/listen: no list-changed or subscribe promises.
+        capabilities = {name: {} for name in ("tools", "resources", "prompts") if name in capabilities}
+        return modern.with_result_type(
+            {"supportedVersions": modern.SUPPORTED_VERSIONS, "capabilities": capabilities,
+             "instructions": INSTRUCTIONS,
+             "_meta": {modern.META_SERVER_INFO: {"name": options.server_name, "version": options.server_version}}},
+            ttlMs=modern.PUBLIC_TTL_MS, cacheScope="public")
+
+
+def _answer(body: str, challenge: str | None) -> HttpResponse:
+    if challenge:
+        # An OAuth client may ask the person for the missing scope and retry (the MCP specification's
             # step-up); one that does not still reads the FORBIDDEN tool result in the body.
-            return HttpResponse(body, status=403, content_type="application/json",
-                                headers={"WWW-Authenticate": challenge})
-        return HttpResponse(body, content_type="application/json")
+        return HttpResponse(body, status=403, content_type="application/json",
+                            headers={"WWW-Authenticate": challenge})
+    return HttpResponse(body, content_type="application/json")
 
 
 def credential_scopes(request: Any) -> frozenset[str] | None:
