@@ -302,6 +302,9 @@ class LevMCP(DjangoMCP):
             )
             # Unknown arguments are refused (call_tool_sync): the schema says so too.
             tool.parameters["additionalProperties"] = False
+        # tools/list in a deterministic order, by name, on both paths (ours and the SDK's, which lists the
+        # tool manager's dict in insertion order): the same catalogue is always the same bytes.
+        self._tool_manager._tools = dict(sorted(self._tool_manager._tools.items()))
         # The SDK answers an exception escaping a request handler with JSON-RPC code 0 and the
         # exception's text; every handler it runs for us answers a real code instead.
         handlers = self._mcp_server.request_handlers
@@ -378,8 +381,7 @@ class LevMCP(DjangoMCP):
     @functools.cached_property
     def tools_list_result(self) -> dict[str, Any]:
         """tools/list never changes while the process runs: build it once."""
-        # Sorted by name: the same catalogue is the same bytes, whatever order the tools registered in.
-        tools = sorted(self._tool_manager.list_tools(), key=lambda t: t.name)
+        tools = self._tool_manager.list_tools()  # sorted by name (__init__)
         listed = ListToolsResult(tools=[
             Tool(name=t.name, title=t.title, description=t.description, inputSchema=t.parameters,
                  outputSchema=t.output_schema, annotations=t.annotations)

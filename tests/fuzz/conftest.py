@@ -44,6 +44,10 @@ def pytest_terminal_summary(terminalreporter) -> None:
             terminalreporter.write_line(line)
 
 
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {}}
+
+
 class RawMcp:
     """POSTs raw bodies to /mcp over real HTTP (the live server) and counts every call."""
 
@@ -76,9 +80,15 @@ class RawMcp:
     def call(self, name: str, arguments: Any) -> tuple[int, str, str, int]:
         """(status, response text, body sent, request id) of one tools/call."""
         request_id = self.next_id()
-        body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                           "params": {"name": name, "arguments": arguments}})
-        status, text = self.post(body)
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        headers = None
+        if request_id % 3 == 0:
+            # Every third call in MCP 2026-07-28's envelope: the error contract, the budget, scopes and
+            # the breaker must answer the same in both eras.
+            params["_meta"] = MODERN_META
+            headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
+        body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+        status, text = self.post(body, headers)
         return status, text, body, request_id
 
     def tools(self) -> list[dict[str, Any]]:

@@ -246,27 +246,28 @@ def test_initialize_negotiates_a_version(post, requested, answered):
 @pytest.mark.parametrize("method", ["tools/list", "ping", "resources/list", "tools/call"])
 def test_unsupported_protocol_version_header_is_400_listing_supported_versions(post, method):
     params = {"name": "list_deals", "arguments": {}} if method == "tools/call" else {}
+    # 2026-07-28 is spoken since issue 21 (tests/mcp_tools/test_modern_era.py): an unknown date here.
     response = post({"jsonrpc": "2.0", "id": 9, "method": method, "params": params},
-                    **{"MCP-Protocol-Version": "2026-07-28"})
+                    **{"MCP-Protocol-Version": "2099-01-01"})
     assert response.status_code == 400
     answer = rpc_error(response)
     assert answer["id"] == 9
     error = answer["error"]
     assert error["data"]["supported"][0] == "2025-11-25"
     assert {"2025-11-25", "2025-06-18", "2025-03-26"} <= set(error["data"]["supported"])
-    assert error["data"]["requested"] == "2026-07-28"
-    # Not 2026-07-28's -32022: that would tell a dual-era client this server speaks the modern
-    # protocol, and it would not fall back to initialize.
+    assert error["data"]["requested"] == "2099-01-01"
+    # A legacy client (no modern _meta) gets the legacy -32600, not 2026-07-28's -32022.
     assert error["code"] == -32600
 
 
-def test_a_newer_client_falls_back_to_2025_11_25(post):
-    """The dual-era client's path: a modern request is refused with a non-modern 400, the client
-    falls back to initialize, is answered 2025-11-25, and is served with that version."""
+def test_a_newer_client_is_served_2026_07_28_and_initialize_still_negotiates_2025_11_25(post):
+    """Issue 21: a modern request is served as it is; a legacy client's initialize still gets
+    2025-11-25 (initialize is not a 2026-07-28 method), and is served with that version."""
     modern = post({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
-                   "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}},
-                  **{"MCP-Protocol-Version": "2026-07-28"})
-    assert modern.status_code == 400 and rpc_error(modern)["error"]["code"] != -32022
+                   "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                        "io.modelcontextprotocol/clientCapabilities": {}}}},
+                  **{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
+    assert modern.status_code == 200 and modern.json()["result"]["resultType"] == "complete"
     init = post({"jsonrpc": "2.0", "id": 2, "method": "initialize",
                  "params": {"protocolVersion": "2026-07-28", **INIT_PARAMS}})
     version = init.json()["result"]["protocolVersion"]

@@ -1,0 +1,249 @@
+"""/mcp speaks MCP 2026-07-28 beside 2025-11-25 (issue 21): raw HTTP through the whole Django stack,
+API keys and OAuth tokens, each rule of `mcp_tools.modern` and the same tools behaviour in both eras."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from django.test import Client
+
+from lev.accounts import scopes
+from lev.accounts.services import api_key_create
+from mcp_tools.metrics import TOOL_CALLS
+from mcp_tools.registry import TOOLS
+from tests.oauth.flow import Flow, public_client
+
+pytestmark = pytest.mark.django_db
+
+MODERN = "2026-07-28"
+META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}}
+BASE_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+NAME_FIELD = {"tools/call": "name", "resources/read": "uri", "prompts/get": "name"}
+
+
+def send(credential: str, method: str, params: dict | None = None, *, meta: dict | None = META,
+         request_id=1, **headers: str):
+    """A 2026-07-28 request: `_meta` in the params and the mirrored headers (unless overridden)."""
+    params = dict(params or {})
+    if meta is not None:
+        params["_meta"] = meta
+    standard = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+    if isinstance(params.get(NAME_FIELD.get(method, "")), str):
+        standard["Mcp-Name"] = params[NAME_FIELD[method]]
+    all_headers = {**BASE_HEADERS, "Authorization": f"Bearer {credential}", **standard, **headers}
+    all_headers = {k: v for k, v in all_headers.items() if v is not None}
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+    return Client().generic("POST", "/mcp", body, content_type="application/json", headers=all_headers)
+
+
+def legacy(credential: str, method: str, params: dict | None = None, request_id=1):
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}})
+    return Client().generic("POST", "/mcp", body, content_type="application/json",
+                            headers={**BASE_HEADERS, "Authorization": f"Bearer {credential}",
+                                     "MCP-Protocol-Version": "2025-11-25"})
+
+
+def error_of(response, status: int, code: int, request_id=1) -> dict:
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert body["jsonrpc"] == "2.0" and body["id"] == request_id and "result" not in body, body
+    assert body["error"]["code"] == code, body
+    return body["error"]
+
+
+def oauth_token(user, granted) -> str:
+    flow = Flow(user=user, client_id=public_client().client_id)
+    return flow.tokens(scope=" ".join(sorted(granted)))["access_token"]
+
+
+# --- server/discover ---------------------------------------------------------------------------------
+
+def test_discover_names_versions_capabilities_and_the_server(api_key):
+    response = send(api_key, "server/discover")
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["resultType"] == "complete"
+    assert result["supportedVersions"][0] == MODERN
+    assert {"2025-11-25", "2025-06-18", "2025-03-26"} <= set(result["supportedVersions"])
+    assert "tools" in result["capabilities"]
+    # Nothing is delivered on subscriptions/listen: no listChanged / subscribe promises.
+    assert all(not value for value in result["capabilities"].values())
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "lev"
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["version"]
+    assert result["instructions"].startswith("Lev:")
+    assert isinstance(result["ttlMs"], int) and result["ttlMs"] >= 0 and result["cacheScope"] == "public"
+
+
+def test_client_info_is_optional(api_key):
+    meta = {k: v for k, v in META.items() if k != "io.modelcontextprotocol/clientInfo"}
+    assert send(api_key, "server/discover", meta=meta).status_code == 200
+
+
+# --- _meta is required ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("meta", [
+    None,
+    {"io.modelcontextprotocol/clientCapabilities": {}},
+    {"io.modelcontextprotocol/protocolVersion": MODERN},
+    {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": []},
+])
+@pytest.mark.parametrize("method", ["server/discover", "tools/list"])
+def test_missing_meta_is_400_invalid_params(api_key, meta, method):
+    error = error_of(send(api_key, method, meta=meta, request_id=101), 400, -32602, 101)
+    assert error["message"].startswith("Invalid params: _meta")
+
+
+# --- headers mirror the body ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("headers", [
+    {"MCP-Protocol-Version": "2025-11-25"},
+    {"Mcp-Method": None},
+    {"Mcp-Method": "tools/list"},
+    {"Mcp-Name": None},
+    {"Mcp-Name": "get_deal"},
+    {"Mcp-Name": "=?base64?not base64?="},
+])
+def test_headers_that_do_not_match_the_body_are_400_header_mismatch(api_key, headers):
+    response = send(api_key, "tools/call", {"name": "list_deals", "arguments": {}}, request_id=7, **headers)
+    assert error_of(response, 400, -32020, 7)["message"].startswith("Header mismatch: ")
+
+
+def test_header_version_differs_from_meta_version_is_header_mismatch(api_key):
+    meta = {**META, "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
+    error_of(send(api_key, "server/discover", meta=meta, request_id=302), 400, -32020, 302)
+
+
+def test_a_base64_mcp_name_is_decoded_before_comparing(api_key):
+    encoded = "=?base64?" + base64.b64encode(b"list_deals").decode() + "?="
+    response = send(api_key, "tools/call", {"name": "list_deals", "arguments": {}}, **{"Mcp-Name": encoded})
+    assert response.status_code == 200 and response.json()["result"]["isError"] is False
+
+
+# --- versions -----------------------------------------------------------------------------------------------
+
+def test_an_unsupported_version_of_a_modern_client_is_400_unsupported_protocol_version(api_key):
+    meta = {**META, "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
+    response = send(api_key, "server/discover", meta=meta, request_id=301, **{"MCP-Protocol-Version": "v999.0.0"})
+    error = error_of(response, 400, -32022, 301)
+    discovered = send(api_key, "server/discover").json()["result"]["supportedVersions"]
+    assert error["data"] == {"supported": discovered, "requested": "v999.0.0"}
+
+
+def test_a_legacy_client_with_an_unknown_header_keeps_the_legacy_answer(api_key):
+    body = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+    response = Client().generic("POST", "/mcp", body, content_type="application/json",
+                                headers={**BASE_HEADERS, "Authorization": f"Bearer {api_key}",
+                                         "MCP-Protocol-Version": "2099-01-01"})
+    error_of(response, 400, -32600, 3)
+
+
+def test_a_legacy_version_in_meta_is_served_as_legacy(api_key):
+    meta = {**META, "io.modelcontextprotocol/protocolVersion": "2025-11-25"}
+    response = send(api_key, "tools/list", meta=meta, **{"MCP-Protocol-Version": "2025-11-25"})
+    assert response.status_code == 200 and "resultType" not in response.json()["result"]
+
+
+# --- methods --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method", ["initialize", "ping", "logging/setLevel", "resources/subscribe",
+                                    "resources/unsubscribe", "completion/complete", "subscriptions/listen",
+                                    "unknown/method", "prompts/get"])
+def test_removed_and_unknown_methods_are_404_method_not_found(api_key, method):
+    params = {"notifications": {"toolsListChanged": True}} if method == "subscriptions/listen" else {}
+    error = error_of(send(api_key, method, params, request_id=500), 404, -32601, 500)
+    assert error["message"] == f"Method not found: {method}"
+
+
+def test_a_modern_notification_is_accepted(api_key):
+    body = json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"_meta": META}})
+    response = Client().generic("POST", "/mcp", body, content_type="application/json",
+                                headers={**BASE_HEADERS, "Authorization": f"Bearer {api_key}",
+                                         "MCP-Protocol-Version": MODERN, "Mcp-Method": "notifications/cancelled"})
+    assert response.status_code == 202 and response.content == b""
+
+
+def test_params_that_do_not_fit_are_invalid_params_with_http_200(api_key):
+    error = error_of(send(api_key, "tools/call", {"arguments": {}}, request_id=4), 200, -32602, 4)
+    assert error["message"] == "Invalid params: name is required"
+
+
+def test_resources_read_is_resource_not_found_with_the_uri(api_key):
+    uri = "test://nonexistent-resource-for-conformance-testing"
+    error = error_of(send(api_key, "resources/read", {"uri": uri}), 200, -32602)
+    assert error == {"code": -32602, "message": "Resource not found", "data": {"uri": uri}}
+
+
+@pytest.mark.parametrize(("method", "key"), [("resources/list", "resources"),
+                                             ("resources/templates/list", "resourceTemplates"),
+                                             ("prompts/list", "prompts")])
+def test_empty_lists_carry_caching_hints(api_key, method, key):
+    result = send(api_key, method).json()["result"]
+    assert result == {key: [], "resultType": "complete", "ttlMs": result["ttlMs"], "cacheScope": "public"}
+
+
+# --- tools, both eras --------------------------------------------------------------------------------------------
+
+def test_tools_list_is_sorted_cached_privately_and_the_same_catalogue_as_2025_11_25(api_key):
+    result = send(api_key, "tools/list").json()["result"]
+    names = [tool["name"] for tool in result["tools"]]
+    assert names == sorted(TOOLS)
+    assert result["resultType"] == "complete" and result["cacheScope"] == "private"
+    assert isinstance(result["ttlMs"], int) and result["ttlMs"] > 0
+    old = legacy(api_key, "tools/list").json()["result"]
+    assert [tool["name"] for tool in old["tools"]] == names  # deterministic in both eras
+    assert old["tools"] == result["tools"]
+
+
+@pytest.mark.parametrize("kind", ["api_key", "oauth"])
+def test_tools_list_follows_the_credential_scopes_in_both_eras(user, account, kind):
+    credential = (api_key_create(user=user, account=account, name="ro", scopes=scopes.READ_ONLY_SCOPES)[1]
+                  if kind == "api_key" else oauth_token(user, scopes.READ_ONLY_SCOPES))
+    expected = sorted(spec.name for spec in TOOLS.values() if spec.annotations.readOnlyHint)
+    assert [t["name"] for t in send(credential, "tools/list").json()["result"]["tools"]] == expected
+    assert [t["name"] for t in legacy(credential, "tools/list").json()["result"]["tools"]] == expected
+
+
+def test_tool_results_and_errors_are_the_same_in_both_eras(api_key):
+    for arguments in ({}, {"limit": "x"}, {"nope": 1}):
+        modern = send(api_key, "tools/call", {"name": "list_deals", "arguments": arguments}).json()["result"]
+        old = legacy(api_key, "tools/call", {"name": "list_deals", "arguments": arguments}).json()["result"]
+        assert modern.pop("resultType") == "complete"
+        assert modern == old
+    refused = send(api_key, "tools/call", {"name": "list_deals", "arguments": {"limit": "x"}}).json()["result"]
+    assert refused["isError"] is True and refused["structuredContent"]["code"] == "VALIDATION_ERROR"
+    assert refused["structuredContent"]["details"]["fields"]["limit"]
+
+
+def test_tool_calls_are_counted_in_both_eras(api_key):
+    counter = TOOL_CALLS.labels("list_deals", "ok", "none")
+    before = counter._value.get()
+    send(api_key, "tools/call", {"name": "list_deals", "arguments": {}})
+    legacy(api_key, "tools/call", {"name": "list_deals", "arguments": {}})
+    assert counter._value.get() == before + 2
+
+
+def test_an_oauth_token_gets_the_step_up_challenge_in_the_modern_era(user):
+    token = oauth_token(user, scopes.READ_ONLY_SCOPES)
+    response = send(token, "tools/call", {"name": "update_deal", "arguments": {"deal_id": 1, "title": "Nope"}})
+    assert response.status_code == 403 and 'error="insufficient_scope"' in response["WWW-Authenticate"]
+    result = response.json()["result"]
+    assert result["resultType"] == "complete" and result["structuredContent"]["code"] == "FORBIDDEN"
+
+
+def test_no_credential_is_401_with_the_discovery_challenge_in_the_modern_era():
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": META}})
+    response = Client().generic("POST", "/mcp", body, content_type="application/json",
+                                headers={**BASE_HEADERS, "MCP-Protocol-Version": MODERN,
+                                         "Mcp-Method": "server/discover"})
+    assert response.status_code == 401 and "resource_metadata=" in response["WWW-Authenticate"]
+
+
+def test_the_byte_budget_guards_modern_results_too(api_key, settings):
+    settings.LEV_MCP_MAX_RESPONSE_BYTES = 120
+    modern = send(api_key, "tools/call", {"name": "search_lender_directory", "arguments": {}}).json()["result"]
+    old = legacy(api_key, "tools/call", {"name": "search_lender_directory", "arguments": {}}).json()["result"]
+    modern.pop("resultType")
+    assert modern == old and old["isError"] is True  # over budget: the same INTERNAL_ERROR in both eras
