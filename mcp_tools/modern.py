@@ -144,7 +144,7 @@ def check(message: dict[str, Any], headers: Any) -> HttpResponse | None:
             model.model_validate({"method": method, "params": message.get("params")})
         except pydantic.ValidationError as exc:
             return _error(types.INVALID_PARAMS, f"Invalid params: {jsonrpc._describe(exc.errors()[0])}",
-                          request_id, 200)
+                          request_id, 400)
     return None
 
 
@@ -169,21 +169,24 @@ def _short(value: str) -> str:
     return repr(value[:_ECHO_MAX])
 
 
-def with_result_type(result: dict[str, Any], **hints: Any) -> dict[str, Any]:
-    return {**result, "resultType": "complete", **hints}
+def complete(result: dict[str, Any], server_info: dict[str, str], **hints: Any) -> dict[str, Any]:
+    """A result of this era: `resultType`, the server named in `_meta` (basic/index "Per-response protocol
+    fields": SHOULD on every result) and the caching `hints` of a cacheable one."""
+    return {**result, "resultType": "complete", **hints, "_meta": {META_SERVER_INFO: server_info}}
 
 
 def result_body(request_id: Any, result: str) -> str:
     return f'{{"jsonrpc":"2.0","id":{json.dumps(request_id)},"result":{result}}}'
 
 
-def tool_result_json(text: str, *, is_error: bool) -> str:
-    """`budget.result_json` with `resultType`: the same bytes plus `,"resultType":"complete"`."""
+def tool_result_json(text: str, server_info: dict[str, str], *, is_error: bool) -> str:
+    """`budget.result_json` (the bytes the budget counts) followed by `resultType` and `_meta`."""
     from mcp_tools import budget
 
-    return budget.result_json(text, is_error=is_error)[:-1] + ',"resultType":"complete"}'
+    tail = json.dumps({"resultType": "complete", "_meta": {META_SERVER_INFO: server_info}}, separators=(",", ":"))
+    return budget.result_json(text, is_error=is_error)[:-1] + "," + tail[1:]
 
 
 def resource_not_found(request_id: Any, uri: str) -> HttpResponse:
     # 2026-07-28 (SEP-2164): "Resource not found" is invalid params (-32602), the URI in `data`.
-    return _error(types.INVALID_PARAMS, "Resource not found", request_id, 200, data={"uri": uri[:_ECHO_MAX]})
+    return _error(types.INVALID_PARAMS, "Resource not found", request_id, 400, data={"uri": uri[:_ECHO_MAX]})

@@ -468,10 +468,10 @@ class LevMCP(DjangoMCP):
         if method == "tools/call":
             called = self.call_tool_sync(params["name"], params.get("arguments"), request)
             challenge = step_up_challenge(request, called)
-            result = modern.tool_result_json(called.content[0].text, is_error=bool(called.isError))
+            result = modern.tool_result_json(called.content[0].text, self.server_info, is_error=bool(called.isError))
         elif method == "tools/list":
-            result = budget.dumps(modern.with_result_type(self.tools_list_for(credential_scopes(request)),
-                                                          ttlMs=modern.TOOLS_TTL_MS, cacheScope="private"))
+            result = budget.dumps(modern.complete(self.tools_list_for(credential_scopes(request)), self.server_info,
+                                                  ttlMs=modern.TOOLS_TTL_MS, cacheScope="private"))
         elif method == "server/discover":
             result = budget.dumps(self.discover_result)
         elif method == "resources/read":
@@ -480,8 +480,15 @@ class LevMCP(DjangoMCP):
         else:
             listed = {"resources/list": {"resources": []}, "resources/templates/list": {"resourceTemplates": []},
                       "prompts/list": {"prompts": []}}[method]
-            result = budget.dumps(modern.with_result_type(listed, ttlMs=modern.PUBLIC_TTL_MS, cacheScope="public"))
+            result = budget.dumps(modern.complete(listed, self.server_info, ttlMs=modern.PUBLIC_TTL_MS,
+                                                  cacheScope="public"))
         return _answer(modern.result_body(request_id, result), challenge)
+
+    @functools.cached_property
+    def server_info(self) -> dict[str, str]:
+        """The name and version initialize answers in `serverInfo` (2026-07-28 puts them in `_meta`)."""
+        options = self._mcp_server.create_initialization_options()
+        return {"name": options.server_name, "version": options.server_version}
 
     @functools.cached_property
     def discover_result(self) -> dict[str, Any]:
@@ -490,11 +497,10 @@ class LevMCP(DjangoMCP):
         capabilities = options.capabilities.model_dump(by_alias=True, mode="json", exclude_none=True)
         # Nothing is delivered on subscriptions/listen: no list-changed or subscribe promises.
         capabilities = {name: {} for name in ("tools", "resources", "prompts") if name in capabilities}
-        return modern.with_result_type(
+        return modern.complete(
             {"supportedVersions": modern.SUPPORTED_VERSIONS, "capabilities": capabilities,
-             "instructions": INSTRUCTIONS,
-             "_meta": {modern.META_SERVER_INFO: {"name": options.server_name, "version": options.server_version}}},
-            ttlMs=modern.PUBLIC_TTL_MS, cacheScope="public")
+             "instructions": INSTRUCTIONS},
+            self.server_info, ttlMs=modern.PUBLIC_TTL_MS, cacheScope="public")
 
 
 def _answer(body: str, challenge: str | None) -> HttpResponse:

@@ -13,6 +13,7 @@ from lev.accounts import scopes
 from lev.accounts.services import api_key_create
 from mcp_tools.metrics import TOOL_CALLS
 from mcp_tools.registry import TOOLS
+from mcp_tools.server import get_server
 from tests.oauth.flow import Flow, public_client
 
 pytestmark = pytest.mark.django_db
@@ -21,6 +22,7 @@ MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}}
 BASE_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+SERVER_INFO = {"name": "lev", "version": get_server().server_info["version"]}
 NAME_FIELD = {"tools/call": "name", "resources/read": "uri", "prompts/get": "name"}
 
 
@@ -165,14 +167,15 @@ def test_a_modern_notification_is_accepted(api_key):
     assert response.status_code == 202 and response.content == b""
 
 
-def test_params_that_do_not_fit_are_invalid_params_with_http_200(api_key):
-    error = error_of(send(api_key, "tools/call", {"arguments": {}}, request_id=4), 200, -32602, 4)
+def test_params_that_do_not_fit_are_invalid_params_with_http_400(api_key):
+    # The official SDK 2.x maps -32602 to 400 in this era, whatever produced it.
+    error = error_of(send(api_key, "tools/call", {"arguments": {}}, request_id=4), 400, -32602, 4)
     assert error["message"] == "Invalid params: name is required"
 
 
 def test_resources_read_is_resource_not_found_with_the_uri(api_key):
     uri = "test://nonexistent-resource-for-conformance-testing"
-    error = error_of(send(api_key, "resources/read", {"uri": uri}), 200, -32602)
+    error = error_of(send(api_key, "resources/read", {"uri": uri}), 400, -32602)
     assert error == {"code": -32602, "message": "Resource not found", "data": {"uri": uri}}
 
 
@@ -181,7 +184,8 @@ def test_resources_read_is_resource_not_found_with_the_uri(api_key):
                                              ("prompts/list", "prompts")])
 def test_empty_lists_carry_caching_hints(api_key, method, key):
     result = send(api_key, method).json()["result"]
-    assert result == {key: [], "resultType": "complete", "ttlMs": result["ttlMs"], "cacheScope": "public"}
+    assert result == {key: [], "resultType": "complete", "ttlMs": result["ttlMs"], "cacheScope": "public",
+                      "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO}}
 
 
 # --- tools, both eras --------------------------------------------------------------------------------------------
@@ -211,6 +215,7 @@ def test_tool_results_and_errors_are_the_same_in_both_eras(api_key):
         modern = send(api_key, "tools/call", {"name": "list_deals", "arguments": arguments}).json()["result"]
         old = legacy(api_key, "tools/call", {"name": "list_deals", "arguments": arguments}).json()["result"]
         assert modern.pop("resultType") == "complete"
+        assert modern.pop("_meta") == {"io.modelcontextprotocol/serverInfo": SERVER_INFO}
         assert modern == old
     refused = send(api_key, "tools/call", {"name": "list_deals", "arguments": {"limit": "x"}}).json()["result"]
     assert refused["isError"] is True and refused["structuredContent"]["code"] == "VALIDATION_ERROR"
@@ -245,5 +250,5 @@ def test_the_byte_budget_guards_modern_results_too(api_key, settings):
     settings.LEV_MCP_MAX_RESPONSE_BYTES = 120
     modern = send(api_key, "tools/call", {"name": "search_lender_directory", "arguments": {}}).json()["result"]
     old = legacy(api_key, "tools/call", {"name": "search_lender_directory", "arguments": {}}).json()["result"]
-    modern.pop("resultType")
+    modern.pop("resultType"), modern.pop("_meta")
     assert modern == old and old["isError"] is True  # over budget: the same INTERNAL_ERROR in both eras
