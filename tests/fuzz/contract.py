@@ -42,7 +42,8 @@ LEAKS = {
 
 # JSON-RPC's own codes, and MCP's "Resource not found" (-32002, specification 2025-11-25). Never the
 # SDK's code 0 (what it answers for any exception a handler raises).
-JSONRPC_CODES = {-32700, -32600, -32601, -32602, -32603, -32002}
+# MCP 2026-07-28 adds -32020 (HeaderMismatch) and -32022 (UnsupportedProtocolVersion).
+JSONRPC_CODES = {-32700, -32600, -32601, -32602, -32603, -32002, -32020, -32022}
 # The backend is healthy during a fuzz run and the rate limits are generous: any of these is a bug
 # (a 500 inside the API shows up as one of them today).
 NEVER_WHILE_HEALTHY = {"INTERNAL_ERROR", "UPSTREAM_UNAVAILABLE", "RATE_LIMITED"}
