@@ -17,11 +17,17 @@ servers (Python and TypeScript) answer; a well-formed request always gets HTTP 2
 result or a JSON-RPC error. Batches (a JSON array) were removed from MCP in 2025-06-18 and the SDK
 never supported them, so a batch is one -32600 error, not a list of answers.
 
-An unsupported `MCP-Protocol-Version` header gets 400 as the 2025-11-25 transport requires, with
-the versions this server speaks in `error.data.supported`. The code is the legacy -32600, not
-2026-07-28's -32022 `UnsupportedProtocolVersionError`: a dual-era client reads a 400 without a
-recognised modern error as "legacy server" and falls back to `initialize` (which this server
-answers), whereas -32022 would tell it the server speaks the modern protocol.
+This table is the initialize-based era (2025-11-25 and before). Requests of MCP 2026-07-28 (their
+`_meta` names that version, or their `MCP-Protocol-Version` header does) are checked and answered by
+`mcp_tools.modern`, with that revision's codes and statuses (-32020, -32022, 404 for -32601, 400 for
+-32602); everything above that happens before the era is known (parse errors, invalid requests)
+answers the same in both.
+
+An unsupported `MCP-Protocol-Version` header of a legacy client (no 2026-07-28 `_meta`) gets 400 as
+the 2025-11-25 transport requires, with the initialize-based versions in `error.data.supported`.
+The code is the legacy -32600, not 2026-07-28's -32022 `UnsupportedProtocolVersionError`: a client
+that names no modern version in `_meta` is not a modern client, and -32022 is the answer a modern
+client gets (`mcp_tools.modern`).
 """
 
 from __future__ import annotations

@@ -15,7 +15,11 @@ answer anything else:
    `Host` is checked by ALLOWED_HOSTS before any of this.
 5. Content-Type must be application/json (415) and Accept must list it (406).
 6. the JSON-RPC message itself (`mcp_tools.jsonrpc`): parse errors, invalid requests, unknown
-   methods, bad params and unsupported protocol versions get JSON-RPC error bodies.
+   methods, bad params and unsupported protocol versions get JSON-RPC error bodies. A request of
+   MCP 2026-07-28 (stateless, `_meta` on every request; `mcp_tools.modern`) is answered entirely
+   by `LevMCP.handle_modern`; one of 2025-11-25 and before by `LevMCP.handle_fast` or, for what
+   that does not answer (initialize, resources, prompts), by django-mcp-server and the `mcp` 1.x
+   SDK. Steps 1-5 are the same for both eras.
 
 Steps 1-5 answer in the API's one error body `{"code", "message", "details"}`; step 6 and every
 later answer is JSON-RPC, a bug while answering too (-32603 with the request's id, HTTP 500).
