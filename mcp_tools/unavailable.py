@@ -28,8 +28,10 @@ def _message(body: bytes) -> Any:
         return None
 
 
-def unavailable_response(body: bytes, retry_after_ms: int | None) -> HttpResponse:
-    """`body` is the request's raw body (the view has already read it from the stream)."""
+def unavailable_response(body: bytes, retry_after_ms: int | None, protocol_version: str | None = None) -> HttpResponse:
+    """`body` is the request's raw body (the view has already read it from the stream);
+    `protocol_version` its MCP-Protocol-Version header (a 2026-07-28 result carries `resultType`)."""
+    from mcp_tools import modern
     from mcp_tools.server import _result as tool_result  # imports the transport library: import late
 
     failure = upstream_unavailable(retry_after_ms)
@@ -39,6 +41,8 @@ def unavailable_response(body: bytes, retry_after_ms: int | None) -> HttpRespons
         if message.get("method") == "tools/call":
             payload = {"result": tool_result(failure.as_dict(), is_error=True).model_dump(
                 by_alias=True, mode="json", exclude_none=True)}
+            if modern.is_modern(message, protocol_version):
+                payload["result"]["resultType"] = "complete"
         else:
             payload = {"error": {"code": SERVER_UNAVAILABLE_CODE, "message": UPSTREAM_MESSAGE,
                                  "data": failure.as_dict()}}

@@ -177,7 +177,8 @@ class McpView(MCPServerStreamableHttpView):
         # in JSON-RPC, counted by the breaker like any outage, instead of a REST 500/503 page.
         if is_dependency_outage(exc):
             report_outage(exc, "MCP endpoint")
-            return unavailable_response(getattr(self, "raw_body", b""), resilience.record_outage())
+            return unavailable_response(getattr(self, "raw_body", b""), resilience.record_outage(),
+                                        self.request.headers.get("MCP-Protocol-Version"))
         message = getattr(self.request, "_full_data", None)
         if to_application_error(exc) is None and isinstance(message, dict):
             # A bug while a JSON-RPC message was being answered: a JSON-RPC internal error with the

@@ -252,3 +252,15 @@ def test_the_byte_budget_guards_modern_results_too(api_key, settings):
     old = legacy(api_key, "tools/call", {"name": "search_lender_directory", "arguments": {}}).json()["result"]
     modern.pop("resultType"), modern.pop("_meta")
     assert modern == old and old["isError"] is True  # over budget: the same INTERNAL_ERROR in both eras
+
+
+def test_an_outage_answer_to_a_modern_tool_call_is_a_complete_result():
+    from mcp_tools.unavailable import unavailable_response
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                       "params": {"name": "list_deals", "_meta": META}}).encode()
+    answer = json.loads(unavailable_response(body, 1000, MODERN).content)
+    assert answer["id"] == 5 and answer["result"]["resultType"] == "complete"
+    assert answer["result"]["structuredContent"]["code"] == "UPSTREAM_UNAVAILABLE"
+    legacy_body = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "x"}}).encode()
+    assert "resultType" not in json.loads(unavailable_response(legacy_body, 1000, None).content)["result"]
