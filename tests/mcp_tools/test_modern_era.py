@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
+import jsonschema
 import pytest
 from django.test import Client
 
@@ -264,3 +266,32 @@ def test_an_outage_answer_to_a_modern_tool_call_is_a_complete_result():
     assert answer["result"]["structuredContent"]["code"] == "UPSTREAM_UNAVAILABLE"
     legacy_body = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "x"}}).encode()
     assert "resultType" not in json.loads(unavailable_response(legacy_body, 1000, None).content)["result"]
+
+
+SCHEMA = json.loads((Path(__file__).parent / "data" / "mcp-schema-2026-07-28.json").read_text())
+V999 = {"io.modelcontextprotocol/protocolVersion": "v999", "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+@pytest.mark.parametrize(("definition", "method", "params", "extra"), [
+    ("DiscoverResultResponse", "server/discover", None, {}),
+    ("ListToolsResultResponse", "tools/list", None, {}),
+    ("CallToolResultResponse", "tools/call", {"name": "list_deals", "arguments": {}}, {}),
+    ("CallToolResultResponse", "tools/call", {"name": "list_deals", "arguments": {"nope": 1}}, {}),
+    ("ListResourcesResultResponse", "resources/list", None, {}),
+    ("ListResourceTemplatesResultResponse", "resources/templates/list", None, {}),
+    ("ListPromptsResultResponse", "prompts/list", None, {}),
+    ("JSONRPCErrorResponse", "ping", None, {}),
+    ("JSONRPCErrorResponse", "resources/read", {"uri": "test://none"}, {}),
+    ("HeaderMismatchError", "server/discover", None, {"Mcp-Method": "tools/list"}),
+])
+def test_answers_follow_the_2026_07_28_schema(api_key, definition, method, params, extra):
+    validator = jsonschema.Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": SCHEMA["$defs"]})
+    answer = send(api_key, method, params, **extra).json()
+    assert not [error.message for error in validator.iter_errors(answer)]
+
+
+def test_the_unsupported_version_error_follows_the_schema(api_key):
+    validator = jsonschema.Draft202012Validator({"$ref": "#/$defs/UnsupportedProtocolVersionError",
+                                                 "$defs": SCHEMA["$defs"]})
+    answer = send(api_key, "server/discover", meta=V999, **{"MCP-Protocol-Version": "v999"}).json()
+    assert not [error.message for error in validator.iter_errors(answer)]
