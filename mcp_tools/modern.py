@@ -23,7 +23,10 @@ official conformance suite's `server-stateless` scenario):
 | the protocol version is not one this server speaks              | 400  | -32022 |
 | a method this server lacks (removed ones too: initialize,      | 404  | -32601 |
 |   ping, logging/setLevel, resources/subscribe, …)              |      |        |
-| params that do not fit the method                              | 200  | -32602 |
+| params that do not fit the method (and "Resource not found")   | 400  | -32602 |
+
+(-32602 is 400 whatever produced it, as the official Python SDK 2.x answers it in this era; a
+well-formed request of 2025-11-25 still gets HTTP 200 with any JSON-RPC error.)
 
 Methods answered: `server/discover`, `tools/list`, `tools/call`, `resources/list`,
 `resources/templates/list`, `resources/read` and `prompts/list` (the server has no resources or
@@ -35,6 +38,8 @@ the credential's scopes allow, so a cache must not be shared across credentials.
 
 `tools/call` goes through the same `LevMCP.call_tool_sync` as 2025-11-25 (argument checks, scopes,
 byte budget, the breaker, metrics, the request id, the OAuth step-up 403): only the envelope differs.
+The byte budget (`mcp_tools.budget`) counts the same bytes in both eras; a 2026-07-28 result adds
+`resultType` and `_meta` (the server's name and version, under 100 bytes) after them.
 """
 
 from __future__ import annotations
