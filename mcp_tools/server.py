@@ -418,7 +418,9 @@ class LevMCP(DjangoMCP):
         has. `tools/call`, `tools/list`, `ping`, notifications and responses are answered here
         too: the SDK path builds a transport, an event loop and a task group, and hops threads,
         for every request, and in stateless JSON mode these need none of it. Anything else
-        (initialize, resources/list, ...) returns None and goes the SDK's way.
+        (initialize, resources/list, ...) returns None and goes the SDK's way. A request of MCP
+        2026-07-28 (`mcp_tools.modern.is_modern`) is answered whole by `handle_modern`: the SDK
+        (mcp 1.x) does not speak that revision.
         """
         message = request.data
         try:
