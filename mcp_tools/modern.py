@@ -23,7 +23,8 @@ official conformance suite's `server-stateless` scenario):
 | the protocol version is not one this server speaks              | 400  | -32022 |
 | a method this server lacks (removed ones too: initialize,      | 404  | -32601 |
 |   ping, logging/setLevel, resources/subscribe, …)              |      |        |
-| params that do not fit the method (and "Resource not found")   | 400  | -32602 |
+| params that do not fit the method, an unknown tool (its        | 400  | -32602 |
+|   VALIDATION_ERROR object in `data`), "Resource not found"      |      |        |
 
 (-32602 is 400 whatever produced it, as the official Python SDK 2.x answers it in this era; a
 well-formed request of 2025-11-25 still gets HTTP 200 with any JSON-RPC error.)
@@ -195,3 +196,8 @@ def tool_result_json(text: str, server_info: dict[str, str], *, is_error: bool) 
 def resource_not_found(request_id: Any, uri: str) -> HttpResponse:
     # 2026-07-28 (SEP-2164): "Resource not found" is invalid params (-32602), the URI in `data`.
     return _error(types.INVALID_PARAMS, "Resource not found", request_id, 400, data={"uri": uri[:_ECHO_MAX]})
+
+
+def unknown_tool(request_id: Any, name: str, contract: dict[str, Any]) -> HttpResponse:
+    return _error(types.INVALID_PARAMS, f"Unknown tool: {name[:_ECHO_MAX]}; call tools/list for the available tools",
+                  request_id, 400, data=contract)

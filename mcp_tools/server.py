@@ -469,6 +469,10 @@ class LevMCP(DjangoMCP):
         challenge = None
         if method == "tools/call":
             called = self.call_tool_sync(params["name"], params.get("arguments"), request)
+            if params["name"] not in TOOLS:
+                # 2026-07-28 (server/tools, "Error Handling"): an unknown tool is a protocol error, -32602;
+                # the contract's VALIDATION_ERROR object (counted in the metrics as in 2025-11-25) is its data.
+                return modern.unknown_tool(request_id, params["name"], called.structuredContent or {})
             challenge = step_up_challenge(request, called)
             result = modern.tool_result_json(called.content[0].text, self.server_info, is_error=bool(called.isError))
         elif method == "tools/list":

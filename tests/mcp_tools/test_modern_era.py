@@ -295,3 +295,13 @@ def test_the_unsupported_version_error_follows_the_schema(api_key):
                                                  "$defs": SCHEMA["$defs"]})
     answer = send(api_key, "server/discover", meta=V999, **{"MCP-Protocol-Version": "v999"}).json()
     assert not [error.message for error in validator.iter_errors(answer)]
+
+
+def test_an_unknown_tool_is_a_protocol_error_carrying_the_contract(api_key):
+    """2026-07-28 server/tools: "Unknown tool" is a JSON-RPC -32602 (2025-11-25 keeps its tool result)."""
+    error = error_of(send(api_key, "tools/call", {"name": "test_missing_capability", "arguments": {}}, request_id=401),
+                     400, -32602, 401)
+    assert error["message"].startswith("Unknown tool: test_missing_capability")
+    assert error["data"]["code"] == "VALIDATION_ERROR" and error["data"]["details"]["fields"]["name"]
+    old = legacy(api_key, "tools/call", {"name": "test_missing_capability", "arguments": {}}).json()["result"]
+    assert old["isError"] is True and old["structuredContent"] == error["data"]
