@@ -35,7 +35,8 @@ prompts: empty lists, and "Resource not found" as -32602 with the URI in `data`,
 for it). `subscriptions/listen` is 404/-32601: the server advertises no list-changed or subscribe
 capability, so there is nothing to listen to. Every result carries `resultType: "complete"`; the
 cacheable ones carry `ttlMs` and `cacheScope`. `tools/list` is `private`: it lists only the tools
-the credential's scopes allow, so a cache must not be shared across credentials.
+the credential's scopes allow, so a cache must not be shared across credentials (and only those of
+the toolsets the request selects, `mcp_tools.toolsets`, by its URL or headers).
 
 `tools/call` goes through the same `LevMCP.call_tool_sync` as 2025-11-25 (argument checks, scopes,
 byte budget, the breaker, metrics, the request id, the OAuth step-up 403): only the envelope differs.

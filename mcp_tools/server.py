@@ -484,8 +484,9 @@ class LevMCP(DjangoMCP):
             challenge = step_up_challenge(request, called)
             result = modern.tool_result_json(called.content[0].text, self.server_info, is_error=bool(called.isError))
         elif method == "tools/list":
-            result = budget.dumps(modern.complete(self.tools_list_for(credential_scopes(request)), self.server_info,
-                                                  ttlMs=modern.TOOLS_TTL_MS, cacheScope="private"))
+            listed = self.tools_list_for(credential_scopes(request), getattr(request, "mcp_selection", EVERYTHING))
+            result = budget.dumps(modern.complete(listed, self.server_info, ttlMs=modern.TOOLS_TTL_MS,
+                                                  cacheScope="private"))
         elif method == "server/discover":
             result = budget.dumps(self.discover_result)
         elif method == "resources/read":

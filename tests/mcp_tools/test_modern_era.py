@@ -305,3 +305,19 @@ def test_an_unknown_tool_is_a_protocol_error_carrying_the_contract(api_key):
     assert error["data"]["code"] == "VALIDATION_ERROR" and error["data"]["details"]["fields"]["name"]
     old = legacy(api_key, "tools/call", {"name": "test_missing_capability", "arguments": {}}).json()["result"]
     assert old["isError"] is True and old["structuredContent"] == error["data"]
+
+
+def test_toolsets_and_read_only_mode_select_the_modern_catalogue_too(api_key):
+    def names(path: str = "/mcp", **headers: str) -> list[str]:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}})
+        response = Client().generic("POST", path, body, content_type="application/json",
+                                    headers={**BASE_HEADERS, "Authorization": f"Bearer {api_key}",
+                                             "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/list", **headers})
+        assert response.status_code == 200, response.content
+        return [tool["name"] for tool in response.json()["result"]["tools"]]
+
+    readers = sorted(spec.name for spec in TOOLS.values() if spec.annotations.readOnlyHint)
+    assert names("/mcp/readonly") == readers
+    assert names(**{"X-MCP-Readonly": "true"}) == readers
+    deals = names("/mcp/x/deals")
+    assert deals and deals == sorted(deals) and set(deals) < set(TOOLS)
