@@ -1,30 +1,39 @@
-"""Run by test_modern_era.py with an interpreter that has the official `mcp` 2.x SDK (not this
-project's venv, pinned to 1.x): `python sdk2_client.py URL KEY discover|initialize` prints what the
-client negotiated and saw, as JSON."""
+"""The official MCP Python SDK 2.x client against a live /mcp: run in its own venv (the project pins
+`mcp<2` for django-mcp-server), by tests/mcp_tools/test_sdk2_client.py.
+
+    .tools/sdk2/bin/python tests/mcp_tools/sdk2_client.py URL API_KEY DEAL_ID
+
+Connects in the client's default mode ("auto": it tries 2026-07-28 first and falls back to the
+initialize handshake on a server that does not speak it), lists the tools and calls get_deal.
+Prints one JSON object: the SDK version, the negotiated protocol version, the tool names and the
+get_deal result (isError and structuredContent).
+"""
+
+from __future__ import annotations
 
 import asyncio
 import json
 import sys
+from importlib.metadata import version
 
-import httpx2 as httpx
-from mcp import ClientSession
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 
-async def main(url: str, key: str, how: str) -> None:
-    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}) as http, \
-            streamable_http_client(url, http_client=http) as streams, \
-            ClientSession(streams[0], streams[1]) as session:
-        if how == "discover":
-            await session.discover()
-        else:
-            await session.initialize()
-        tools = await session.list_tools()
-        ok = await session.call_tool("list_deals", {})
-        bad = await session.call_tool("list_deals", {"limit": "x"})
-        print(json.dumps({"version": session._negotiated_version, "tools": [t.name for t in tools.tools],
-                          "ok": ok.structured_content, "bad": bad.structured_content,
-                          "bad_is_error": bad.is_error}))
+async def main(url: str, key: str, deal_id: int) -> dict:
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
+    async with http, Client(streamable_http_client(url, http_client=http)) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("get_deal", {"deal_id": deal_id})
+        return {
+            "sdk": version("mcp"),
+            "protocol_version": client.protocol_version,
+            "server": client.server_info.name if client.server_info else None,
+            "tools": sorted(tool.name for tool in tools.tools),
+            "get_deal": {"isError": bool(result.is_error), "structuredContent": result.structured_content},
+        }
 
 
-asyncio.run(main(*sys.argv[1:4]))
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -326,18 +325,16 @@ def test_toolsets_and_read_only_mode_select_the_modern_catalogue_too(api_key):
 
 
 # --- the official SDK 2.x client, both eras ----------------------------------------------------------------
-# Needs an interpreter with `mcp>=2` (this project pins 1.x for django-mcp-server): set LEV_MCP2_PYTHON,
-# e.g. `python -m venv /tmp/mcp2 && /tmp/mcp2/bin/pip install "mcp>=2"`, LEV_MCP2_PYTHON=/tmp/mcp2/bin/python.
+# In the mcp 2.x venv test_sdk2_client.py makes (.tools/sdk2): this project pins 1.x for django-mcp-server.
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(("how", "version"), [("discover", MODERN), ("initialize", "2025-11-25")])
 def test_the_official_sdk_2_client_negotiates_each_era(live_server, api_key, how, version):
-    python = os.environ.get("LEV_MCP2_PYTHON")
-    if not python:
-        pytest.skip("LEV_MCP2_PYTHON (an interpreter with mcp>=2) is not set")
-    done = subprocess.run([python, str(Path(__file__).parent / "sdk2_client.py"), f"{live_server.url}/mcp",
-                           api_key, how], capture_output=True, text=True, timeout=120)
+    from tests.mcp_tools.test_sdk2_client import sdk2_python
+
+    done = subprocess.run([str(sdk2_python()), str(Path(__file__).parent / "sdk2_eras_client.py"),
+                           f"{live_server.url}/mcp", api_key, how], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout)
     assert seen["version"] == version

@@ -21,10 +21,9 @@ SDK2 = ROOT / ".tools" / "sdk2"
 SDK2_PYTHON = SDK2 / "bin" / "python"
 # The newest 2.x on PyPI when this was written (2026-11); exact, so the test measures one client.
 SDK2_VERSION = "2.3.0"
-# What the 2.x client negotiates with /mcp today: it asks for 2026-07-28 first (server/discover), is
-# refused (/mcp speaks the handshake-based revisions only) and falls back to `initialize`.
-# When /mcp speaks 2026-07-28 (issue 21's modern era), this becomes "2026-07-28".
-NEGOTIATED_TODAY = "2025-11-25"
+# What the 2.x client negotiates with /mcp: it asks for 2026-07-28 first (server/discover), which /mcp
+# speaks since issue 21's modern era (before, it was refused and the client fell back to 2025-11-25).
+NEGOTIATED_TODAY = "2026-07-28"
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -41,7 +40,7 @@ def sdk2_python() -> Path:
     return SDK2_PYTHON
 
 
-def test_the_2x_client_falls_back_to_2025_11_25_lists_tools_and_calls_get_deal(live_server, api_key, account):
+def test_the_2x_client_negotiates_2026_07_28_lists_tools_and_calls_get_deal(live_server, api_key, account):
     python = sdk2_python()
     deal = DealFactory(account=account, title="Harbor Point")
     done = subprocess.run(
