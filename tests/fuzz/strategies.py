@@ -39,8 +39,8 @@ def validator(schema: dict[str, Any]) -> Draft202012Validator:
 
 def from_schema(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> st.SearchStrategy[Any]:
     """Values of a JSON Schema, for the subset pydantic writes for tool arguments (object,
-    properties/required/additionalProperties, anyOf, enum, $ref to $defs, string with length,
-    pattern and date format, integer and number with bounds, boolean, null, array with maxItems).
+    properties/required/additionalProperties, anyOf, enum, one type or a list of types, $ref to $defs,
+    string with length, pattern and date format, integer and number with bounds, boolean, null, array with maxItems).
     Written here because hypothesis-jsonschema no longer runs on current hypothesis; an unknown
     keyword fails loudly, so a new kind of argument is never fuzzed with values it does not allow."""
     defs = schema.get("$defs", {}) if defs is None else defs
@@ -52,6 +52,8 @@ def from_schema(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> s
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
     kind = schema.get("type")
+    if isinstance(kind, list):  # "type": ["string", "null"]: a value of any of the types
+        return st.one_of([from_schema({**schema, "type": one}, defs) for one in kind])
     unknown = set(schema) - known - {
         "type", "properties", "required", "additionalProperties", "minLength", "maxLength", "pattern", "format",
         "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "items", "maxItems", "minItems",
