@@ -38,10 +38,8 @@ def tokens(size: int) -> int:
 
 
 def measure() -> dict[str, dict[str, object]]:
-    """tool name -> {"bytes": size of its tools/list entry, "toolset": its module's last name}."""
-    import django
-
-    django.setup()
+    """tool name -> {"bytes": size of its tools/list entry, "toolset": its module's last name}.
+    Django must be set up."""
     from mcp_tools import budget
     from mcp_tools.registry import TOOLS
     from mcp_tools.server import get_server
@@ -101,6 +99,9 @@ def main() -> None:
     parser.add_argument("--write-baseline", action="store_true",
                         help=f"store today's bytes per tool as the baseline ({BASELINE.name})")
     args = parser.parse_args()
+    import django
+
+    django.setup()
     now = measure()
     if args.write_baseline:
         BASELINE.write_text(json.dumps({
