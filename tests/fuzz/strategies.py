@@ -242,10 +242,11 @@ def numeric_paths(schema: dict[str, Any], defs: dict[str, Any] | None = None,
         return numeric_paths(defs[schema["$ref"].split("/")[-1]], defs, path)
     found = [found for key in ("allOf", "anyOf", "oneOf") for option in schema.get(key, [])
              for found in numeric_paths(option, defs, path)]
-    kind = schema.get("type")
-    if kind in ("integer", "number") and not schema.get("readOnly"):
+    kinds = schema.get("type")
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}  # "type": ["integer", "null"] too
+    if kinds & {"integer", "number"} and not schema.get("readOnly"):
         found.append(path)
-    elif kind == "array":
+    elif "array" in kinds:
         found += numeric_paths(schema.get("items", {}), defs, (*path, 0))
     for name, sub in schema.get("properties", {}).items():
         found += numeric_paths(sub, defs, (*path, name))

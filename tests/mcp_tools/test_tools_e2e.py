@@ -38,7 +38,7 @@ def test_tools_list_has_schemas_enums_and_truthful_annotations(mcp):
     assert set(tools) >= TOOLS
     for name in TOOLS:
         tool = tools[name]
-        assert len(tool.description) > 80, name  # written for an agent
+        assert len(tool.description) > 60, name  # written for an agent (capped by test_catalogue_budget)
         assert tool.inputSchema["type"] == "object"
     reads = {"list_deals", "get_deal", "get_lender"}
     for name in reads:
