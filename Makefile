@@ -16,7 +16,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run port-free test test-embedded fuzz install lint migrations-check pytest worker beat bench bench-ranking-1m bench-ab-shortcuts faults \
+.PHONY: run port-free test test-embedded fuzz install lint migrations-check pytest worker beat bench bench-ranking-1m bench-ab-shortcuts faults conformance \
 	compose-config clean
 
 $(STAMP): pyproject.toml
@@ -79,6 +79,15 @@ bench-ranking-1m: $(STAMP)
 # Without a switch: an A/A run, the method's noise floor. About a minute per variant.
 bench-ab-shortcuts: $(STAMP)
 	$(BIN)/python bench/ab_shortcuts.py $(AB_ARGS)
+
+# The official MCP conformance suite (pinned; Node 22 and the suite installed into .tools/ when missing)
+# against a live gunicorn, for 2025-11-25 and 2026-07-28: passed/failed per revision and scenario,
+# scenarios for features the server does not offer listed apart. Exit 1 when a required scenario fails
+# for a revision in CONFORMANCE_REQUIRE (what .ci/run requires). About 20 s once installed.
+CONFORMANCE_REQUIRE ?= 2025-11-25
+conformance: $(STAMP)
+	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL $(BIN)/python bench/conformance.py \
+		$(foreach rev,$(CONFORMANCE_REQUIRE),--require $(rev)) $(CONFORMANCE_ARGS)
 
 # Dependency faults under load (docs/reliability.md): PostgreSQL through a TCP proxy it cuts, its own
 # redis-server, a Celery worker it kills. Needs redis-server on PATH and a PostgreSQL DATABASE_URL

@@ -83,15 +83,32 @@ def site_resources(request: Any) -> frozenset[str]:
     return frozenset({origin, origin + MCP_PATH})
 
 
+def is_mcp_path(path: str) -> bool:
+    """/mcp itself or an address under it (a toolset's, mcp_tools.toolsets: /mcp/x/deals, /mcp/readonly)."""
+    path = path.rstrip("/")
+    return path == MCP_PATH or path.startswith(MCP_PATH + "/")
+
+
+def is_site_resource(value: str, request: Any) -> bool:
+    """One of this site's resource identifiers, or an address under its MCP endpoint: identifiers are
+    hierarchical (RFC 8707; the MCP clients match them so), and a client connected to /mcp/x/deals may
+    ask for a token for that address."""
+    normalized = normalize(value)
+    return normalized is not None and (normalized in site_resources(request)
+                                       or normalized.startswith(mcp_resource(request) + "/"))
+
+
 def audience_allowed(audience: Iterable[str], request: Any) -> bool:
     """A token bound to this site (RFC 8707): it names at least one audience, and each is ours."""
-    normalized = [normalize(value) for value in audience or ()]
-    return bool(normalized) and all(value in site_resources(request) for value in normalized)
+    audience = list(audience or ())
+    return bool(audience) and all(is_site_resource(value, request) for value in audience)
 
 
 def resource_metadata_url(request: Any) -> str:
-    """The RFC 9728 metadata of the resource a request addressed: `/mcp`'s for /mcp, the site's else."""
-    suffix = MCP_PATH if getattr(request, "path", "").startswith(MCP_PATH) else ""
+    """The RFC 9728 metadata of the resource a request addressed: for /mcp (or an address under it) the
+    well-known path with that address inserted, the site's else."""
+    path = getattr(request, "path", "")
+    suffix = path.rstrip("/") if is_mcp_path(path) else ""
     return public_origin(request) + PROTECTED_RESOURCE_METADATA_PATH + suffix
 
 

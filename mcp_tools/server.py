@@ -34,6 +34,7 @@ from mcp_tools import budget, catalogue, jsonrpc
 from mcp_tools.client import LevClient, default_transport
 from mcp_tools.errors import ToolFailure, internal_error, upstream_unavailable, validation_failure
 from mcp_tools.registry import TOOLS, ToolSpec, bind_client, record_tool_call, unbind_client
+from mcp_tools.toolsets import EVERYTHING, Selection
 
 logger = logging.getLogger(__name__)
 
@@ -359,6 +360,9 @@ class LevMCP(DjangoMCP):
         granted = credential_scopes(request)
         if granted is not None and (spec.scope is None or spec.scope not in granted):
             return _result(scope_failure(spec).as_dict(), is_error=True)
+        selection = getattr(request, "mcp_selection", EVERYTHING)
+        if not selection.allows(spec):
+            return _result(selection_failure(spec, selection).as_dict(), is_error=True)
         arguments = arguments or {}
         unknown = sorted(set(arguments) - set(tool.fn_metadata.arg_model.model_fields))
         if unknown:
@@ -388,20 +392,23 @@ class LevMCP(DjangoMCP):
         ])
         return listed.model_dump(by_alias=True, mode="json", exclude_none=True)
 
-    def tools_list_for(self, granted: frozenset[str] | None) -> dict[str, Any]:
-        """tools/list as a credential sees it: only the tools its scopes let it call (all of them when
-        the caller is not an authenticated request of the endpoint). One cached answer per scope set."""
-        if granted is None:
+    def tools_list_for(self, granted: frozenset[str] | None, selection: Selection = EVERYTHING) -> dict[str, Any]:
+        """tools/list as a credential sees it on this connection: only the tools its scopes let it call
+        (all of them when the caller is not an authenticated request of the endpoint) in the toolsets
+        the request selected (mcp_tools.toolsets). One cached answer per scope set and selection."""
+        if granted is None and selection == EVERYTHING:
             return self.tools_list_result
-        cached = self._tools_by_scopes.get(granted)
+        key = (granted, selection)
+        cached = self._tools_by_scopes.get(key)
         if cached is None:
             tools = [t for t in self.tools_list_result["tools"]
-                     if (spec := TOOLS.get(t["name"])) is not None and spec.scope in granted]
-            cached = self._tools_by_scopes[granted] = {**self.tools_list_result, "tools": tools}
+                     if (spec := TOOLS.get(t["name"])) is not None and (granted is None or spec.scope in granted)
+                     and selection.allows(spec)]
+            cached = self._tools_by_scopes[key] = {**self.tools_list_result, "tools": tools}
         return cached
 
     @functools.cached_property
-    def _tools_by_scopes(self) -> dict[frozenset[str], dict[str, Any]]:
+    def _tools_by_scopes(self) -> dict[tuple[frozenset[str] | None, Selection], dict[str, Any]]:
         return {}
 
     @functools.cached_property
@@ -433,7 +440,8 @@ class LevMCP(DjangoMCP):
         method, params = message["method"], message.get("params") or {}
         challenge = None
         if method == "tools/list":
-            result: dict[str, Any] | str = self.tools_list_for(credential_scopes(request))
+            result: dict[str, Any] | str = self.tools_list_for(credential_scopes(request),
+                                                               getattr(request, "mcp_selection", EVERYTHING))
         elif method == "tools/call":
             called = self.call_tool_sync(params["name"], params.get("arguments"), request)
             challenge = step_up_challenge(request, called)
@@ -475,6 +483,23 @@ def scope_failure(spec: ToolSpec) -> ToolFailure:
         hint=f"Tell the user this needs the '{spec.scope}' permission: they can reconnect Lev and allow it "
              "(or use an API key that has it). tools/list shows only the tools this connection may call.",
         details={"required_scope": spec.scope, "tool": spec.name},
+    )
+
+
+def selection_failure(spec: ToolSpec, selection: Selection) -> ToolFailure:
+    """A tool the connection's toolsets or read-only mode leave out: the catalogue it listed has no such tool."""
+    if selection.read_only and not spec.annotations.readOnlyHint:
+        return ToolFailure(
+            ErrorCode.FORBIDDEN,
+            f"Forbidden: {spec.name} changes data, and this connection is read-only",
+            hint="Tell the user this connection was set up read-only (X-MCP-Readonly or a /readonly address); "
+                 "changing data needs a connection without it. tools/list shows what this one may call.",
+            details={"tool": spec.name, "read_only": True},
+        )
+    return validation_failure(
+        {"name": [f"is not in this connection's toolsets ({selection.describe()})"]},
+        message=f"Validation failed: {spec.name} is not in this connection's toolsets ({selection.describe()}); "
+                "call tools/list for the tools this connection offers",
     )
 
 

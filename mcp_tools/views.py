@@ -48,6 +48,7 @@ from lev.oauth.authentication import OAuthTokenAuthentication
 from lev.outages import is_dependency_outage, report_outage
 from mcp_tools import jsonrpc, resilience
 from mcp_tools.server import get_server
+from mcp_tools.toolsets import selection_of
 from mcp_tools.unavailable import unavailable_response
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -156,6 +157,9 @@ class McpView(MCPServerStreamableHttpView):
                 details={"origin": origin[:200], "setting": "LEV_MCP_ALLOWED_ORIGINS"},
             )
         self.raw_body = read_body(request)
+        # The part of the catalogue this request asked for (URL and headers); a typo is a 400 here.
+        request._request.mcp_selection = selection_of(request.headers, kwargs.get("toolsets"),
+                                                      bool(kwargs.get("read_only")))
         super().initial(request, *args, **kwargs)
         # Same media types as the SDK transport requires, checked here so the answer is ours.
         content_type = request.headers.get("Content-Type", "")
@@ -199,4 +203,5 @@ class McpView(MCPServerStreamableHttpView):
         # DRF never parses this body (the parse above is the only one): the SDK path reads the
         # message from request.data.
         request._full_data = message
-        return self.mcp_server.handle_fast(request) or super().post(request, *args, **kwargs)
+        # The SDK's own handler takes no URL arguments (the toolsets are read from the request above).
+        return self.mcp_server.handle_fast(request) or super().post(request)

@@ -15,6 +15,9 @@ dot_patterns = [
          name="oauth-resource-metadata"),
     path(".well-known/oauth-protected-resource/mcp", views.ResourceMetadataView.as_view(),
          name="oauth-resource-metadata-mcp"),
+    # The addresses under /mcp that choose toolsets (mcp_tools.toolsets), e.g. …/mcp/x/deals/readonly.
+    path(".well-known/oauth-protected-resource/mcp/<path:address>", views.ResourceMetadataView.as_view(),
+         name="oauth-resource-metadata-mcp-toolsets"),
     path("oauth/authorize/", views.ConsentView.as_view(), name="authorize"),
     path("oauth/token/", views.TokenView.as_view(), name="token"),
     path("oauth/revoke/", dot_views.RevokeTokenView.as_view(), name="revoke-token"),

@@ -21,7 +21,7 @@ from oauthlib.oauth2.rfc6749.grant_types.authorization_code import code_challeng
 
 from lev import limits
 from lev.accounts.models import Membership
-from lev.resource import mcp_resource, normalize, site_resources
+from lev.resource import is_site_resource, mcp_resource
 
 LOOPBACK_NAMES = {"localhost"}
 
@@ -95,9 +95,8 @@ class LevOAuth2Validator(OAuth2Validator):
         resources = getattr(request, "resource", None) or []
         if isinstance(resources, str):
             resources = resources.split()
-        allowed = site_resources(request)
         for value in resources:
-            if normalize(value) not in allowed:
+            if not is_site_resource(value, request):
                 raise errors.CustomOAuth2Error(
                     error="invalid_target",
                     description="This authorization server issues tokens only for this site's MCP endpoint "

@@ -36,7 +36,7 @@ from lev.accounts import scopes
 from lev.accounts.models import Membership
 from lev.oauth import selectors, services
 from lev.oauth.registration import client_metadata_error, neutralise
-from lev.resource import MCP_PATH, normalize, public_origin, site_resources
+from lev.resource import MCP_PATH, PROTECTED_RESOURCE_METADATA_PATH, is_mcp_path, is_site_resource, public_origin
 from lev.throttling import count_in_window, parse_rate
 
 
@@ -55,7 +55,7 @@ class ConsentView(AuthorizationView):
         scopes_, credentials = super().validate_authorization_request(request)
         # RFC 8707: a token for anything but this site would be useless here and is refused up front.
         for value in request.GET.getlist("resource"):
-            if normalize(value) not in site_resources(request):
+            if not is_site_resource(value, request):
                 raise OAuthToolkitError(
                     error=CustomOAuth2Error(
                         error="invalid_target", state=credentials.get("state"),
@@ -214,8 +214,9 @@ class ResourceMetadataView(OAuthProtectedResourceMetadataView):
     bind tokens to), `/.well-known/oauth-protected-resource` the whole site (REST API included)."""
 
     def get_resource(self, request):
-        origin = public_origin(request)
-        return origin + MCP_PATH if request.path.rstrip("/").endswith(MCP_PATH) else origin
+        # The address the well-known path was inserted into (RFC 9728 §3): /mcp, or one under it.
+        inserted = request.path[len(PROTECTED_RESOURCE_METADATA_PATH):].rstrip("/")
+        return public_origin(request) + (inserted if is_mcp_path(inserted) else "")
 
     def get_authorization_servers(self, request):
         return [public_origin(request)]
