@@ -8,8 +8,9 @@ A tool's bytes are its entry of the `tools/list` result as the server writes it 
 `mcp_tools.budget.dumps`): name, title, description, inputSchema, outputSchema if any, annotations. The
 listing is the full catalogue, what a credential with every scope sees. Tokens are estimated as
 bytes / 4 (no tokenizer is installed here; JSON with long identifiers runs close to that for
-the common BPE tokenizers). "Toolset" groups the tools by the module that defines them
-(mcp_tools/tools/<toolset>.py) until the server has toolsets of its own. The baseline is the catalogue
+the common BPE tokenizers). Toolsets are the server's (mcp_tools.toolsets: what a client selects with
+/mcp/x/<toolsets> or X-MCP-Toolsets); "read-only" is what the same toolset lists in read-only mode
+(/readonly or X-MCP-Readonly). The baseline is the catalogue
 of main on 2026-11-24, before it was compacted (issue 21); tests/mcp_tools/test_catalogue_budget.py
 holds every tool to `BUDGET` of it.
 """
@@ -43,10 +44,12 @@ def measure() -> dict[str, dict[str, object]]:
     from mcp_tools import budget
     from mcp_tools.registry import TOOLS
     from mcp_tools.server import get_server
+    from mcp_tools.toolsets import toolset_of
 
     listed = get_server().tools_list_for(None)["tools"]
     return {tool["name"]: {"bytes": len(budget.dumps(tool).encode()),
-                           "toolset": TOOLS[tool["name"]].fn.__module__.rsplit(".", 1)[-1]}
+                           "toolset": toolset_of(TOOLS[tool["name"]]),
+                           "read_only": bool(TOOLS[tool["name"]].annotations.readOnlyHint)}
             for tool in listed}
 
 
@@ -70,10 +73,14 @@ def report(now: dict[str, dict[str, object]], before: dict[str, int]) -> dict[st
                      "tokens_now": tokens(size)})
     toolsets: dict[str, dict[str, int]] = {}
     for row in rows:
-        total = toolsets.setdefault(str(row["toolset"]), {"tools": 0, "before": 0, "now": 0})
+        total = toolsets.setdefault(str(row["toolset"]), {"tools": 0, "before": 0, "now": 0, "read_only_tools": 0,
+                                                          "read_only_now": 0})
         total["tools"] += 1
         total["before"] += row["before"] or 0
         total["now"] += int(row["now"])
+        if now[str(row["tool"])]["read_only"]:
+            total["read_only_tools"] += 1
+            total["read_only_now"] += int(row["now"])
     before_total, now_total = sum(r["before"] or 0 for r in rows), sum(int(r["now"]) for r in rows)
     return {"tools": rows, "toolsets": toolsets,
             "total": {"tools": len(rows), "before": before_total, "now": now_total,
@@ -92,7 +99,9 @@ def print_table(result: dict[str, object]) -> None:
     for name, total in result["toolsets"].items():
         ratio = total["now"] / total["before"] if total["before"] else 0
         print(f"{'toolset ' + name:28} {total['tools']:>2} tools    {total['before']:>7} {total['now']:>7} "
-              f"{ratio:>6.2f} {tokens(total['before']):>10} {tokens(total['now']):>8}")
+              f"{ratio:>6.2f} {tokens(total['before']):>10} {tokens(total['now']):>8}   read-only: "
+              f"{total['read_only_tools']} tools, {total['read_only_now']} bytes, "
+              f"{tokens(total['read_only_now'])} tokens")
     total = result["total"]
     print(f"{'total':28} {total['tools']:>2} tools    {total['before']:>7} {total['now']:>7} {total['ratio']:>6.2f} "
           f"{total['tokens_before']:>10} {total['tokens_now']:>8}")
