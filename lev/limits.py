@@ -46,7 +46,12 @@ TEXT_PATTERN = rf"^[^{CONTROL_CHARACTERS}]*$"
 # A required text must hold something besides whitespace, because the API strips it and then refuses a
 # blank value. The class lists what Python's str.strip() removes (so the schema and the API agree).
 WHITESPACE = r"\x09-\x0d\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-NON_BLANK_TEXT_PATTERN = rf"^[^{CONTROL_CHARACTERS}]*[^{WHITESPACE}{CONTROL_CHARACTERS}][^{CONTROL_CHARACTERS}]*$"
+# The middle class refuses whitespace and control characters alike; \x00-\x20 is the two together
+# below U+0021, written once (every tool schema carries this pattern, so its length is context an agent
+# pays for; tests/mcp_tools/test_catalogue_budget.py checks it refuses exactly what the long form did).
+NON_BLANK_TEXT_PATTERN = (rf"^[^{CONTROL_CHARACTERS}]*"
+                          r"[^\x00-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+                          rf"[^{CONTROL_CHARACTERS}]*$")
 
 # Property figures.
 UNITS_MAX = 1_000_000

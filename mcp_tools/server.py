@@ -30,7 +30,7 @@ from lev.errors import ErrorCode
 from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
 from lev.resource import bearer_challenge
-from mcp_tools import budget, jsonrpc, modern
+from mcp_tools import budget, catalogue, jsonrpc, modern
 from mcp_tools.client import LevClient, default_transport
 from mcp_tools.errors import ToolFailure, internal_error, upstream_unavailable, validation_failure
 from mcp_tools.registry import TOOLS, ToolSpec, bind_client, record_tool_call, unbind_client
@@ -303,6 +303,8 @@ class LevMCP(DjangoMCP):
             )
             # Unknown arguments are refused (call_tool_sync): the schema says so too.
             tool.parameters["additionalProperties"] = False
+            # What tools/list publishes, on both paths (handle_fast and the SDK's): compacted.
+            catalogue.compact_tool(tool)
         # tools/list in a deterministic order, by name, on both paths (ours and the SDK's, which lists the
         # tool manager's dict in insertion order): the same catalogue is always the same bytes.
         self._tool_manager._tools = dict(sorted(self._tool_manager._tools.items()))

@@ -67,3 +67,23 @@ class McpCaller:
         is_error, payload = self.call(name, arguments)
         assert is_error, payload
         return payload
+
+
+def value_schema(prop: dict[str, Any], defs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The schema of a property's non-null values, `$ref`s resolved: the non-null branch of
+    pydantic's `anyOf: [X, {"type": "null"}]`, or X itself where tools/list writes it compactly with
+    "null" among its types and enum values (mcp_tools/catalogue.py)."""
+    defs = defs or {}
+    for option in prop.get("anyOf", [prop]):
+        if option.get("type") == "null":
+            continue
+        ref = option.get("$ref")
+        if ref:
+            return defs[ref.rsplit("/", 1)[-1]]
+        if isinstance(option.get("type"), list):
+            types = [t for t in option["type"] if t != "null"]
+            option = {**option, "type": types[0] if len(types) == 1 else types}
+            if "enum" in option:
+                option["enum"] = [value for value in option["enum"] if value is not None]
+        return option
+    raise AssertionError(prop)

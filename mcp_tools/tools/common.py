@@ -34,7 +34,6 @@ from lev.limits import (
     MONEY_MIN_POSITIVE,
     NON_BLANK_TEXT_PATTERN,
     PAGE_NUMBER_MAX,
-    PAGE_SIZE_DEFAULT,
     PAGE_SIZE_MAX,
     TEXT_PATTERN,
 )
@@ -71,7 +70,7 @@ StateCode = Annotated[Literal[US_STATES], BeforeValidator(_choice(US_STATES))]  
 
 
 # Id and Text are capitalised: they stand where a type does in tool signatures.
-def Id(description: str) -> Any:
+def Id(description: str | None) -> Any:
     """A row id: a whole number from 1 to the largest id the database can hold."""
     return Annotated[int, Field(ge=1, le=MAX_ID, description=description)]
 
@@ -207,12 +206,12 @@ CURSOR_MAX = 100
 
 Limit = Annotated[
     int,
-    Field(ge=1, le=PAGE_SIZE_MAX, description=f"Items per page (default {PAGE_SIZE_DEFAULT}, max {PAGE_SIZE_MAX})."),
+    Field(ge=1, le=PAGE_SIZE_MAX),
 ]
 Cursor = Annotated[
     str | None,
     Field(min_length=1, max_length=CURSOR_MAX,
-          description="Opaque next_cursor from the previous page; omit for the first page."),
+          description="next_cursor of the previous page."),
 ]
 
 
@@ -277,7 +276,7 @@ def decode_cursor(cursor: str | None, limit: int) -> tuple[int, int]:
 ListCursor = Annotated[
     str | None,
     Field(min_length=1, max_length=LIST_CURSOR_MAX,
-          description="Opaque next_cursor from the previous page, with the same filters; omit for the first page."),
+          description="next_cursor of the previous page (same filters)."),
 ]
 
 

@@ -12,7 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from lev import limits
 from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
 from lev.errors import ErrorCode
-from lev.vocabulary import LOAN_AMOUNT_RULE
+from lev.limits import LOAN_AMOUNT_MIN
 from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -44,26 +44,25 @@ from mcp_tools.tools.common import (
     read_page,
 )
 
-DealId = Id("Deal id (from list_deals or create_deal).")
+DealId = Id(None)
 Title = Text(limits.DEAL_TITLE_MAX, "Deal name.", required=True)
-Description = Text(limits.DEAL_DESCRIPTION_MAX, "Free-text notes about the deal.")
-LOAN_AMOUNT_DESCRIPTION = (f"Requested loan, US dollars (a JSON number, e.g. 18500000 for $18.5M), rounded to the "
-                           f"cent: {LOAN_AMOUNT_RULE}, at most {limits.MONEY_MAX}.")
-LOAN_TYPE_DESCRIPTION = ("permanent (long-term loan on a stabilized property), construction, light_bridge (short-term: "
-                         "a mostly leased property needing light work or lease-up), heavy_bridge (short-term: major "
-                         "renovation, repositioning or a largely vacant property), land, predevelopment, or tbd.")
-STATE_DESCRIPTION = "2-letter US state code, e.g. TX (a full name such as Texas is accepted too)."
-PropertyName = Text(limits.PROPERTY_NAME_MAX, "Property name.", required=True)
-Address = Text(limits.PROPERTY_ADDRESS_MAX, "Street address.")
-City = Text(limits.PROPERTY_CITY_MAX, "City.")
-Zip = Annotated[str, Field(pattern=limits.ZIP_PATTERN, description="5-digit ZIP code, or ZIP+4 (12345-6789).")]
-Units = Annotated[int, Field(ge=0, le=limits.UNITS_MAX, description="Residential units / keys.")]
-SquareFootage = Annotated[int, Field(ge=0, le=limits.SQUARE_FOOTAGE_MAX, description="Rentable square feet.")]
-YearBuilt = Annotated[int, Field(ge=limits.YEAR_BUILT_MIN, le=limits.YEAR_BUILT_MAX, description="Year built.")]
+Description = Text(limits.DEAL_DESCRIPTION_MAX, "Free-text notes.")
+LOAN_AMOUNT_DESCRIPTION = (f"Requested loan, US dollars (18500000 for $18.5M), rounded to the cent, at least "
+                           f"{LOAN_AMOUNT_MIN}.")
+LOAN_TYPE_DESCRIPTION = ("permanent: stabilized; light_bridge: light work or lease-up; heavy_bridge: major renovation "
+                         "or largely vacant.")
+STATE_DESCRIPTION = "State code (TX) or name (Texas)."
+PropertyName = Text(limits.PROPERTY_NAME_MAX, required=True)
+Address = Text(limits.PROPERTY_ADDRESS_MAX)
+City = Text(limits.PROPERTY_CITY_MAX)
+Zip = Annotated[str, Field(pattern=limits.ZIP_PATTERN, description="ZIP or ZIP+4 (12345-6789).")]
+Units = Annotated[int, Field(ge=0, le=limits.UNITS_MAX, description=None)]
+SquareFootage = Annotated[int, Field(ge=0, le=limits.SQUARE_FOOTAGE_MAX, description=None)]
+YearBuilt = Annotated[int, Field(ge=limits.YEAR_BUILT_MIN, le=limits.YEAR_BUILT_MAX, description=None)]
 
 
+# A property of a deal (no docstring: pydantic would publish it in every schema that uses the model).
 class PropertyInput(BaseModel):
-    """A property of a deal."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -115,33 +114,21 @@ def list_deals(
     loan_type: LoanType | None = None,
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,
-    min_loan_amount: Annotated[MoneyFilter | None, Field(description="Smallest loan amount, US dollars, rounded "
-                                                                     "to the cent.")] = None,
-    max_loan_amount: Annotated[MoneyFilter | None, Field(description="Largest loan amount, US dollars, rounded "
-                                                                     "to the cent; not below min_loan_amount.")] = None,
-    archived: Annotated[bool, Field(description="true lists archived deals instead of active ones.")] = False,
+    min_loan_amount: Annotated[MoneyFilter | None, Field(description="US dollars, rounded to the cent.")] = None,
+    max_loan_amount: Annotated[MoneyFilter | None, Field(description="US dollars, rounded to the cent.")] = None,
+    archived: Annotated[bool, Field(description="true: archived deals instead of active ones.")] = False,
     search: Annotated[Text(limits.SEARCH_TEXT_MAX) | None, Field(description="Words in the deal title.")] = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
     cursor: ListCursor = None,
 ) -> dict[str, Any]:
-    """List the user's deals, newest first, one page at a time.
+    """List the user's deals, newest first: find a deal id, see which are ready for a lender search.
 
-    Use it to find a deal id, to see the pipeline, or to see which deals are ready for a lender
-    search. All filters are optional and combine with AND; loan amounts are US dollars (a JSON
-    number, rounded to the cent) and min_loan_amount may not exceed max_loan_amount.
-
-    Returns {"deals": [...], "total", "has_more", "next_cursor"}; pass next_cursor back, with the
-    same filters, to get the next page: following it to the end lists every deal once, even while
-    deals are added or changed. total counts the matching deals up to 1,000; past that
-    it is 1,000 and "total_capped": true is added (page on to see them all). No match
-    is an empty list. Each deal: id, title, loan_amount, loan_type,
-    transaction_type, business_plan, estimated_close_date, archived, property_count,
-    ready_for_search (true when search_lenders_for_deal can rank it now; never for an archived
-    deal) and missing_for_search (what to add first, in words, e.g. "state of property 'Pine
-    Court' (id 7)": fix it with update_deal, add_deal_property or update_deal_property). A very
-    large page may be trimmed of title and missing detail, then of the fields besides id, title,
-    loan_amount, loan_type, property_count and ready_for_search (compacted: true); use get_deal
-    or a smaller limit for all of it.
+    Filters combine with AND; min_loan_amount may not exceed max_loan_amount. Returns {"deals",
+    "total", "has_more", "next_cursor"}: pass next_cursor back with the same filters for the next
+    page. total counts the matching deals up to 1,000; past that it is 1,000 and "total_capped":
+    true is added. Each deal: id, title, loan fields, archived, property_count, ready_for_search
+    (search_lenders_for_deal can rank it now) and missing_for_search (what to add first, e.g.
+    "state of property 'Pine Court' (id 7)"). A very large page may be trimmed (compacted: true).
     """
     page = list_page_query(cursor, limit)
     try:
@@ -179,18 +166,13 @@ def get_deal(
     deal_id: DealId,
     include: Annotated[
         list[Literal["properties", "financials"]] | None,
-        Field(description=f"Related data to include: properties (the first {PROPERTIES_SHOWN}, with "
-                          "property_count), financials (LTV/DSCR derived)."),
+        Field(description="Related data to include."),
     ] = None,
 ) -> dict[str, Any]:
-    """Get one deal by id, optionally with its properties and financials.
+    """Get one deal, optionally with its properties and financials (ltv percent, dscr).
 
-    Amounts are US dollars; ltv is percent. A deal that does not exist (or belongs to another
-    account) is a NOT_FOUND error. With include=["properties"] the deal carries property_count
-    and its first properties (up to 20, oldest first, fewer if the answer would be too large);
-    when some are left out the answer has truncated: true and continue_with: {"tool":
-    "list_deal_properties", "arguments": {...}, "remaining"}: call that tool with those arguments
-    for the rest.
+    include=["properties"] adds property_count and its first properties (up to 20, fewer if
+    too large); then truncated: true and continue_with names the call for the rest.
     """
     wanted = list(dict.fromkeys(include or ()))
     # Properties come from their own paged list: a deal may have hundreds, and only a page is shown.
@@ -206,14 +188,10 @@ def get_deal(
 @tool(title="List a deal's properties", scope=DEALS_READ, read_only=True)
 def list_deal_properties(deal_id: DealId, limit: Limit = limits.PAGE_SIZE_DEFAULT,
                          cursor: Cursor = None) -> dict[str, Any]:
-    """List a deal's properties, oldest first, one page at a time.
+    """List a deal's properties, oldest first (more than get_deal shows).
 
-    Use it for a deal with more properties than get_deal shows (its continue_with gives the
-    cursor to start from). Each property: id, name, address, city, state, zip, asset_type,
-    units, square_footage, year_built, created_at, updated_at. Returns {"properties": [...],
-    "total", "has_more", "next_cursor"}; pass next_cursor back for the next page. A page that
-    would be too large ends early (truncated: true); its next_cursor continues right after the
-    last property returned, so nothing is skipped. No property is an empty list.
+    Returns {"properties", "total", "has_more", "next_cursor"}; pass next_cursor back for the next
+    page. A page too large ends early (truncated: true); next_cursor skips nothing.
     """
     page, size, skip = decode_page_cursor(cursor, limit)
     body = get_page(f"/deals/{deal_id}/properties/", {"page": page, "page_size": size}, page)
@@ -229,30 +207,22 @@ def create_deal(
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,
     description: Description | None = None,
-    estimated_close_date: Annotated[Date | None, Field(description="Expected closing date, YYYY-MM-DD.")] = None,
+    estimated_close_date: Annotated[Date | None, Field(description="YYYY-MM-DD.")] = None,
     properties: Annotated[
         list[PropertyInput] | None,
-        Field(max_length=limits.PROPERTIES_PER_CREATE_MAX,
-              description=f"Properties to add (max {limits.PROPERTIES_PER_CREATE_MAX})."),
+        Field(max_length=limits.PROPERTIES_PER_CREATE_MAX, description="Properties to add."),
     ] = None,
     idempotency_key: Annotated[
         str | None,
         Field(pattern=limits.IDEMPOTENCY_KEY_PATTERN,
-              description=f"Optional: 1 to {limits.IDEMPOTENCY_KEY_MAX} visible ASCII characters, no spaces. "
-                          "Reuse the same key when repeating a create whose result you did not get: no "
-                          "second deal is made."),
+              description="Reuse it to repeat a create whose result you did not get: no second deal."),
     ] = None,
 ) -> dict[str, Any]:
     """Create a deal (a financing request) in the user's account, with optional properties.
 
-    loan_amount is the requested loan in US dollars, a JSON number (not a string such as "18.5M"),
-    rounded to the cent, and at least 100000: a smaller amount is taken as a unit slip and refused
-    with the amount it likely means (18.5 -> "did you mean 18500000?"). "bridge" is not a
-    loan_type: choose light_bridge or heavy_bridge. A property's state may be its code or its name
-    (TX or Texas). Dates are "YYYY-MM-DD" strings. Safe to repeat with the same idempotency_key.
-    Returns {"deal": {...}} with the new id, property_count and its properties (if they would make
-    the answer too large, the first ones, with truncated: true and continue_with naming
-    list_deal_properties and its arguments for the rest).
+    loan_amount is a JSON number of US dollars, at least 100000: a smaller one is refused with
+    the amount it likely means. Returns {"deal"} with the new id and properties (if too many,
+    truncated: true and continue_with).
     """
     body = _deal_body(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
@@ -273,13 +243,10 @@ def update_deal(
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,
     description: Description | None = None,
-    estimated_close_date: Annotated[Date | None, Field(description="Expected closing date, YYYY-MM-DD.")] = None,
+    estimated_close_date: Annotated[Date | None, Field(description="YYYY-MM-DD.")] = None,
 ) -> dict[str, Any]:
-    """Change some fields of a deal; fields you leave out (or pass as null) stay as they are.
-
-    Pass at least one field. loan_amount is US dollars, a JSON number rounded to the cent,
-    at least 100000 (see create_deal); dates are "YYYY-MM-DD" strings. Archived deals cannot be
-    changed (BUSINESS_RULE). Returns {"deal": {...}}.
+    """Change some fields of a deal (at least one); fields left out or null stay as they are.
+    loan_amount: at least 100000 (see create_deal).
     """
     body = _deal_body(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
@@ -291,12 +258,7 @@ def update_deal(
 
 @tool(title="Archive a deal", scope=DEALS_WRITE, destructive=True, idempotent=True)
 def archive_deal(deal_id: DealId) -> dict[str, Any]:
-    """Archive (soft-delete) a deal: it leaves the active list and can no longer be changed.
-
-    Archiving is final: an archived deal cannot be restored (create a new deal instead), so
-    confirm with the user first. Archiving an archived deal changes nothing. Returns
-    {"deal": {...}} with archived=true.
-    """
+    """Archive a deal for good: it cannot be changed or restored. Confirm with the user first."""
     return {"deal": lev().post(f"/deals/{deal_id}/archive/")}
 
 
@@ -313,11 +275,7 @@ def add_deal_property(
     square_footage: SquareFootage | None = None,
     year_built: YearBuilt | None = None,
 ) -> dict[str, Any]:
-    """Add a property (the real estate behind the loan) to a deal.
-
-    Lender searches use the deal's properties (state and asset type), so add them before
-    search_lenders_for_deal. Each call adds one property. Returns {"property": {...}}.
-    """
+    """Add a property to a deal; lender searches use its state and asset type."""
     body = drop_none(name=name, address=address, city=city, state=state, zip=zip, asset_type=asset_type,
                      units=units, square_footage=square_footage, year_built=year_built)
     # One key per call: local retries of this request never add the property twice.
@@ -326,8 +284,7 @@ def add_deal_property(
 
 
 # --- properties, one by one -----------------------------------------------------------------------
-PropertyId = Id("Property id (from add_deal_property, list_deal_properties, or get_deal with "
-                "include=[\"properties\"]).")
+PropertyId = Id(None)
 
 
 @tool(title="Change a property of a deal", scope=DEALS_WRITE, idempotent=True)
@@ -344,12 +301,7 @@ def update_deal_property(
     square_footage: SquareFootage | None = None,
     year_built: YearBuilt | None = None,
 ) -> dict[str, Any]:
-    """Correct a property of a deal; fields you leave out (or pass as null) stay as they are.
-
-    Pass at least one field. Use it to fix a wrong state or asset type before a lender search
-    (searches use the deal's properties). Archived deals cannot be changed (BUSINESS_RULE).
-    Returns {"property": {...}}.
-    """
+    """Correct a property of a deal (at least one field); fields left out or null stay as they are."""
     body = drop_none(name=name, address=address, city=city, state=state, zip=zip, asset_type=asset_type,
                      units=units, square_footage=square_footage, year_built=year_built)
     require_change(body, "property_id")
@@ -358,11 +310,7 @@ def update_deal_property(
 
 @tool(title="Remove a property from a deal", scope=DEALS_WRITE, destructive=True, idempotent=True)
 def remove_deal_property(deal_id: DealId, property_id: PropertyId) -> dict[str, Any]:
-    """Remove a property from a deal for good (e.g. one added by mistake). Confirm with the user first.
-
-    Removing it again answers NOT_FOUND. Archived deals cannot be changed (BUSINESS_RULE).
-    Returns {"removed": {"deal_id", "property_id"}}.
-    """
+    """Remove a property from a deal for good. Confirm with the user first."""
     lev().delete(f"/deals/{deal_id}/properties/{property_id}/")
     return {"removed": {"deal_id": deal_id, "property_id": property_id}}
 
@@ -374,6 +322,7 @@ def _rate(value: float) -> float:
 
 
 AmountOrZero = MoneyFilter  # 0 or more US dollars, rounded to the cent
+_CENTS = "USD, rounded to the cent."
 InterestRate = Annotated[Number(0, limits.INTEREST_RATE_MAX), AfterValidator(_rate)]
 AmortizationYears = Annotated[
     int, Field(ge=limits.AMORTIZATION_YEARS_MIN, le=limits.AMORTIZATION_YEARS_MAX),
@@ -382,46 +331,28 @@ AmortizationYears = Annotated[
 
 @tool(title="Get a deal's financials", scope=DEALS_READ, read_only=True)
 def get_deal_financials(deal_id: DealId) -> dict[str, Any]:
-    """Get a deal's financials and the ratios derived from them.
-
-    Amounts are US dollars (NOI per year); interest_rate is percent per year; ltv is the loan as a
-    percent of estimated_value (else purchase_price); dscr is NOI (in place, else stabilized) over
-    the loan's annual debt service at interest_rate and amortization_years. A figure not set yet
-    is null, and so is a ratio that cannot be computed from what is set. Returns {"financials": {...}}.
-    """
+    """Get a deal's financials (US dollars, NOI per year, rates percent) with ltv (loan over
+    estimated_value, else purchase_price) and dscr (NOI over annual debt service); null when unknown."""
     return {"financials": lev().get(f"/deals/{deal_id}/financials/")}
 
 
 @tool(title="Set a deal's financials", scope=DEALS_WRITE, idempotent=True)
 def update_deal_financials(
     deal_id: DealId,
-    purchase_price: Annotated[Money | None, Field(description="Price paid or to be paid for the real estate, "
-                                                              "US dollars, rounded to the cent.")] = None,
-    estimated_value: Annotated[Money | None, Field(description="Current (or as-stabilized) value of the real "
-                                                               "estate, US dollars, rounded to the cent.")] = None,
-    in_place_noi: Annotated[AmountOrZero | None, Field(description="Net operating income per year today, US "
-                                                                   "dollars, rounded to the cent.")] = None,
-    stabilized_noi: Annotated[AmountOrZero | None, Field(description="Net operating income per year once the "
-                                                                     "business plan is done, US dollars, "
-                                                                     "rounded to the cent.")] = None,
-    existing_debt: Annotated[AmountOrZero | None, Field(description="Loans on the property today, US "
-                                                                    "dollars, rounded to the cent.")] = None,
-    cash_out: Annotated[AmountOrZero | None, Field(description="Cash the borrower takes out at closing, US "
-                                                               "dollars, rounded to the cent.")] = None,
-    interest_rate: Annotated[InterestRate | None, Field(description="Expected loan rate, percent per year "
-                                                                    f"(6.25 means 6.25 %), 0 to "
-                                                                    f"{limits.INTEREST_RATE_MAX}, kept to 3 "
+    purchase_price: Annotated[Money | None, Field(description=_CENTS)] = None,
+    estimated_value: Annotated[Money | None, Field(description=f"As-is or as-stabilized; {_CENTS}")] = None,
+    in_place_noi: Annotated[AmountOrZero | None, Field(description=f"NOI per year today; {_CENTS}")] = None,
+    stabilized_noi: Annotated[AmountOrZero | None, Field(description=f"NOI per year once stabilized; "
+                                                                     f"{_CENTS}")] = None,
+    existing_debt: Annotated[AmountOrZero | None, Field(description=_CENTS)] = None,
+    cash_out: Annotated[AmountOrZero | None, Field(description=f"Taken out at closing; {_CENTS}")] = None,
+    interest_rate: Annotated[InterestRate | None, Field(description="Percent per year (6.25), kept to 3 "
                                                                     "decimals.")] = None,
     amortization_years: Annotated[AmortizationYears | None, Field(
-        description=f"Amortization period in years, {limits.AMORTIZATION_YEARS_MIN} to "
-                    f"{limits.AMORTIZATION_YEARS_MAX} (default {limits.AMORTIZATION_YEARS_DEFAULT}).")] = None,
+        description=f"Default {limits.AMORTIZATION_YEARS_DEFAULT}.")] = None,
 ) -> dict[str, Any]:
-    """Set some of a deal's financials; figures you leave out (or pass as null) stay as they are.
-
-    Pass at least one figure. Lender searches use them: with a value (estimated_value or
-    purchase_price) the ranking assesses leverage (LTV), with NOI and interest_rate also coverage
-    (DSCR). Archived deals cannot be changed (BUSINESS_RULE). Returns {"financials": {...}} with
-    the stored figures and the derived ltv (percent) and dscr.
+    """Set some of a deal's financials (at least one); figures left out or null stay as they are.
+    Searches rank leverage (LTV) with a value, coverage (DSCR) with NOI and interest_rate.
     """
     body = drop_none(purchase_price=purchase_price, estimated_value=estimated_value, in_place_noi=in_place_noi,
                      stabilized_noi=stabilized_noi, existing_debt=existing_debt, cash_out=cash_out,

@@ -10,7 +10,7 @@ from pydantic import Field
 from lev import limits
 from lev.accounts.scopes import LENDERS_READ, SEARCHES_WRITE
 from lev.errors import ErrorCode
-from lev.vocabulary import LOAN_AMOUNT_RULE
+from lev.limits import LOAN_AMOUNT_MIN
 from mcp_tools.errors import ToolFailure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -40,9 +40,9 @@ from mcp_tools.tools.common import (
     read_page,
 )
 
-LenderId = Id("Lender id (from search results or the directory).")
-DealId = Id("Deal id (from list_deals or create_deal).")
-SearchId = Id("Lender search id (from search_lenders_for_deal).")
+LenderId = Id(None)
+DealId = Id(None)
+SearchId = Id("Lender search id.")
 
 NAME_MAX = 120
 
@@ -70,31 +70,22 @@ DIRECTORY_STEPS = [
 @tool(title="Search the lender directory", scope=LENDERS_READ, read_only=True)
 def search_lender_directory(
     query: Annotated[Text(limits.SEARCH_TEXT_MAX) | None,
-                     Field(description="Words in the lender's name or city.")] = None,
+                     Field(description="Words in the name or city.")] = None,
     lender_type: LenderType | None = None,
-    state: Annotated[StateCode | None, Field(description="Headquarters state, 2-letter code, e.g. TX (a full name "
-                                                         "such as Texas is accepted too).")] = None,
-    asset_type: Annotated[AssetType | None, Field(description="Keep lenders with an active program for it.")] = None,
-    loan_amount: Annotated[LoanAmount | None, Field(description="US dollars, rounded to the cent, "
-                                                                + LOAN_AMOUNT_RULE + ": keep lenders with an active "
-                                                                "program whose loan size range includes it.")] = None,
-    loan_type: Annotated[LoanType | None, Field(description="Keep lenders with an active program of it.")] = None,
+    state: Annotated[StateCode | None, Field(description="Headquarters state: code (TX) or name (Texas).")] = None,
+    asset_type: AssetType | None = None,
+    loan_amount: Annotated[LoanAmount | None, Field(description=f"US dollars, rounded to the cent, at least "
+                                                                f"{LOAN_AMOUNT_MIN}.")] = None,
+    loan_type: LoanType | None = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
     cursor: ListCursor = None,
 ) -> dict[str, Any]:
-    """Browse or filter the global lender directory, alphabetically, one page at a time.
+    """Browse the lender directory alphabetically (to rank lenders for a deal, use
+    search_lenders_for_deal). Filters combine with AND; asset_type, loan_type and loan_amount must
+    all be met by one active program.
 
-    Use it to look lenders up by name, type or headquarters state, or to see who lends on an
-    asset type, loan type or loan size. To rank lenders against a specific deal, use
-    search_lenders_for_deal instead. All filters are optional and combine with AND;
-    asset_type, loan_type and loan_amount must all be met by one active program.
-
-    Returns {"lenders": [{id, name, lender_types, city, state (headquarters), program_count
-    (active programs), min_loan_amount, max_loan_amount (US dollars, across active programs)}],
-    "total", "has_more", "next_cursor"}. Pass next_cursor back, with the same filters, for the
-    next page. total counts the matching lenders up to 1,000; past that it is 1,000 and
-    "total_capped": true is added (page on to see them all). Use get_lender(lender_id) for a
-    lender's programs. No match is an empty list.
+    Returns {"lenders", "total", "has_more", "next_cursor"}; pass next_cursor back with the same
+    filters. total counts matches up to 1,000; past that it is 1,000 and "total_capped": true.
     """
     page = list_page_query(cursor, limit)
     try:
@@ -120,14 +111,9 @@ ABOUT_MAX = 2000
 
 @tool(title="Get a lender", scope=LENDERS_READ, read_only=True)
 def get_lender(lender_id: LenderId) -> dict[str, Any]:
-    """Get one lender of the directory with its lending programs (active ones first).
-
-    Programs list loan types, loan size range (US dollars), states covered (empty = nationwide),
-    asset types, max LTV (percent) and min DSCR. Returns {"lender": {..., "programs": [...],
-    "programs_total"}}: at most the first 20 programs (fewer if the answer would be too large);
-    when some are left out the answer has truncated: true and continue_with: {"tool":
-    "list_lender_programs", "arguments": {...}, "remaining"}: call that tool with those arguments
-    for the rest. An `about` text longer than 2000 characters is cut (compacted: true).
+    """Get a lender with its programs, active first: at most the first 20 programs (then
+    truncated: true and continue_with names the call for the rest). An `about` text longer than
+    2000 characters is cut. Empty states = nationwide; max_ltv percent.
     """
     lender = lev().get(f"/lenders/{lender_id}/")
     programs = lender.get("programs") or []
@@ -145,15 +131,9 @@ def get_lender(lender_id: LenderId) -> dict[str, Any]:
 @tool(title="List a lender's programs", scope=LENDERS_READ, read_only=True)
 def list_lender_programs(lender_id: LenderId, limit: Limit = limits.PAGE_SIZE_DEFAULT,
                          cursor: Cursor = None) -> dict[str, Any]:
-    """List a lender's lending programs, active first, one page at a time.
-
-    Use it for a lender with more programs than get_lender shows (its continue_with gives the
-    cursor to start from). Each program: id, title, status, loan_types, recourse_types,
-    min_loan_amount and max_loan_amount (US dollars), capital_source_type, positions,
-    sponsor_states (empty = nationwide), asset_types, max_ltv (percent), min_dscr. Returns
-    {"programs": [...], "total", "has_more", "next_cursor"}; pass next_cursor back for the next
-    page. A page that would be too large ends early (truncated: true); its next_cursor continues
-    right after the last program returned, so nothing is skipped.
+    """List a lender's programs, active first (more than get_lender shows). Returns {"programs",
+    "total", "has_more", "next_cursor"}; pass next_cursor back for the next page. A page too large
+    ends early (truncated: true); next_cursor skips nothing.
     """
     page, size, skip = decode_page_cursor(cursor, limit)
     body = get_page(f"/lenders/{lender_id}/programs/", {"page": page, "page_size": size}, page)
@@ -181,20 +161,12 @@ def _start_message(body: dict[str, Any]) -> str:
 
 @tool(title="Find lenders for a deal", scope=SEARCHES_WRITE, idempotent=True)
 def search_lenders_for_deal(deal_id: DealId) -> dict[str, Any]:
-    """Start ranking the lender directory against a deal; returns at once with a search_id.
+    """Start ranking the lender directory against a deal as it is now; returns a search_id at once.
 
-    Uses the deal as it is now: loan amount, loan type, business plan, every property's state
-    and asset type (including properties just added with add_deal_property) and, when present,
-    the financials (LTV, DSCR). The deal needs a loan amount and at least one property with a
-    state and an asset type; otherwise this fails with BUSINESS_RULE and customerMessage says
-    exactly what to add. Repeating the call is safe: a recent search of the unchanged deal is
-    returned instead of starting a new one; after any change to the deal a new search starts.
-
-    Returns {"search_id", "status" (pending, running, partial, completed, failed), "deal_id",
-    "message", "poll_after_ms"}, plus "queue_status": "not_queued" when the job queue was
-    unreachable: the search is kept and queued automatically later. Then call
-    get_lender_search_results(search_id), waiting poll_after_ms between calls while the status
-    is pending, running or partial.
+    The deal needs a loan amount and a property with state and asset type (else BUSINESS_RULE
+    says what to add). Safe to repeat: an unchanged deal's recent search is returned. Then call
+    get_lender_search_results, waiting poll_after_ms while pending, running or partial.
+    queue_status "not_queued": the job queue is down; the search is kept and queued later.
     """
     # The key makes the create retryable inside the client on transient failures; the API
     # itself dedupes by reusing the deal's recent search.
@@ -293,34 +265,16 @@ def _failure(body: dict[str, Any]) -> ToolFailure:
 @tool(title="Get lender search results", scope=LENDERS_READ, read_only=True)
 def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SIZE_DEFAULT,
                               cursor: Cursor = None) -> dict[str, Any]:
-    """Get the status of a lender search and one page of its ranked lenders, best first.
+    """Get a lender search's status and a page of its ranked lenders, best first.
 
-    status: pending or running — no results yet, call again after poll_after_ms (a pending
-    search no worker has picked up yet says so in message and hint, queue_status
-    not_picked_up or not_queued); partial — the
-    top ranks are final and readable, more are being written; completed — all results ready;
-    failed — returned as an error (isError) with code and message; start a new search.
-    A completed search with no matching lender is a success with an empty list.
-
-    Each result: rank (1 = best), lender_id, lender_name, score (0-100: fit of the lender's best
-    program to the deal plus its recent activity in the deal's markets), match_insights (short
-    reasons: asset type, geography, loan size, leverage (the deal's LTV against the program's
-    max), coverage (DSCR against its min), capital source, activity), programs (up
-    to 3 matching programs, best first: id, title, loan_types, min/max_loan_amount in US dollars,
-    max_ltv percent, min_dscr), program_count (all matching programs). Use get_lender(lender_id)
-    for full detail.
-
-    Returns {"search_id", "deal_id", "status", "progress" (percent), "results", "total",
-    "ranked", "has_more", "next_cursor", "poll_after_ms", "deal_changed"}. total counts EVERY
-    eligible lender; pages cover only the best `ranked` of them (ranks 1..ranked, a server
-    setting, 1,000 by default), so has_more ends at rank `ranked` even when total is larger (a
-    message says so). Follow next_cursor while has_more; if a page comes back empty while status
-    is partial, call again with the same cursor after poll_after_ms. A search replaced by a
-    newer one of the same deal loses its pages after a retention period: results_removed true,
-    superseded_by_search_id names the search to read instead. deal_changed true means the deal
-    was edited after the search started: call search_lenders_for_deal again for a fresh ranking.
-    Very large pages may be trimmed of program/insight detail (compacted: true); use a smaller
-    limit to get it all.
+    status: pending or running (call again after poll_after_ms; message and hint say when no
+    worker picked it up), partial (top ranks readable), completed (no match: an empty list), or
+    failed (an error: start a new search). Each result: rank, lender_id, lender_name, score 0-100
+    (fit of the lender's best program to the deal plus its recent activity in the deal's markets),
+    match_insights, up to 3 matching programs; get_lender(lender_id) has full detail. total
+    counts every eligible lender; pages cover the best `ranked`. Follow
+    next_cursor while has_more (an empty partial page: retry after poll_after_ms). deal_changed
+    true: search again. results_removed: read superseded_by_search_id instead.
     """
     page, size = decode_cursor(cursor, limit)
     body = lev().get(f"/lender-searches/{search_id}/", {"page": page, "page_size": size})

@@ -53,20 +53,18 @@ RateType = Annotated[Literal[RATE_TYPES], BeforeValidator(_choice(RATE_TYPES))] 
 RateIndex = Annotated[Literal[RATE_INDEXES], BeforeValidator(_choice(RATE_INDEXES))]  # type: ignore[valid-type]
 Recourse = Annotated[Literal[RECOURSE_TYPES], BeforeValidator(_choice(RECOURSE_TYPES))]  # type: ignore[valid-type]
 
-DealId = Id("Deal id (from list_deals or create_deal).")
-PlacementId = Id("Placement id (placements[].id from create_placements or list_placements).")
-TermSheetId = Id("Term sheet id (term_sheet.id from add_term_sheet, or list_term_sheets / compare_term_sheets).")
-SearchId = Id("A completed lender search of this deal (search_id from search_lenders_for_deal).")
+DealId = Id(None)
+PlacementId = Id(None)
+TermSheetId = Id(None)
+SearchId = Id("A completed lender search of this deal.")
 LenderIds = Annotated[
-    list[Id("A lender id.")],
-    Field(min_length=1, max_length=limits.PLACEMENTS_PER_CREATE_MAX,
-          description=f"Lenders to place the deal with, 1 to {limits.PLACEMENTS_PER_CREATE_MAX} (lender_id "
-                      "from get_lender_search_results or search_lender_directory)."),
+    list[Id(None)],
+    Field(min_length=1, max_length=limits.PLACEMENTS_PER_CREATE_MAX, description="Lenders the user chose."),
 ]
-Notes = Text(limits.PLACEMENT_NOTES_MAX, "Free-text notes (replace the placement's notes).")
-ContactName = Text(limits.CONTACT_NAME_MAX, "The lender contact's name.")
+Notes = Text(limits.PLACEMENT_NOTES_MAX, "Replaces the notes.")
+ContactName = Text(limits.CONTACT_NAME_MAX, "Lender contact.")
 ContactEmail = Annotated[str, Field(max_length=limits.EMAIL_MAX, pattern=limits.EMAIL_PATTERN,
-                                    description="The lender contact's email address.")]
+                                    description="e.g. name@lender.com")]
 
 
 def _places(places: int):
@@ -142,28 +140,17 @@ def create_placements(
     lender_ids: LenderIds | None = None,
     search_id: SearchId | None = None,
     top_n: Annotated[int | None, Field(ge=1, le=limits.PLACEMENTS_PER_CREATE_MAX,
-                                       description=f"With search_id and no lender_ids: place the top N ranked "
-                                                   f"lenders (default {limits.PLACEMENT_TOP_N_DEFAULT}).")] = None,
-    send: Annotated[bool, Field(description="true: record that the deal was sent to these lenders now (status sent, "
-                                            "their response time starts). Default false: draft placements.")] = False,
+                                       description=f"With search_id alone: the top N ranked (default "
+                                                   f"{limits.PLACEMENT_TOP_N_DEFAULT}).")] = None,
+    send: Annotated[bool, Field(description="true: the deal went to them now (status sent); else drafts.")] = False,
     notes: Notes | None = None,
 ) -> dict[str, Any]:
-    """Place a deal with several lenders in one call: one placement per lender, tracking that
-    lender's answer and quotes. Confirm the lender list with the user first, and only pass
-    send=true once the user says the deal went (or may go) to them.
+    """Place a deal with lenders, one placement each to track answers and quotes.
+    Confirm the lender list with the user first; send=true only once the user says the deal went.
 
-    Pass lender_ids (lenders the user chose), or search_id of a completed search_lenders_for_deal
-    run (optionally with top_n, default 5) to place its best-ranked lenders; with both, the given
-    lenders are placed and keep their rank in that search. The archived deal, a search of another
-    deal or one not completed are BUSINESS_RULE errors (relay customerMessage).
-
-    Safe to repeat: a lender that already has an open placement on the deal is not placed twice;
-    it is listed in failed with code CONFLICT and its placement_id. Unknown lender ids are listed
-    in failed with NOT_FOUND; the others are still placed. Returns {"deal_id", "created",
-    "placements": [{id, lender_id, lender_name, status, allowed_next_statuses, …}], "failed":
-    [{lender_id, code, message, placement_id?}], "message"}. Use placements[].id with
-    update_placement and add_term_sheet. A very large answer is trimmed of detail (compacted:
-    true); get_placement has it all.
+    Pass lender_ids, or search_id of a completed search (with top_n) for its best-ranked lenders.
+    Safe to repeat: a lender already placed is in failed with CONFLICT and its placement_id;
+    unknown ids with NOT_FOUND; the rest are placed. Returns {"placements", "failed", "message"}.
     """
     body = drop_none(lender_ids=lender_ids, search_id=search_id, top_n=top_n, send=True if send else None,
                      notes=notes)
@@ -182,19 +169,16 @@ def create_placements(
 @tool(scope=PLACEMENTS_READ, title="List a deal's placements", read_only=True)
 def list_placements(
     deal_id: DealId,
-    status: Annotated[PlacementStatus | None, Field(description="Only placements in this status.")] = None,
-    lender_id: Annotated[Id("Only this lender's placements.") | None, Field()] = None,
+    status: PlacementStatus | None = None,
+    lender_id: Annotated[Id(None) | None, Field()] = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
     """List the lenders a deal was placed with and where each stands, oldest first.
 
-    status: draft (not sent yet), sent, reviewing (the lender is looking), quoted (a term sheet
-    was recorded), declined, no_response, won, lost, archived. allowed_next_statuses says what
-    each placement can become next. Returns {"placements": [{id, lender_id, lender_name, status,
-    allowed_next_statuses, term_sheet_count, sent_at, first_response_at, …}], "total",
-    "has_more", "next_cursor"}. No placement is an empty list. A very large page is trimmed of
-    detail (compacted: true); use a smaller limit or get_placement.
+    status: draft (not sent yet), sent, reviewing, quoted (a term sheet recorded), declined,
+    no_response, won, lost, archived; allowed_next_statuses says what each can become. Returns
+    {"placements", "total", "has_more", "next_cursor"}; a very large page is compacted.
     """
     page, size = decode_cursor(cursor, limit)
     body = get_page(f"/deals/{deal_id}/placements/",
@@ -205,14 +189,9 @@ def list_placements(
 
 @tool(scope=PLACEMENTS_READ, title="Get a placement", read_only=True)
 def get_placement(placement_id: PlacementId) -> dict[str, Any]:
-    """Get one placement with its term sheets (quotes).
-
-    Returns {"placement": {id, deal_id, lender_id, lender_name, status, allowed_next_statuses,
-    contact, program, timestamps, "term_sheets": [{id, loan_amount, rate_type, fixed_rate or
-    rate_index + spread_bps, …}]}}. Another account's placement is NOT_FOUND. At most the first
-    20 term sheets are shown (fewer if the answer would be too large), with term_sheet_count;
-    when some are left out the answer has truncated: true and continue_with: {"tool":
-    "list_term_sheets", "arguments": {...}, "remaining"} for the rest.
+    """Get one placement: status, allowed_next_statuses, contact, program and its term sheets.
+    At most the first 20 term sheets are shown (then truncated: true and continue_with names the
+    call for the rest).
     """
     body = lev().get(f"/placements/{placement_id}/")
     placement = _placement(body)
@@ -230,22 +209,16 @@ def get_placement(placement_id: PlacementId) -> dict[str, Any]:
 def update_placement(
     placement_id: PlacementId,
     status: Annotated[UpdateStatus | None, Field(
-        description="The lender's progress: sent (the deal went out), reviewing, declined, no_response, "
-                    "lost, archived. quoted comes from add_term_sheet, won from "
-                    "select_winning_term_sheet.")] = None,
+        description="sent, reviewing, declined, no_response, lost, archived. quoted: add_term_sheet; "
+                    "won: select_winning_term_sheet.")] = None,
     notes: Notes | None = None,
     contact_name: ContactName | None = None,
     contact_email: ContactEmail | None = None,
-    program_id: Annotated[Id("A program of this lender (get_lender lists them).") | None, Field()] = None,
+    program_id: Annotated[Id("A program of this lender.") | None, Field()] = None,
 ) -> dict[str, Any]:
-    """Record a lender's progress on a placement, or change its notes, contact or program.
-
-    Pass at least one field. Status moves only forward (allowed_next_statuses of the placement
-    lists the moves): draft → sent → reviewing → declined | no_response. Declined, lost and
-    archived are final: confirm with the user before setting them, and before marking a placement
-    sent (it records that the deal went to the lender). Asking for the status the placement
-    already has changes nothing. An illegal move is a BUSINESS_RULE error whose customerMessage
-    names the allowed next statuses. Returns {"placement": {...}}.
+    """Record a lender's progress on a placement, or change its notes, contact or program (at
+    least one). Status moves only forward (allowed_next_statuses). Declined, lost and archived are
+    final: confirm with the user before setting them or sent.
     """
     body = drop_none(status=status, notes=notes, contact_name=contact_name, contact_email=contact_email,
                      program_id=program_id)
@@ -257,48 +230,35 @@ def update_placement(
 @tool(scope=PLACEMENTS_WRITE, title="Record a term sheet", destructive=False, idempotent=False)
 def add_term_sheet(
     placement_id: PlacementId,
-    loan_amount: Annotated[Money, Field(description=f"Quoted loan, US dollars: greater than 0, at most "
-                                                    f"{limits.MONEY_MAX}, rounded to the cent.")],
-    rate_type: Annotated[RateType, Field(description="fixed (pass fixed_rate) or floating (pass rate_index and "
-                                                     "spread_bps).")],
-    fixed_rate: Annotated[InterestRate | None, Field(description=f"Fixed quotes: percent per year (6.125 means "
-                                                                 f"6.125 %), 0 to {limits.RATE_PERCENT_MAX}, kept to "
-                                                                 "3 decimals.")] = None,
-    rate_index: Annotated[RateIndex | None, Field(description="Floating quotes: the base rate index.")] = None,
+    loan_amount: Annotated[Money, Field(description="US dollars, rounded to the cent.")],
+    rate_type: Annotated[RateType, Field(description="fixed: pass fixed_rate; floating: rate_index, spread_bps.")],
+    fixed_rate: Annotated[InterestRate | None, Field(description="Percent per year (6.125), kept to 3 "
+                                                                 "decimals.")] = None,
+    rate_index: RateIndex | None = None,
     spread_bps: Annotated[int | None, Field(ge=0, le=limits.SPREAD_BPS_MAX,
-                                            description="Floating quotes: basis points over the index (275 means "
-                                                        "index + 2.75 %).")] = None,
-    quote_type: Annotated[QuoteType | None, Field(description="indicative, soft_quote, term_sheet (default) or "
-                                                              "commitment.")] = None,
-    term_months: Annotated[int | None, Field(ge=1, le=limits.TERM_MONTHS_MAX,
-                                             description="Loan term in months.")] = None,
+                                            description="275 means index + 2.75 %.")] = None,
+    quote_type: Annotated[QuoteType | None, Field(description="Default term_sheet.")] = None,
+    term_months: Annotated[int | None, Field(ge=1, le=limits.TERM_MONTHS_MAX)] = None,
     amortization_months: Annotated[int | None, Field(
-        ge=1, le=limits.AMORTIZATION_MONTHS_MAX,
-        description="Amortization in months (360 = 30 years); leave out for interest-only for the whole term.")] = None,
-    interest_only_months: Annotated[int | None, Field(ge=0, le=limits.TERM_MONTHS_MAX,
-                                                      description="Interest-only months at the start.")] = None,
+        ge=1, le=limits.AMORTIZATION_MONTHS_MAX, description="Leave out for interest-only.")] = None,
+    interest_only_months: Annotated[int | None, Field(ge=0, le=limits.TERM_MONTHS_MAX)] = None,
     max_ltv: Annotated[_percent(limits.LTV_PERCENT_MAX, 2) | None, Field(
-        description="The lender's maximum loan-to-value, percent (75 means 75 %), kept to 2 decimals.")] = None,
+        description="Percent (75), kept to 2 decimals.")] = None,
     min_dscr: Annotated[_percent(limits.DSCR_INPUT_MAX, 2) | None, Field(
-        description="The lender's minimum debt service coverage ratio, e.g. 1.25, kept to 2 decimals.")] = None,
-    recourse: Annotated[Recourse | None, Field(description="full, partial or non_recourse.")] = None,
+        description="e.g. 1.25, kept to 2 decimals.")] = None,
+    recourse: Recourse | None = None,
     origination_fee_percent: Annotated[_percent(limits.FEE_PERCENT_MAX, 3) | None, Field(
-        description="Origination fee, percent of the loan (1 means 1 %), kept to 3 decimals.")] = None,
+        description="Percent of the loan (1), kept to 3 decimals.")] = None,
     exit_fee_percent: Annotated[_percent(limits.FEE_PERCENT_MAX, 3) | None, Field(
-        description="Exit fee, percent of the loan, kept to 3 decimals.")] = None,
+        description="Percent of the loan, kept to 3 decimals.")] = None,
     prepayment: Annotated[Text(limits.PREPAYMENT_TEXT_MAX) | None, Field(
-        description="Prepayment terms, e.g. 'yield maintenance' or '3-2-1 step-down'.")] = None,
-    expires_on: Annotated[Date | None, Field(description="When the quote expires, YYYY-MM-DD.")] = None,
+        description="e.g. 'yield maintenance' or '3-2-1 step-down'.")] = None,
+    expires_on: Annotated[Date | None, Field(description="YYYY-MM-DD.")] = None,
     notes: Annotated[Text(limits.TERM_SHEET_NOTES_MAX) | None, Field(description="Other terms.")] = None,
 ) -> dict[str, Any]:
-    """Record a lender's quote (term sheet) on a placement; the placement becomes quoted.
-
-    The placement must be sent, reviewing or quoted (otherwise BUSINESS_RULE; mark it sent first
-    with update_placement). Percentages are percent (6.125 means 6.125 %), amounts US dollars,
-    periods months. A fixed quote takes fixed_rate; a floating quote takes rate_index and
-    spread_bps (compare_term_sheets adds the index's current rate). Each call records one more
-    quote. Returns {"term_sheet": {id, …}, "placement_status"}; pass term_sheet.id to
-    select_winning_term_sheet once the user picks it, and compare quotes with compare_term_sheets.
+    """Record a lender's quote (term sheet) on a placement, which must be sent, reviewing or
+    quoted (mark it sent first with update_placement); it becomes quoted. Each call records one
+    more quote. Returns {"term_sheet", "placement_status"}.
     """
     body = drop_none(
         loan_amount=loan_amount, rate_type=rate_type, fixed_rate=fixed_rate, rate_index=rate_index,
@@ -316,18 +276,13 @@ def add_term_sheet(
 @tool(scope=PLACEMENTS_READ, title="List a deal's term sheets", read_only=True)
 def list_term_sheets(
     deal_id: DealId,
-    placement_id: Annotated[Id("Only this placement's term sheets.") | None, Field()] = None,
+    placement_id: Annotated[Id(None) | None, Field()] = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
-    """List the quotes (term sheets) recorded for a deal, oldest first, as the lenders gave them.
-
-    To see them side by side on one basis (all-in rate, proceeds, fees, DSCR), use
-    compare_term_sheets instead. Returns {"term_sheets": [{id, placement_id, lender_id,
-    lender_name, quote_type, loan_amount, rate_type, fixed_rate, rate_index, spread_bps, …,
-    winning}], "total", "has_more", "next_cursor"}. No quote yet is an empty list. A very large
-    page is trimmed of prepayment detail (compacted: true), then ends early (truncated: true)
-    with a next_cursor that continues right after the last quote returned.
+    """List a deal's quotes (term sheets) as the lenders gave them, oldest first; to compare them
+    on one basis use compare_term_sheets. Returns {"term_sheets", "total", "has_more",
+    "next_cursor"}; a page too large ends early (truncated: true), next_cursor skips nothing.
     """
     page, size, skip = decode_page_cursor(cursor, limit)
     body = get_page(f"/deals/{deal_id}/term-sheets/",
@@ -357,23 +312,14 @@ COMPARISON_STEPS = [
 def compare_term_sheets(
     deal_id: DealId,
     limit: Annotated[int, Field(ge=1, le=limits.PAGE_SIZE_MAX,
-                                description=f"Return the best N quotes (default {limits.PAGE_SIZE_DEFAULT}, "
-                                            f"max {limits.PAGE_SIZE_MAX}).")] = limits.PAGE_SIZE_DEFAULT,
+                                description="The best N quotes.")] = limits.PAGE_SIZE_DEFAULT,
 ) -> dict[str, Any]:
     """Compare a deal's quotes on one basis, best first, to help the user pick a winner.
 
-    Per quote: all_in_rate (fixed rate, or the index's current base rate + spread; percent per
-    year), all_in_cost (all-in rate plus fees spread over the term), proceeds and net_proceeds,
-    fees in US dollars, ltv (percent of the deal's value), annual_debt_service (US dollars per
-    year) and the dscr it implies from the deal's NOI, plus short notes ("highest proceeds",
-    "lowest all-in cost", "full recourse", "expired …"). Best first means: valid, priced quotes
-    covering the requested loan, then lowest all-in cost, then highest proceeds. A figure that
-    cannot be computed is null, and "unavailable" says why (e.g. no NOI on the deal, no current
-    base rate). Quotes of declined or archived placements are left out. Returns {"deal_id",
-    "best_term_sheet_id", "count" (quotes compared), "quotes": [the best `limit`, each with its
-    term_sheet_id for select_winning_term_sheet], "has_more", "base_rates", "unavailable", …}.
-    A very large answer is trimmed of detail (compacted: true), then keeps only the best quotes
-    that fit (truncated: true, has_more: true).
+    Per quote: all_in_rate (fixed, or current index + spread), all_in_cost (with fees over the
+    term), proceeds, fees, ltv, annual_debt_service, dscr and short notes. Best: valid quotes
+    covering the loan, then lowest all-in cost, then highest proceeds. A figure that cannot be
+    computed is null and "unavailable" says why. Returns {"best_term_sheet_id", "quotes", …}.
     """
     body = lev().get(f"/deals/{deal_id}/term-sheets/comparison/", {"limit": limit})
     quotes = body.get("quotes") or []
@@ -398,12 +344,7 @@ def compare_term_sheets(
 @tool(scope=PLACEMENTS_WRITE, title="Choose the winning term sheet", destructive=True, idempotent=True)
 def select_winning_term_sheet(term_sheet_id: TermSheetId) -> dict[str, Any]:
     """Choose a quote as the deal's winner. Confirm with the user first: it cannot be undone.
-
-    The quote's placement becomes won and every other open placement of the deal becomes lost,
-    at once; a deal has one winner (a second choice is a BUSINESS_RULE error naming the current
-    winner). The quote must be on a quoted placement and not expired. Choosing the current winner
-    again changes nothing. Returns {"term_sheet": {...}, "placement_id", "lost_placement_ids",
-    "changed", "message"}.
+    Its placement becomes won, every other open one lost; a deal has one winner.
     """
     body = lev().post(f"/term-sheets/{term_sheet_id}/select-winner/", idempotency_key=f"mcp-{uuid.uuid4()}")
     lost = body.get("lost_placement_ids") or []
@@ -416,10 +357,6 @@ def select_winning_term_sheet(term_sheet_id: TermSheetId) -> dict[str, Any]:
 
 @tool(scope=PLACEMENTS_WRITE, title="Remove a term sheet", destructive=True, idempotent=True)
 def remove_term_sheet(term_sheet_id: TermSheetId) -> dict[str, Any]:
-    """Remove a quote recorded by mistake (or withdrawn by the lender). Confirm with the user first.
-
-    It is kept on record but no longer listed or compared; the winning quote cannot be removed
-    (BUSINESS_RULE). Removing it again answers NOT_FOUND. Returns {"removed": {"term_sheet_id"}}.
-    """
+    """Remove a quote recorded by mistake or withdrawn. Confirm with the user first."""
     lev().delete(f"/term-sheets/{term_sheet_id}/")
     return {"removed": {"term_sheet_id": term_sheet_id}}

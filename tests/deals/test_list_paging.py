@@ -23,6 +23,7 @@ from deals.selectors import DEAL_ORDERINGS
 from lev import limits, pagination
 from lev.limits import LIST_COUNT_MAX
 from tests.factories import AccountFactory, DealFactory, DealPropertyFactory
+from tests.mcp_helpers import value_schema
 from tests.mcp_tools.test_tool_arguments import Caller
 
 pytestmark = pytest.mark.django_db
@@ -328,4 +329,4 @@ def test_tool_descriptions_readme_and_openapi_state_the_count_bound_and_the_curs
     for name in ("list_deals", "search_lender_directory"):
         description = tools[name]["description"]
         assert f"up to {LIST_COUNT_MAX:,}" in description and "total_capped" in description
-        assert tools[name]["inputSchema"]["properties"]["cursor"]["anyOf"][0]["maxLength"] == 2000
+        assert value_schema(tools[name]["inputSchema"]["properties"]["cursor"])["maxLength"] == 2000

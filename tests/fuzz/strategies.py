@@ -39,8 +39,8 @@ def validator(schema: dict[str, Any]) -> Draft202012Validator:
 
 def from_schema(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> st.SearchStrategy[Any]:
     """Values of a JSON Schema, for the subset pydantic writes for tool arguments (object,
-    properties/required/additionalProperties, anyOf, enum, $ref to $defs, string with length,
-    pattern and date format, integer and number with bounds, boolean, null, array with maxItems).
+    properties/required/additionalProperties, anyOf, enum, one type or a list of types, $ref to $defs,
+    string with length, pattern and date format, integer and number with bounds, boolean, null, array with maxItems).
     Written here because hypothesis-jsonschema no longer runs on current hypothesis; an unknown
     keyword fails loudly, so a new kind of argument is never fuzzed with values it does not allow."""
     defs = schema.get("$defs", {}) if defs is None else defs
@@ -52,6 +52,8 @@ def from_schema(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> s
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
     kind = schema.get("type")
+    if isinstance(kind, list):  # "type": ["string", "null"]: a value of any of the types
+        return st.one_of([from_schema({**schema, "type": one}, defs) for one in kind])
     unknown = set(schema) - known - {
         "type", "properties", "required", "additionalProperties", "minLength", "maxLength", "pattern", "format",
         "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "items", "maxItems", "minItems",
@@ -240,10 +242,11 @@ def numeric_paths(schema: dict[str, Any], defs: dict[str, Any] | None = None,
         return numeric_paths(defs[schema["$ref"].split("/")[-1]], defs, path)
     found = [found for key in ("allOf", "anyOf", "oneOf") for option in schema.get(key, [])
              for found in numeric_paths(option, defs, path)]
-    kind = schema.get("type")
-    if kind in ("integer", "number") and not schema.get("readOnly"):
+    kinds = schema.get("type")
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}  # "type": ["integer", "null"] too
+    if kinds & {"integer", "number"} and not schema.get("readOnly"):
         found.append(path)
-    elif kind == "array":
+    elif "array" in kinds:
         found += numeric_paths(schema.get("items", {}), defs, (*path, 0))
     for name, sub in schema.get("properties", {}).items():
         found += numeric_paths(sub, defs, (*path, name))

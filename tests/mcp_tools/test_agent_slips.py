@@ -14,6 +14,7 @@ from lev.limits import LOAN_AMOUNT_MIN
 from lev.vocabulary import BRIDGE_MESSAGE
 from mcp_tools.server import get_server
 from tests.factories import DealFactory, DealPropertyFactory, LenderFactory
+from tests.mcp_helpers import value_schema
 from tests.mcp_tools.test_tool_arguments import Caller
 
 pytestmark = pytest.mark.django_db
@@ -142,7 +143,7 @@ def test_a_loan_amount_meant_in_millions_is_refused_with_the_likely_amount(api, 
 def test_the_threshold_is_stated_in_schemas_descriptions_and_hints(api, tools):
     schemas = {t["name"]: t for t in get_server().tools_list_result["tools"]}
     for name in ("create_deal", "update_deal", "search_lender_directory"):
-        prop = schemas[name]["inputSchema"]["properties"]["loan_amount"]["anyOf"][0]
+        prop = value_schema(schemas[name]["inputSchema"]["properties"]["loan_amount"])
         assert prop["minimum"] == float(LOAN_AMOUNT_MIN), name
         assert f"at least {LOAN_AMOUNT_MIN}" in schemas[name]["inputSchema"]["properties"]["loan_amount"][
             "description"], name

@@ -34,7 +34,7 @@ def test_tools_are_listed_with_truthful_annotations_and_agent_descriptions(mcp):
     tools = {t.name: t for t in mcp.list_tools()}
     assert set(tools) >= READS | DESTRUCTIVE | ADDITIVE
     for name in READS | DESTRUCTIVE | ADDITIVE:
-        assert len(tools[name].description) > 250, name
+        assert len(tools[name].description) > 60, name  # capped from above by test_catalogue_budget
         assert tools[name].inputSchema["additionalProperties"] is False, name
     for name in READS:
         assert tools[name].annotations.readOnlyHint is True, name

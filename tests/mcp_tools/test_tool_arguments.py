@@ -42,7 +42,7 @@ from mcp_tools.server import get_server
 from tests.deals.fixtures import eager_jobs
 from tests.deals.placements.helpers import place, quote
 from tests.factories import DealFactory, DealPropertyFactory, LenderFactory
-from tests.mcp_helpers import McpCaller
+from tests.mcp_helpers import McpCaller, value_schema
 
 __all__ = ["eager_jobs"]
 
@@ -88,11 +88,7 @@ def schemas() -> dict[str, dict[str, Any]]:
 
 def branch(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     """The non-null branch of an optional property, with `$ref`s resolved."""
-    for option in prop.get("anyOf", [prop]):
-        if option.get("type") != "null":
-            ref = option.get("$ref")
-            return defs[ref.rsplit("/", 1)[-1]] if ref else option
-    raise AssertionError(prop)
+    return value_schema(prop, defs)
 
 
 def required(schema: dict[str, Any]) -> dict[str, Any]:

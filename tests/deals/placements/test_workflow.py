@@ -16,6 +16,7 @@ from deals.placements import workflow as wf
 from deals.placements.models import Placement
 from lev.enums import choices
 from mcp_tools.server import get_server
+from tests.mcp_helpers import value_schema
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "placements.md"
 
@@ -99,12 +100,7 @@ def test_the_openapi_enum_is_the_table():
 
 
 def _status_enum(schema: dict, defs: dict) -> list[str]:
-    for option in schema.get("anyOf", [schema]):
-        if "$ref" in option:
-            option = defs[option["$ref"].rsplit("/", 1)[-1]]
-        if option.get("type") != "null":
-            return option["enum"]
-    raise AssertionError(schema)
+    return value_schema(schema, defs)["enum"]
 
 
 def _named(text: str) -> set[str]:
