@@ -24,8 +24,6 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 BASELINE = Path(__file__).resolve().parent / "catalogue_baseline.json"
 # Each tool's definition is at most this share of its baseline bytes (issue 21, "A catalogue an agent
@@ -134,4 +132,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # Only when run as a script: the test that imports this module must not change its process's
+    # environment (the Celery workers the suite starts inherit it, LOG_LEVEL included).
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
     main()
