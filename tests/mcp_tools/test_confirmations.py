@@ -13,6 +13,8 @@ from decimal import Decimal
 
 import pytest
 from django.core import signing
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from deals.models import Deal
 from deals.placements.models import Placement, TermSheet
@@ -267,3 +269,34 @@ def test_the_official_2x_client_asks_the_person_and_retries(live_server, api_key
         assert report["structuredContent"]["deal"]["id"] == deal.id and deal.archived_at is not None
     else:
         assert report["structuredContent"]["changed"] is False and deal.archived_at is None
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=40),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(max_size=10), inner, max_size=3),
+                    max_leaves=8)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(state=JSON | st.just("VALID"), responses=JSON | st.dictionaries(st.just("confirm"), JSON, max_size=1))
+def test_hostile_retries_are_asked_again_or_refused_never_run_or_a_5xx(api_key, deal, state, responses):
+    """Whatever a client sends as requestState and inputResponses, the deal is archived only on an accepted
+    answer with this server's state; anything else is a question again or a -32602, never a 5xx."""
+    if state == "VALID":
+        _message, state = asked(call(api_key, "archive_deal", {"deal_id": deal.id}))
+    response = call(api_key, "archive_deal", {"deal_id": deal.id}, inputResponses=responses, requestState=state)
+    assert response.status_code in (200, 400), response.content
+    body = response.json()
+    accepted = (isinstance(responses, dict) and isinstance(responses.get("confirm"), dict)
+                and responses["confirm"].get("action") == "accept"
+                and isinstance(responses["confirm"].get("content"), dict)
+                and responses["confirm"]["content"].get("confirm") is True)
+    deal.refresh_from_db()
+    if response.status_code == 400:
+        assert body["error"]["code"] == -32602 and deal.archived_at is None
+    elif (body["result"].get("resultType") == "input_required"
+          or body["result"]["structuredContent"].get("changed") is False):
+        assert deal.archived_at is None
+    else:
+        assert accepted and deal.archived_at is not None
+        Deal.objects.filter(pk=deal.pk).update(archived=False, archived_at=None)
