@@ -63,21 +63,24 @@ def _count_in_cache(key: str, period: int) -> int:
         return 1
 
 
-def peek_in_window(key: str) -> tuple[int, bool]:
-    """How many requests `key`'s window has counted, without counting one; and whether that count is
-    the shared one (in Redis, for every process) rather than this process's own (the embedded cache,
-    or the fallback while Redis is down: count_in_window counts there then)."""
+def peek_in_windows(keys: list[str]) -> tuple[list[int], bool]:
+    """How many requests each key's window has counted, without counting one (one round trip on Redis);
+    and whether those counts are the shared ones (in Redis, for every process) rather than this
+    process's own (the embedded cache, or the fallback while Redis is down: count_in_window counts
+    there then)."""
     if redis_gate.available():
         try:
             client = _redis_client_of(cache)
             if client is not None:
-                return int(client.get(cache.make_and_validate_key(key)) or 0), True
-            return int(cache.get(key) or 0), False
+                found = client.mget([cache.make_and_validate_key(key) for key in keys])
+                return [int(value or 0) for value in found], True
+            found = cache.get_many(keys)
+            return [int(found.get(key) or 0) for key in keys], False
         except Exception as exc:
             if not is_dependency_outage(exc):
                 raise
             redis_gate.failed(exc, "rate limits")
-    return _local_counts.peek(key), False
+    return [_local_counts.peek(key) for key in keys], False
 
 
 def _redis_client_of(backend) -> Any | None:
@@ -169,14 +172,12 @@ def limits_left(user) -> dict[str, Any]:
     whether the counts are shared by every process (Redis) or this process's own (the embedded cache,
     or while Redis is down; each process then counts apart, so the remaining figure is this one's)."""
     now = time.time()
+    windows = {name: (throttle, methods, *throttle.rate()) for name, (throttle, methods) in LIMITS.items()}
+    keys = [throttle.key(user.pk, int(now // period)) for throttle, _methods, _limit, period in windows.values()]
+    counts, shared = peek_in_windows(keys)
     found: dict[str, Any] = {}
-    shared = True
-    for name, (throttle, methods) in LIMITS.items():
-        limit, period = throttle.rate()
-        window = int(now // period)
-        used, in_redis = peek_in_window(throttle.key(user.pk, window))
-        shared = shared and in_redis
-        reset = (window + 1) * period
+    for (name, (_throttle, methods, limit, period)), used in zip(windows.items(), counts, strict=True):
+        reset = (int(now // period) + 1) * period
         found[name] = {
             "methods": list(methods), "limit": limit, "window_seconds": period,
             "remaining": max(limit - used, 0), "resets_at": dt.datetime.fromtimestamp(reset, tz=dt.UTC),

@@ -301,4 +301,7 @@ def test_admin_edits_a_keys_scopes(admin_client, user, account, api_key):
     key.refresh_from_db()
     assert key.scopes == "deals:read lenders:read"
     assert "create_deal" not in tool_names(api_key)
+    # What every credential has is no box to untick: said in the help, and kept.
+    assert b'value="account:read"' not in page.content and b"account:read" in page.content
+    assert key.scope_set == {"deals:read", "lenders:read", "account:read"} and "get_account" in tool_names(api_key)
     assert admin_client.get("/admin/accounts/apikey/").status_code == 200

@@ -139,3 +139,17 @@ def test_it_is_in_the_openapi_description(client):
     assert sorted(schema["components"]["schemas"]["AccountMe"]["required"]) == [
         "account", "can_write", "credential", "rate_limits", "role", "user"]
     assert {"OAuth2": ["account:read"]} in operation["security"]
+
+
+def test_reading_the_limits_is_one_redis_round_trip_that_writes_nothing(api, account, frozen_window):
+    from django.core.cache import cache
+
+    from tests.redis_round_trips import redis_round_trips
+
+    if not django_settings.REDIS_URL:
+        pytest.skip("counting in Redis needs REDIS_URL")
+    me(api)  # credentials checked and cached: what is left is reading the counts
+    with redis_round_trips() as sent:
+        me(api)
+    assert len(sent) == 1 and sent[0].startswith(b"*3\r\n$4\r\nMGET")
+    assert not list(cache._cache.get_client(write=True).scan_iter(match=cache.make_key("throttle:*")))
