@@ -272,7 +272,7 @@ def _answer_of(key: str, method: str, response: Any) -> tuple[bool, Any]:
             raise _invalid(f"inputResponses.{key[:_ECHO_MAX]}.action must be accept, decline or cancel",
                            inputResponse=key[:_ECHO_MAX])
         if action != "accept":
-            return True, f"({action}d)"
+            return True, "(declined)" if action == "decline" else "(cancelled)"
         content = response.get("content")
         if not isinstance(content, dict) or not content:
             return False, None  # accepted with nothing filled in: asked again
@@ -314,7 +314,7 @@ def _interactive(request: Any, message: dict[str, Any], tool: Interactive,
     pending = {}
     for key, input_request in asked.items():
         answered, answer = _answer_of(key, input_request["method"], responses[key]) if key in responses else \
-            (False, None)
+            (key in answers, answers.get(key))  # answered on an earlier retry of this round (in the state)
         if answered:
             answers[key] = answer
         else:
