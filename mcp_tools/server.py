@@ -8,6 +8,7 @@ Nothing a tool raises reaches the transport.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -30,7 +31,7 @@ from lev.errors import ErrorCode
 from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
 from lev.resource import bearer_challenge
-from mcp_tools import budget, catalogue, conformance_fixture, jsonrpc, modern
+from mcp_tools import budget, catalogue, confirmations, conformance_fixture, jsonrpc, modern
 from mcp_tools.client import LevClient, default_transport
 from mcp_tools.errors import ToolFailure, internal_error, upstream_unavailable, validation_failure
 from mcp_tools.registry import TOOLS, ToolSpec, bind_client, record_tool_call, unbind_client
@@ -336,22 +337,31 @@ class LevMCP(DjangoMCP):
         request = django_request_ctx.get(None)
         return await sync_to_async(self.call_tool_sync, thread_sensitive=True)(name, arguments, request)
 
-    def call_tool_sync(self, name: str, arguments: dict[str, Any] | None, request: Any) -> CallToolResult:
+    def call_tool_sync(self, name: str, arguments: dict[str, Any] | None,
+                       request: Any) -> CallToolResult | confirmations.InputRequired:
         """Validate the arguments against the tool's schema, then run it; counted in the metrics by
-        tool, code and category (both transports' paths come here). Never raises."""
+        tool, code and category (both transports' paths come here). Never raises, but for a bad retry
+        of a confirmation (`confirmations.InvalidInput`), which only a 2026-07-28 request can make.
+        An `InputRequired` comes back only for a request `handle_modern` marked (`mcp_ask`)."""
         started = time.perf_counter()
         try:
             result = self._call_tool(name, arguments, request)
+        except confirmations.InvalidInput:
+            raise  # the retry of a confirmation carried a bad state or answer: handle_modern's -32602
         except Exception:
             # A bug in validating the arguments (run_tool already guards the tool itself): still a
             # tool result, so the caller gets a JSON-RPC answer and not the endpoint's HTTP 500.
             logger.exception("Unexpected error validating the arguments of tool %s", _printable(str(name))[:100])
             result = _result(internal_error().as_dict(), is_error=True)
-        record_tool_call(name, result.structuredContent or {}, is_error=bool(result.isError),
-                         seconds=time.perf_counter() - started)
+        if isinstance(result, confirmations.InputRequired):
+            record_tool_call(name, {}, is_error=False, seconds=time.perf_counter() - started, outcome="input_required")
+        else:
+            record_tool_call(name, result.structuredContent or {}, is_error=bool(result.isError),
+                             seconds=time.perf_counter() - started)
         return result
 
-    def _call_tool(self, name: str, arguments: dict[str, Any] | None, request: Any) -> CallToolResult:
+    def _call_tool(self, name: str, arguments: dict[str, Any] | None,
+                   request: Any) -> CallToolResult | confirmations.InputRequired:
         spec = TOOLS.get(name)
         tool = self._tool_manager.get_tool(name)
         if spec is None or tool is None:
@@ -382,7 +392,27 @@ class LevMCP(DjangoMCP):
             kwargs = parsed.model_dump_one_level()
         except pydantic.ValidationError as exc:
             return _result(validation_failure(_arg_errors(exc)).as_dict(), is_error=True)
+        asked = getattr(request, "mcp_ask", None)
+        found = confirmations.gate(name, kwargs) if asked is not None else None
+        if found is not None:
+            return self._confirmed(spec, kwargs, request, asked, found)
         return run_tool(spec, kwargs, request)
+
+    @staticmethod
+    def _confirmed(spec: ToolSpec, kwargs: dict[str, Any], request: Any, asked: confirmations.Ask,
+                   found: confirmations.Gate) -> CallToolResult | confirmations.InputRequired:
+        """A call the person confirms first (`mcp_tools.confirmations`): run it, answer that it was
+        declined, or ask, describing the record as the API reads it (its error result if it cannot)."""
+        who = confirmations.principal(request)
+        decided = confirmations.verdict(spec.name, kwargs, who, asked)
+        if decided.action == "run":
+            return run_tool(spec, kwargs, request)
+        if decided.action == "declined":
+            return _result(decided.payload or {}, is_error=False, tool=spec.name)
+        described = run_tool(dataclasses.replace(spec, fn=lambda: found.describe(kwargs)), {}, request)
+        if described.isError:
+            return described
+        return confirmations.ask(spec.name, kwargs, who, described.structuredContent or {})
 
     @functools.cached_property
     def tools_list_result(self) -> dict[str, Any]:
@@ -483,7 +513,15 @@ class LevMCP(DjangoMCP):
         if method == "tools/call" and conformance_fixture.owns(params["name"], modern_era=True):
             return conformance_fixture.call_modern(request, message, self.server_info)
         if method == "tools/call":
-            called = self.call_tool_sync(params["name"], params.get("arguments"), request)
+            # A client that can show a form is asked to confirm what cannot be undone (confirmations).
+            request.mcp_ask = confirmations.Ask.of(params)
+            try:
+                called = self.call_tool_sync(params["name"], params.get("arguments"), request)
+            except confirmations.InvalidInput as exc:
+                return modern.invalid_params(request_id, f"Invalid params: {exc}")
+            if isinstance(called, confirmations.InputRequired):
+                return _answer(modern.result_body(request_id, budget.dumps(
+                    modern.interim(called.as_result(), self.server_info))), None)
             if params["name"] not in TOOLS:
                 # 2026-07-28 (server/tools, "Error Handling"): an unknown tool is a protocol error, -32602;
                 # the contract's VALIDATION_ERROR object (counted in the metrics as in 2025-11-25) is its data.
