@@ -337,8 +337,7 @@ def _input_required(request_id: Any, asked: dict[str, Any], with_state: bool, st
     result: dict[str, Any] = {"resultType": "input_required", "inputRequests": asked}
     if with_state:
         result["requestState"] = state
-    result["_meta"] = {modern.META_SERVER_INFO: server_info}
-    return _respond(request_id, budget.dumps(result))
+    return _respond(request_id, budget.dumps(modern.interim(result, server_info)))
 
 
 def _complete(request_id: Any, content: list[dict[str, Any]], server_info: dict[str, str]) -> HttpResponse:
