@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
+from deals.companies.models import Company, Contact
 from deals.finance import amortizing_annual_payment
 from deals.placements.models import BaseRate, Placement, TermSheet
 from deals.searches.models import LenderMatch, LenderSearch
@@ -41,6 +42,12 @@ class Deal(models.Model):
     business_plan = models.CharField(max_length=20, choices=choices(BUSINESS_PLANS), blank=True, default="")
     description = models.TextField(blank=True, default="")
     estimated_close_date = models.DateField(null=True, blank=True)
+    # The account's own companies (deals.companies.services checks the account): who sponsors the deal
+    # and the entity that borrows. A company removed leaves the deal without one.
+    sponsor = models.ForeignKey("deals.Company", null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="sponsored_deals")
+    borrower = models.ForeignKey("deals.Company", null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="borrowed_deals", help_text="The borrowing entity.")
     archived = models.BooleanField(default=False)
     archived_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
@@ -133,5 +140,5 @@ class DealFinancials(models.Model):
 
 
 # Every model of the app, its rooms' included, so Django registers them with this module.
-__all__ = ["BaseRate", "Deal", "DealFinancials", "DealProperty", "LenderMatch", "LenderSearch", "Placement",
-           "TermSheet"]
+__all__ = ["BaseRate", "Company", "Contact", "Deal", "DealFinancials", "DealProperty", "LenderMatch", "LenderSearch",
+           "Placement", "TermSheet"]

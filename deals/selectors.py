@@ -86,7 +86,8 @@ def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozen
     # Past the largest bigint id no deal exists (what the ORM's lookup answers, too).
     if not 0 < deal_id <= MAX_ID:
         raise DealNotFound(deal_id)
-    qs = Deal.objects.filter(account=account)
+    # The sponsor and borrower are named in every answer: joined, not read one by one.
+    qs = Deal.objects.filter(account=account).select_related("sponsor", "borrower")
     if "financials" in include:
         qs = qs.select_related("financials")
     if "properties" in include:

@@ -3,6 +3,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from deals.companies.serializers import CompanyRefSerializer
 from deals.models import Deal, DealFinancials, DealProperty
 from deals.searches.ranking.criteria import missing_for_search
 from deals.selectors import DEAL_ORDERINGS, DealFilters
@@ -55,6 +56,10 @@ class DealUpdateSerializer(StrictSerializer):
     business_plan = EnumField(BUSINESS_PLANS, required=False, allow_blank=True)
     description = text_field(max_length=limits.DEAL_DESCRIPTION_MAX)
     estimated_close_date = date_field(help_text="YYYY-MM-DD")
+    sponsor_id = int_field(min_value=1, max_value=limits.MAX_ID,
+                           help_text="The sponsor: one of the account's companies (null clears it).")
+    borrower_id = int_field(min_value=1, max_value=limits.MAX_ID,
+                            help_text="The borrowing entity: one of the account's companies (null clears it).")
 
 
 class DealInputSerializer(DealUpdateSerializer):
@@ -152,11 +157,15 @@ class DealFinancialsSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
 
 
 class DealSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+    sponsor = CompanyRefSerializer(read_only=True, allow_null=True, help_text="The sponsor (a company), or null.")
+    borrower = CompanyRefSerializer(read_only=True, allow_null=True,
+                                    help_text="The borrowing entity (a company), or null.")
+
     class Meta:
         model = Deal
         fields = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
-                  "description", "estimated_close_date", "archived", "archived_at", "created_at",
-                  "updated_at")
+                  "description", "estimated_close_date", "sponsor", "borrower", "archived", "archived_at",
+                  "created_at", "updated_at")
 
     def __init__(self, *args, include: frozenset[str] = frozenset(), **kwargs):
         super().__init__(*args, **kwargs)

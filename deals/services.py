@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from deals.companies.services import company_of_account
 from deals.errors import DealArchived
 from deals.models import Deal, DealFinancials, DealProperty
 from lev.accounts.models import Account
@@ -18,6 +19,8 @@ DEAL_FIELDS = (
     "title", "loan_amount", "loan_type", "transaction_type", "business_plan", "description",
     "estimated_close_date",
 )
+# The deal's companies: ids of the account's companies (another account's is NotFound, like a missing one).
+COMPANY_FIELDS = ("sponsor", "borrower")
 PROPERTY_FIELDS = (
     "name", "address", "city", "state", "zip", "asset_type", "units", "square_footage", "year_built",
 )
@@ -55,10 +58,13 @@ def _bump_version(deal: Deal, **changes: Any) -> None:
 @transaction.atomic
 def deal_create(*, account: Account, user, data: dict[str, Any]) -> Deal:
     properties = data.get("properties") or []
+    companies = {name: company_of_account(account=account, company_id=data.get(f"{name}_id"))
+                 for name in COMPANY_FIELDS}
     deal = Deal.objects.create(
         account=account,
         created_by=user if getattr(user, "pk", None) else None,
         **{name: data[name] for name in DEAL_FIELDS if name in data and data[name] is not None},
+        **companies,
     )
     DealProperty.objects.bulk_create(
         [DealProperty(deal=deal, **{k: v for k, v in p.items() if v is not None}) for p in properties]
@@ -82,6 +88,11 @@ def deal_update(*, deal: Deal, data: dict[str, Any]) -> Deal:
             value = ""
         if getattr(deal, name) != value:
             changes[name] = value
+    for name in COMPANY_FIELDS:
+        if f"{name}_id" in data:
+            company = company_of_account(account=deal.account, company_id=data[f"{name}_id"])
+            if getattr(deal, f"{name}_id") != (company.pk if company else None):
+                changes[name] = company
     if changes:
         _bump_version(deal, **changes)
         for name, value in changes.items():

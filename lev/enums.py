@@ -13,6 +13,8 @@ ASSET_TYPES = (
 )
 LENDER_TYPES = ("bank", "credit_union", "life_company", "cmbs", "agency", "debt_fund", "private", "sba")
 POSITIONS = ("senior", "mezzanine", "preferred_equity")
+# What a company is to the account (deals.companies).
+COMPANY_KINDS = ("sponsor", "borrower", "broker", "other")
 RECOURSE_TYPES = ("full", "partial", "non_recourse")
 CAPITAL_SOURCE_TYPES = ("balance_sheet", "securitized", "agency", "fund", "private")
 US_STATES = (

@@ -147,3 +147,17 @@ DSCR_INPUT_COLUMN = MappingProxyType({"max_digits": 4, "decimal_places": 2})  # 
 FEE_PERCENT_COLUMN = MappingProxyType({"max_digits": 6, "decimal_places": 3})  # up to 999.999
 # Live quotes (not removed) one deal may hold: bounds the comparison's work and size.
 TERM_SHEETS_PER_DEAL_MAX = 200
+
+# Companies and contacts (deals.companies).
+COMPANY_NAME_MAX = 200
+COMPANY_WEBSITE_MAX = 200
+COMPANY_LOCATION_MAX = 200
+COMPANY_NOTES_MAX = 5000
+CONTACT_TITLE_MAX = 100
+CONTACT_NOTES_MAX = 2000
+CONTACT_PHONE_MAX = 40
+# http(s) and a host, nothing else (no javascript: or data: links in the admin); the same in the API and
+# the tools' schemas.
+WEBSITE_PATTERN = r"^https?://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?(/[^\s]*)?$"
+# Digits with the usual separators, an optional leading + and an optional extension: "+1 (212) 555-0100 x12".
+PHONE_PATTERN = r"^\+?[0-9(][0-9 ().-]{5,30}[0-9]( ?(x|ext\.?) ?[0-9]{1,6})?$"

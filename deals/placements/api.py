@@ -81,7 +81,7 @@ class DealPlacementListCreateApi(PlacementScopedView):
             batch = services.placements_create(
                 deal=deal, user=request.user, lender_ids=data.get("lender_ids"), search=search,
                 top_n=data.get("top_n", PLACEMENT_TOP_N_DEFAULT), send=data.get("send", False),
-                notes=data.get("notes") or "",
+                notes=data.get("notes") or "", contact_ids=data.get("contact_ids"),
             )
             code = status.HTTP_201_CREATED if batch.created else status.HTTP_200_OK
             # Read back with their lenders and programs: one query, not one per placement.

@@ -37,6 +37,11 @@ class Placement(models.Model):
                                 related_name="+")
     contact_name = models.CharField(max_length=CONTACT_NAME_MAX, blank=True, default="")
     contact_email = models.CharField(max_length=EMAIL_MAX, blank=True, default="")
+    # The account's contact at this placement's lender (deals.companies). contact_name and contact_email
+    # are who the deal was sent to, as written then: choosing a contact fills them in (unless given),
+    # and they stay when the contact is later changed or removed.
+    contact = models.ForeignKey("deals.Contact", null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="placements")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.DRAFT)
     notes = models.TextField(blank=True, default="")
     # Where the placement came from, when it came from a lender search.

@@ -72,6 +72,13 @@ class PlacementCreateInputSerializer(StrictSerializer):
     send = bool_field(help_text="true: the placements start `sent` (the deal went to the lenders); "
                                 "default false: `draft`.")
     notes = text_field(max_length=limits.PLACEMENT_NOTES_MAX)
+    contact_ids = serializers.ListField(
+        child=id_field("A contact id."), required=False, max_length=limits.PLACEMENTS_PER_CREATE_MAX,
+        help_text="The account's lender contacts to send to, at most one per lender placed: each placement "
+                  "with a contact's lender goes to that contact.",
+        error_messages={"max_length": f"may list at most {limits.PLACEMENTS_PER_CREATE_MAX} contacts",
+                        "not_a_list": "must be a list"},
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         lender_ids, search_id = attrs.get("lender_ids"), attrs.get("search_id")
@@ -87,6 +94,8 @@ class PlacementUpdateInputSerializer(StrictSerializer):
     notes = text_field(max_length=limits.PLACEMENT_NOTES_MAX)
     contact_name = text_field(max_length=limits.CONTACT_NAME_MAX, help_text="The lender contact's name.")
     contact_email = email_field()
+    contact_id = id_field("The account's contact at this placement's lender (null clears it); contact_name and "
+                          "contact_email are filled in from it unless given.", allow_null=True)
     program_id = id_field("The lender's program the deal is placed under (null clears it).", allow_null=True)
 
 
@@ -157,10 +166,10 @@ class PlacementSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Placement
-        fields = ("id", "deal_id", "lender_id", "lender_name", "program_id", "program_title", "contact_name",
-                  "contact_email", "status", "allowed_next_statuses", "notes", "source_search_id", "source_rank",
-                  "term_sheet_count", "sent_at", "first_response_at", "decided_at", "archived_at", "created_at",
-                  "updated_at")
+        fields = ("id", "deal_id", "lender_id", "lender_name", "program_id", "program_title", "contact_id",
+                  "contact_name", "contact_email", "status", "allowed_next_statuses", "notes", "source_search_id",
+                  "source_rank", "term_sheet_count", "sent_at", "first_response_at", "decided_at", "archived_at",
+                  "created_at", "updated_at")
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_program_title(self, placement: Placement) -> str | None:

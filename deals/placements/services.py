@@ -18,6 +18,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from deals.companies.models import Contact
+from deals.companies.services import lender_contact_for
 from deals.models import Deal
 from deals.placements.errors import (
     ArchivedDealNotPlaceable,
@@ -99,14 +101,15 @@ def _first_program_id(programs: list[dict[str, Any]] | None) -> int | None:
 @transaction.atomic
 def placements_create(*, deal: Deal, user=None, lender_ids: list[int] | None = None,
                       search: LenderSearch | None = None, top_n: int | None = None, send: bool = False,
-                      notes: str = "") -> PlacementBatch:
+                      notes: str = "", contact_ids: list[int] | None = None) -> PlacementBatch:
     """Place the deal with lenders: those of `lender_ids`, or the top `top_n` of `search`.
 
     With both, the lenders given are placed and those the search ranked keep their rank and best
     program. Lenders already holding an open placement on the deal, and ids that name no lender,
     are reported in `failed` (CONFLICT with the open placement's id, NOT_FOUND) while the others
     are placed: one call, many lenders, partial success. With `send` the placements start `sent`
-    (their response clock running), else `draft`.
+    (their response clock running), else `draft`. `contact_ids`: the account's lender contacts, at most
+    one per lender placed; each placement with a contact's lender is sent to that contact.
     """
     _lock_deal(deal)
     _check_deal_open(deal)
@@ -126,6 +129,7 @@ def placements_create(*, deal: Deal, user=None, lender_ids: list[int] | None = N
         Placement.objects.filter(deal=deal, lender_id__in=wanted, status__in=OPEN_STATUSES)
         .values_list("lender_id", "pk")
     )
+    contacts = _contacts_by_lender(deal, contact_ids or [], wanted)
     programs = {rank[1] for rank in ranks.values() if rank[1] is not None}
     live_programs = set(LenderProgram.objects.filter(pk__in=programs).values_list("pk", "lender_id"))
     now = _now()
@@ -143,7 +147,10 @@ def placements_create(*, deal: Deal, user=None, lender_ids: list[int] | None = N
             })
             continue
         rank, program_id = ranks.get(lender_id, (None, None))
+        contact = contacts.get(lender_id)
         new.append(Placement(
+            contact=contact, contact_name=contact.name if contact else "",
+            contact_email=contact.email if contact else "",
             deal=deal, lender_id=lender_id, status=Status.SENT if send else Status.DRAFT,
             program_id=program_id if (program_id, lender_id) in live_programs else None,
             source_search=search if rank is not None else None, source_rank=rank, notes=notes,
@@ -156,6 +163,31 @@ def placements_create(*, deal: Deal, user=None, lender_ids: list[int] | None = N
     except IntegrityError:  # only a write that skipped the deal lock could get here
         raise ConcurrentPlacement(deal) from None
     return batch
+
+
+def _contacts_by_lender(deal: Deal, contact_ids: list[int], lender_ids: list[int]) -> dict[int, Contact]:
+    """The deal's account's lender contacts of `contact_ids` by their lender: another account's contact
+    is NotFound (like a missing one); a company contact, a contact at a lender not placed, or two at one
+    lender are refused."""
+    wanted = list(dict.fromkeys(contact_ids))
+    found = {c.pk: c for c in Contact.objects.filter(account_id=deal.account_id, pk__in=wanted)}
+    by_lender: dict[int, Contact] = {}
+    for contact_id in wanted:
+        contact = found.get(contact_id)
+        if contact is None:
+            raise NotFound("Contact", contact_id)
+        problem = None
+        if contact.lender_id is None:
+            problem = f"contact {contact_id} is at company {contact.company_id}, not at a lender"
+        elif contact.lender_id not in lender_ids:
+            problem = f"contact {contact_id} is at lender {contact.lender_id}, which this call does not place"
+        elif contact.lender_id in by_lender:
+            problem = (f"contacts {by_lender[contact.lender_id].pk} and {contact_id} are both at lender "
+                       f"{contact.lender_id}; name one per lender")
+        if problem:
+            raise ValidationFailed({"contact_ids": [problem]})
+        by_lender[contact.lender_id] = contact
+    return by_lender
 
 
 def _apply_status(placement: Placement, status: str, now: dt.datetime) -> list[str]:
@@ -205,6 +237,16 @@ def placement_update(*, placement: Placement, data: dict[str, Any]) -> Placement
                                                                        lender_id=placement.lender_id).exists():
             raise NotFound("Lender program", program_id)
         edits["program_id"] = program_id
+    if "contact_id" in data:
+        contact_id = data["contact_id"]
+        if contact_id is not None:
+            contact = lender_contact_for(account=placement.deal.account, contact_id=contact_id,
+                                         lender_id=placement.lender_id)
+            # Who it is sent to, as written now (kept if the contact changes later), unless given.
+            for name, value in (("contact_name", contact.name), ("contact_email", contact.email)):
+                if name not in data:
+                    edits[name] = value
+        edits["contact_id"] = contact_id
     edits = {k: v for k, v in edits.items() if getattr(placement, k) != v}
     if edits and placement.status == Status.ARCHIVED and "status" not in changed:
         raise PlacementArchived(placement)

@@ -45,6 +45,8 @@ from mcp_tools.tools.common import (
 )
 
 DealId = Id(None)
+# A deal's sponsor or borrower: one of the account's companies (list_companies).
+CompanyId = Id(None)
 Title = Text(limits.DEAL_TITLE_MAX, "Deal name.", required=True)
 Description = Text(limits.DEAL_DESCRIPTION_MAX, "Free-text notes.")
 LOAN_AMOUNT_DESCRIPTION = (f"Requested loan, US dollars (18500000 for $18.5M), rounded to the cent, at least "
@@ -208,25 +210,28 @@ def create_deal(
     business_plan: BusinessPlan | None = None,
     description: Description | None = None,
     estimated_close_date: Annotated[Date | None, Field(description="YYYY-MM-DD.")] = None,
+    sponsor_id: CompanyId | None = None,
+    borrower_id: CompanyId | None = None,
     properties: Annotated[
         list[PropertyInput] | None,
-        Field(max_length=limits.PROPERTIES_PER_CREATE_MAX, description="Properties to add."),
+        Field(max_length=limits.PROPERTIES_PER_CREATE_MAX),
     ] = None,
     idempotency_key: Annotated[
         str | None,
         Field(pattern=limits.IDEMPOTENCY_KEY_PATTERN,
-              description="Reuse it to repeat a create whose result you did not get: no second deal."),
+              description="Reuse to repeat a create safely."),
     ] = None,
 ) -> dict[str, Any]:
-    """Create a deal (a financing request) in the user's account, with optional properties.
+    """Create a deal, with optional properties.
 
-    loan_amount is a JSON number of US dollars, at least 100000: a smaller one is refused with
-    the amount it likely means. Returns {"deal"} with the new id and properties (if too many,
+    loan_amount: at least 100000: less is refused, naming the amount likely meant.
+    sponsor_id, borrower_id: company ids. Returns {"deal"} (too many properties:
     truncated: true and continue_with).
     """
     body = _deal_body(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
         business_plan=business_plan, description=description, estimated_close_date=estimated_close_date,
+        sponsor_id=sponsor_id, borrower_id=borrower_id,
         properties=[p.model_dump(exclude_none=True) for p in properties] if properties else None,
     )
     key = idempotency_key or f"mcp-{uuid.uuid4()}"
@@ -238,19 +243,23 @@ def create_deal(
 def update_deal(
     deal_id: DealId,
     title: Title | None = None,
-    loan_amount: Annotated[LoanAmount | None, Field(description=LOAN_AMOUNT_DESCRIPTION)] = None,
-    loan_type: Annotated[LoanType | None, Field(description=LOAN_TYPE_DESCRIPTION)] = None,
+    # Described once, in create_deal (the catalogue's bytes).
+    loan_amount: LoanAmount | None = None,
+    loan_type: LoanType | None = None,
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,
     description: Description | None = None,
     estimated_close_date: Annotated[Date | None, Field(description="YYYY-MM-DD.")] = None,
+    sponsor_id: CompanyId | None = None,
+    borrower_id: CompanyId | None = None,
 ) -> dict[str, Any]:
     """Change some fields of a deal (at least one); fields left out or null stay as they are.
-    loan_amount: at least 100000 (see create_deal).
+    loan_amount: at least 100000 (see create_deal). sponsor_id, borrower_id: company ids.
     """
     body = _deal_body(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
         business_plan=business_plan, description=description, estimated_close_date=estimated_close_date,
+        sponsor_id=sponsor_id, borrower_id=borrower_id,
     )
     require_change(body, "deal_id")
     return {"deal": lev().patch(f"/deals/{deal_id}/", body)}

@@ -82,7 +82,7 @@ def _percent(maximum: int, places: int) -> Any:
 
 # --- shapes -------------------------------------------------------------------------------------------
 PLACEMENT_KEYS = ("id", "deal_id", "lender_id", "lender_name", "status", "allowed_next_statuses", "program_id",
-                  "source_rank", "term_sheet_count", "contact_name", "contact_email", "sent_at",
+                  "source_rank", "term_sheet_count", "contact_id", "contact_name", "contact_email", "sent_at",
                   "first_response_at", "decided_at", "notes")
 TERM_SHEET_KEYS = ("id", "placement_id", "lender_id", "lender_name", "quote_type", "loan_amount", "rate_type",
                    "fixed_rate", "rate_index", "spread_bps", "term_months", "amortization_months",
@@ -144,6 +144,9 @@ def create_placements(
                                                    f"{limits.PLACEMENT_TOP_N_DEFAULT}).")] = None,
     send: Annotated[bool, Field(description="true: the deal went to them now (status sent); else drafts.")] = False,
     notes: Notes | None = None,
+    contact_ids: Annotated[list[Id(None)] | None, Field(
+        max_length=limits.PLACEMENTS_PER_CREATE_MAX,
+        description="Our lender contacts to send to (list_contacts), one per lender placed.")] = None,
 ) -> dict[str, Any]:
     """Place a deal with lenders, one placement each to track answers and quotes.
     Confirm the lender list with the user first; send=true only once the user says the deal went.
@@ -153,7 +156,7 @@ def create_placements(
     unknown ids with NOT_FOUND; the rest are placed. Returns {"placements", "failed", "message"}.
     """
     body = drop_none(lender_ids=lender_ids, search_id=search_id, top_n=top_n, send=True if send else None,
-                     notes=notes)
+                     notes=notes, contact_ids=contact_ids)
     # One key per call: a local retry of this request never places twice (nor would a repeat).
     result = lev().post(f"/deals/{deal_id}/placements/", body, idempotency_key=f"mcp-{uuid.uuid4()}")
     payload = {
@@ -209,19 +212,20 @@ def get_placement(placement_id: PlacementId) -> dict[str, Any]:
 def update_placement(
     placement_id: PlacementId,
     status: Annotated[UpdateStatus | None, Field(
-        description="sent, reviewing, declined, no_response, lost, archived. quoted: add_term_sheet; "
-                    "won: select_winning_term_sheet.")] = None,
+        description="quoted: add_term_sheet; won: select_winning_term_sheet.")] = None,
     notes: Notes | None = None,
+    contact_id: Id(None) | None = None,
     contact_name: ContactName | None = None,
     contact_email: ContactEmail | None = None,
-    program_id: Annotated[Id("A program of this lender.") | None, Field()] = None,
+    program_id: Id(None) | None = None,
 ) -> dict[str, Any]:
-    """Record a lender's progress on a placement, or change its notes, contact or program (at
-    least one). Status moves only forward (allowed_next_statuses). Declined, lost and archived are
-    final: confirm with the user before setting them or sent.
+    """Record a lender's progress on a placement, or change its notes, contact (contact_id: see
+    list_contacts; fills contact_name/email) or program; at least one. Status only moves on
+    (allowed_next_statuses); declined, lost, archived are final: confirm them and sent with the
+    user.
     """
-    body = drop_none(status=status, notes=notes, contact_name=contact_name, contact_email=contact_email,
-                     program_id=program_id)
+    body = drop_none(status=status, notes=notes, contact_id=contact_id, contact_name=contact_name,
+                     contact_email=contact_email, program_id=program_id)
     require_change(body, "placement_id")
     return {"placement": _placement(lev().patch(f"/placements/{placement_id}/", body))}
 
