@@ -22,8 +22,9 @@ ACCOUNT_READ = "account:read"
 # name -> what a person is asked to allow (the consent page and docs/oauth.md show these). The order is
 # the order they are shown and written in.
 SCOPES: dict[str, str] = {
-    DEALS_READ: "See your account's deals, their properties and financials",
-    DEALS_WRITE: "Create, change and archive your account's deals, properties and financials",
+    DEALS_READ: "See your account's deals, their properties and financials, and your companies and contacts",
+    DEALS_WRITE: "Create, change and archive your account's deals, properties and financials, and keep your "
+                 "companies and contacts",
     LENDERS_READ: "Search the lender directory and read lender search results",
     SEARCHES_WRITE: "Start lender searches for your account's deals",
     PLACEMENTS_READ: "See placements of your deals with lenders and their term sheets",

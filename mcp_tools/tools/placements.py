@@ -219,10 +219,10 @@ def update_placement(
     contact_email: ContactEmail | None = None,
     program_id: Id(None) | None = None,
 ) -> dict[str, Any]:
-    """Record a lender's progress on a placement, or change its notes, contact (contact_id: see
+    """Record a lender's progress on a placement, or change its notes, contact (contact_id:
     list_contacts; fills contact_name/email) or program; at least one. Status only moves on
-    (allowed_next_statuses); declined, lost, archived are final: confirm them and sent with the
-    user.
+    (allowed_next_statuses); declined, lost, archived are final: confirm with the user (and
+    before sent).
     """
     body = drop_none(status=status, notes=notes, contact_id=contact_id, contact_name=contact_name,
                      contact_email=contact_email, program_id=program_id)
