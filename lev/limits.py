@@ -157,7 +157,8 @@ CONTACT_TITLE_MAX = 100
 CONTACT_NOTES_MAX = 2000
 CONTACT_PHONE_MAX = 40
 # http(s) and a host, nothing else (no javascript: or data: links in the admin); the same in the API and
-# the tools' schemas.
-WEBSITE_PATTERN = r"^https?://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?(/[^\s]*)?$"
+# the tools' schemas. The path is printable ASCII (percent-encode the rest): Python and ECMA-262 read this
+# pattern alike, which `\s` would not.
+WEBSITE_PATTERN = r"^https?://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?(/[!-~]*)?$"
 # Digits with the usual separators, an optional leading + and an optional extension: "+1 (212) 555-0100 x12".
 PHONE_PATTERN = r"^\+?[0-9(][0-9 ().-]{5,30}[0-9]( ?(x|ext\.?) ?[0-9]{1,6})?$"

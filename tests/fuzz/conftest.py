@@ -109,6 +109,7 @@ class World:
     search_ids: list[int]
     placement_ids: list[int] = dataclasses.field(default_factory=list)
     term_sheet_ids: list[int] = dataclasses.field(default_factory=list)
+    company_ids: list[int] = dataclasses.field(default_factory=list)
 
 
 def make_world(account_slug: str = "fuzz") -> World:
@@ -136,6 +137,12 @@ def make_world(account_slug: str = "fuzz") -> World:
         deal=full, lender_ids=[programs[1].lender_id]).created
     quote = {"loan_amount": Decimal("9000000"), "rate_type": "fixed", "fixed_rate": Decimal("6.25")}
     term_sheets = [placement_services.term_sheet_add(placement=sent, data=quote) for _ in range(2)]
+    # Companies and contacts (issue 22): a sponsor with a person, and a contact at a placed lender.
+    from deals.companies import services as company_services
+
+    sponsor = company_services.company_create(account=account, data={"kind": "sponsor", "name": "Fuzz Sponsor"})
+    company_services.contact_create(account=account, company=sponsor, data={"name": "Fuzz Person"})
+    company_services.contact_create(account=account, lender=sent.lender, data={"name": "Fuzz Banker"})
     return World(
         api_key=raw, other_api_key=other_raw,
         deal_ids=[plain.id, full.id, archived.id],
@@ -144,6 +151,7 @@ def make_world(account_slug: str = "fuzz") -> World:
         search_ids=[search.id],
         placement_ids=[sent.id, draft.id],
         term_sheet_ids=[t.id for t in term_sheets],
+        company_ids=[sponsor.id],
     )
 
 

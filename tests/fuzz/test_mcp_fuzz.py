@@ -129,6 +129,10 @@ CROSS_ARGUMENT_RULES = {
     "create_placements": f"Validation failed: {CREATE_TARGET_MESSAGE}",
     "update_placement": "Validation failed: pass at least one field to change",
     "add_term_sheet": RATE_TERMS_MESSAGE,
+    "update_company": "Validation failed: pass at least one field to change",
+    "update_contact": "Validation failed: pass at least one field to change",
+    "list_contacts": "Validation failed: pass company_id or lender_id (one of them)",
+    "add_contact": "Validation failed: pass company_id or lender_id (one of them)",
 }
 
 

@@ -128,7 +128,7 @@ def test_another_accounts_companies_and_contacts_are_missing_and_never_listed(ap
     lender = LenderFactory()
     their_person = contact(other_api, f"/api/v1/companies/{theirs['id']}/contacts/")
     their_banker = contact(other_api, f"/api/v1/lenders/{lender.id}/contacts/", name="Their Banker")
-    mine = company(api, name="Mine")
+    company(api, name="Mine")
 
     for response in (
         api.get(f"/api/v1/companies/{theirs['id']}/"),
