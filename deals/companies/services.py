@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 
 from deals.companies import selectors
+from deals.companies.errors import ContactNotAtLender
 from deals.companies.models import Company, Contact
 from lenders.models import Lender
 from lev.accounts.models import Account
@@ -72,13 +73,11 @@ def company_of_account(*, account: Account, company_id: int | None) -> Company |
     return None if company_id is None else selectors.company_get(account=account, company_id=company_id)
 
 
-def lender_contact_for(*, account: Account, contact_id: int, lender_id: int, field: str = "contact_id") -> Contact:
+def lender_contact_for(*, account: Account, contact_id: int, lender_id: int) -> Contact:
     """For a placement: the account's contact at lender `lender_id`. Another account's contact is
-    NotFound (like a missing one); the account's contact at a company or at another lender is refused
-    as invalid, saying where it is."""
+    NotFound (like a missing one); the account's contact at a company or at another lender is
+    ContactNotAtLender, saying where it is."""
     contact = selectors.contact_get(account=account, contact_id=contact_id)
     if contact.lender_id != lender_id:
-        where = (f"at lender {contact.lender_id}" if contact.lender_id is not None
-                 else f"at company {contact.company_id}, not at a lender")
-        raise ValidationFailed({field: [f"contact {contact_id} is {where}; the placement's lender is {lender_id}"]})
+        raise ContactNotAtLender(contact, lender_id)
     return contact

@@ -18,6 +18,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from deals.companies.errors import ContactNotPlaced
 from deals.companies.models import Contact
 from deals.companies.services import lender_contact_for
 from deals.models import Deal
@@ -167,8 +168,8 @@ def placements_create(*, deal: Deal, user=None, lender_ids: list[int] | None = N
 
 def _contacts_by_lender(deal: Deal, contact_ids: list[int], lender_ids: list[int]) -> dict[int, Contact]:
     """The deal's account's lender contacts of `contact_ids` by their lender: another account's contact
-    is NotFound (like a missing one); a company contact, a contact at a lender not placed, or two at one
-    lender are refused."""
+    is NotFound (like a missing one); a company contact or a contact at a lender not placed is
+    ContactNotPlaced; two at one lender are invalid input."""
     wanted = list(dict.fromkeys(contact_ids))
     found = {c.pk: c for c in Contact.objects.filter(account_id=deal.account_id, pk__in=wanted)}
     by_lender: dict[int, Contact] = {}
@@ -176,16 +177,11 @@ def _contacts_by_lender(deal: Deal, contact_ids: list[int], lender_ids: list[int
         contact = found.get(contact_id)
         if contact is None:
             raise NotFound("Contact", contact_id)
-        problem = None
-        if contact.lender_id is None:
-            problem = f"contact {contact_id} is at company {contact.company_id}, not at a lender"
-        elif contact.lender_id not in lender_ids:
-            problem = f"contact {contact_id} is at lender {contact.lender_id}, which this call does not place"
-        elif contact.lender_id in by_lender:
-            problem = (f"contacts {by_lender[contact.lender_id].pk} and {contact_id} are both at lender "
-                       f"{contact.lender_id}; name one per lender")
-        if problem:
-            raise ValidationFailed({"contact_ids": [problem]})
+        if contact.lender_id is None or contact.lender_id not in lender_ids:
+            raise ContactNotPlaced(contact)
+        if contact.lender_id in by_lender:
+            raise ValidationFailed({"contact_ids": [f"contacts {by_lender[contact.lender_id].pk} and {contact_id} "
+                                                    f"are both at lender {contact.lender_id}; name one per lender"]})
         by_lender[contact.lender_id] = contact
     return by_lender
 

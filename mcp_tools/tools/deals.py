@@ -243,8 +243,8 @@ def create_deal(
 def update_deal(
     deal_id: DealId,
     title: Title | None = None,
-    # Described once, in create_deal (the catalogue's bytes).
-    loan_amount: LoanAmount | None = None,
+    # Described in full once, in create_deal (the catalogue's bytes).
+    loan_amount: Annotated[LoanAmount | None, Field(description="USD, rounded to the cent.")] = None,
     loan_type: LoanType | None = None,
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,

@@ -79,8 +79,8 @@ def test_a_sponsor_with_people_a_deal_naming_it_and_a_placement_sent_to_a_lender
         sam["id"], "Sam Ortiz", "sam@bank.example.com")
     to_fund = next(p for p in placed["placements"] if p["lender_id"] == fund.id)
     refused = mcp.error("update_placement", {"placement_id": to_fund["id"], "contact_id": sam["id"]})
-    assert refused["code"] == "VALIDATION_ERROR"
-    assert refused["message"] == (f"Validation failed: contact_id contact {sam['id']} is at lender {bank.id}; "
+    assert refused["code"] == "BUSINESS_RULE" and refused["errorCategory"] == "business"
+    assert refused["message"] == (f"Not allowed: contact {sam['id']} is at lender {bank.id}; "
                                   f"the placement's lender is {fund.id}")
     fay = mcp.ok("add_contact", {"lender_id": fund.id, "name": "Fay Fund"})["contact"]
     moved = mcp.ok("update_placement", {"placement_id": to_fund["id"], "contact_id": fay["id"]})["placement"]

@@ -18,8 +18,9 @@ from types import SimpleNamespace
 import pytest
 from django.test import RequestFactory
 
+from deals.companies.errors import ContactNotAtLender, ContactNotPlaced
 from deals.errors import ARCHIVED_CUSTOMER_MESSAGE, DealArchived
-from deals.models import Deal
+from deals.models import Contact, Deal
 from deals.placements import errors as placement_errors
 from deals.placements.models import Placement, TermSheet
 from deals.placements.services import RATE_TERMS_MESSAGE
@@ -48,6 +49,8 @@ DRAFT = Placement(pk=7, deal_id=5, status="draft")
 DECLINED = Placement(pk=8, deal_id=5, status="declined")
 ARCHIVED = Placement(pk=9, deal_id=5, status="archived")
 QUOTE = TermSheet(pk=4, deal_id=5, placement=DECLINED, expires_on=dt.date(2026, 1, 31))
+LENDER_CONTACT = Contact(pk=9, lender_id=2)
+COMPANY_CONTACT = Contact(pk=8, company_id=3)
 WINNER = TermSheet(pk=11, deal_id=5, placement=Placement(pk=10, lender=Lender(name="Acme Capital")))
 PLACEMENTS_ARCHIVED = ("This deal is archived, so it can no longer be sent to lenders or take quotes. Archived "
                        "deals cannot be restored: create a new deal to continue.")
@@ -95,6 +98,16 @@ TABLE = [
      "BUSINESS_RULE", "business", False, "Not allowed: deal 5 is archived"),
     (placement_errors.SearchOfAnotherDeal(DEAL, SEARCH), 409, "BUSINESS_RULE", "Not allowed: lender search 3",
      "BUSINESS_RULE", "business", False, "Not allowed: lender search 3 ranked another deal"),
+    # Companies and contacts (issue 22): another account's is a NotFound like a missing one; the
+    # account's contact at the wrong lender (or at a company) is a rule of the records.
+    (errors.NotFound("Company", 3), 404, "NOT_FOUND", "Company not found: 3", "NOT_FOUND", "validation", False,
+     "Company not found: 3"),
+    (errors.NotFound("Contact", 9), 404, "NOT_FOUND", "Contact not found: 9", "NOT_FOUND", "validation", False,
+     "Contact not found: 9"),
+    (ContactNotAtLender(LENDER_CONTACT, 4), 409, "BUSINESS_RULE", "Not allowed: contact 9 is at lender 2",
+     "BUSINESS_RULE", "business", False, "Not allowed: contact 9 is at lender 2; the placement's lender is 4"),
+    (ContactNotPlaced(COMPANY_CONTACT), 409, "BUSINESS_RULE", "Not allowed: contact 8 is at company 3",
+     "BUSINESS_RULE", "business", False, "Not allowed: contact 8 is at company 3, not at a lender"),
     (placement_errors.SearchNotCompleted(DEAL, SEARCH, failed=True), 409, "BUSINESS_RULE",
      "Not allowed: lender search 3 is failed", "BUSINESS_RULE", "business", False, "Not allowed: lender search 3"),
     (placement_errors.SearchPurged(DEAL, SEARCH), 409, "BUSINESS_RULE", "Not allowed: lender search 3 was superseded",
@@ -232,7 +245,8 @@ def _project_error_classes() -> set[type]:
 def test_every_error_class_is_in_the_table():
     covered = {type(row[0]) for row in TABLE}
     classes = _project_error_classes()
-    assert {"deals.placements.errors", "deals.errors", "mcp_tools.views"} <= {c.__module__ for c in classes}
+    assert {"deals.placements.errors", "deals.errors", "deals.companies.errors", "mcp_tools.views"} <= {
+        c.__module__ for c in classes}
     assert classes <= covered, classes - covered
 
 
@@ -257,6 +271,18 @@ REFUSAL_BODIES = [
         "This deal can't be matched with lenders yet. Add a loan amount, a property state and an asset type, "
         "then search again.", deal_id=5, missing=["a loan amount", "a property state", "an asset type"])),
     (placement_errors.ArchivedDealNotPlaceable(DEAL), _business("deal 5 is archived", PLACEMENTS_ARCHIVED, deal_id=5)),
+    (ContactNotAtLender(LENDER_CONTACT, 4), _business(
+        "contact 9 is at lender 2; the placement's lender is 4",
+        "That person is not one of your contacts at this lender. Choose a contact at this lender, or add one.",
+        contact_id=9, lender_id=4)),
+    (ContactNotPlaced(COMPANY_CONTACT), _business(
+        "contact 8 is at company 3, not at a lender",
+        "Each contact named must be one of your contacts at a lender this deal is being placed with.",
+        contact_id=8)),
+    (ContactNotPlaced(LENDER_CONTACT), _business(
+        "contact 9 is at lender 2, which this call does not place",
+        "Each contact named must be one of your contacts at a lender this deal is being placed with.",
+        contact_id=9)),
     (placement_errors.SearchOfAnotherDeal(DEAL, SEARCH), _business(
         "lender search 3 ranked another deal, not deal 5",
         "That lender search was run for a different deal. Search lenders for this deal, then place it with the "

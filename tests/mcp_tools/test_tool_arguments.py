@@ -18,7 +18,13 @@ import pytest
 from django.test import RequestFactory
 from rest_framework import serializers
 
-from deals.models import Deal, DealProperty
+from deals.companies.serializers import (
+    CompanyInputSerializer,
+    CompanyListQuerySerializer,
+    ContactInputSerializer,
+    ContactListQuerySerializer,
+)
+from deals.models import Company, Contact, Deal, DealProperty
 from deals.placements.serializers import (
     ComparisonQuerySerializer,
     PlacementCreateInputSerializer,
@@ -250,8 +256,15 @@ API_INPUTS = {
     "add_term_sheet": (TermSheetInputSerializer, {}),
     "list_term_sheets": (TermSheetListQuerySerializer, {"limit": "page_size"}),
     "compare_term_sheets": (ComparisonQuerySerializer, {}),
+    "list_companies": (CompanyListQuerySerializer, {"limit": "page_size"}),
+    "create_company": (CompanyInputSerializer, {}),
+    "update_company": (CompanyInputSerializer, {}),
+    "list_contacts": (ContactListQuerySerializer, {"limit": "page_size"}),
+    "add_contact": (ContactInputSerializer, {}),
+    "update_contact": (ContactInputSerializer, {}),
 }
-IDS = {"deal_id", "lender_id", "search_id", "property_id", "placement_id", "term_sheet_id", "program_id"}
+IDS = {"deal_id", "lender_id", "search_id", "property_id", "placement_id", "term_sheet_id", "program_id",
+       "company_id", "contact_id", "sponsor_id", "borrower_id"}
 TOOL_ONLY = {"cursor", "idempotency_key", "include"}  # checked by the tool itself (or tested below)
 
 
@@ -322,9 +335,13 @@ def bounded_cases() -> list[tuple[str, str, Any, Any]]:
             cases.append((name, path, [{"name": "P"}] * schema["maxItems"], [{"name": "P"}] * (schema["maxItems"] + 1)))
         if "maxLength" in schema:
             # A patterned text at its longest must still match: an email address is padded before the @.
-            tail = "@ab.co" if schema.get("pattern") == limits.EMAIL_PATTERN else ""
-            cases.append((name, path, "x" * (schema["maxLength"] - len(tail)) + tail,
-                          "x" * (schema["maxLength"] + 1 - len(tail)) + tail))
+            # A website starts with its scheme and host; a phone number is digits and an extension.
+            head, tail, fill = {
+                limits.EMAIL_PATTERN: ("", "@ab.co", "x"), limits.WEBSITE_PATTERN: ("https://ab.co/", "", "x"),
+                limits.PHONE_PATTERN: ("", " x123456", "1"),
+            }.get(schema.get("pattern"), ("", "", "x"))
+            size = schema["maxLength"] - len(head) - len(tail)
+            cases.append((name, path, head + fill * size + tail, head + fill * (size + 1) + tail))
         step = 1 if schema.get("type") == "integer" else Decimal("0.01")
         if "maximum" in schema:
             top = schema["maximum"]
@@ -355,6 +372,8 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
     fixed = {"placement_id": placement.id, "loan_amount": 1, "rate_type": "fixed", "fixed_rate": 6}
     floating = {"placement_id": placement.id, "loan_amount": 1, "rate_type": "floating", "rate_index": "sofr",
                 "spread_bps": 100}
+    company = Company.objects.create(account=account, kind="sponsor", name="C")
+    person = Contact.objects.create(account=account, company=company, name="P")
     base = {
         "list_deals": {}, "create_deal": {"title": "T"}, "get_deal": {"deal_id": deal.id},
         "update_deal": {"deal_id": deal.id, "title": "T"}, "archive_deal": {"deal_id": archived_target.id},
@@ -373,7 +392,14 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "list_term_sheets": {"deal_id": deal.id}, "compare_term_sheets": {"deal_id": deal.id},
         "select_winning_term_sheet": {"term_sheet_id": term_sheets[0].id},
         "remove_term_sheet": {"term_sheet_id": term_sheets[1].id},
+        "list_companies": {}, "get_company": {"company_id": company.id},
+        "create_company": {"kind": "sponsor", "name": "C"}, "update_company": {"company_id": company.id, "name": "C"},
+        "list_contacts": {"company_id": company.id}, "add_contact": {"company_id": company.id, "name": "P"},
+        "update_contact": {"contact_id": person.id, "name": "P"},
     }
+    # A contact is at a company or at a lender: the lender's id is tried alone.
+    alone = {("list_contacts", "lender_id"): {}, ("add_contact", "lender_id"): {"name": "P"}}
+
     # The rate terms go with their rate type (a rule over two arguments): each bound is tried on its type.
     rate_base = {"fixed_rate": fixed, "spread_bps": floating, "rate_index": floating}
     cases = bounded_cases()
@@ -384,6 +410,7 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
     }
     for name, path, extreme, past in cases:
         arguments = rate_base.get(path, fixed) if name == "add_term_sheet" else base[name]
+        arguments = alone.get((name, path), arguments)
         tools.invalid(name, with_value(arguments, path, past), path)
         if path == "cursor":
             continue  # opaque: its longest allowed value is no cursor this server issued

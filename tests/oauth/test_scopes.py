@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from deals.models import Company, Contact
 from lev.accounts import scopes
 from lev.accounts.models import ApiKey
 from lev.accounts.permissions import HasRequiredScope, required_scope
@@ -101,6 +102,8 @@ def objects(account):
         "doomed": DealFactory(account=account),
         "property": DealPropertyFactory(deal=deal), "spare": DealPropertyFactory(deal=deal),
         "new_lender": LenderFactory(),
+        "company": (company := Company.objects.create(account=account, kind="sponsor", name="Harbor")),
+        "contact": Contact.objects.create(account=account, company=company, name="Dana"),
     }
 
 
@@ -126,6 +129,12 @@ def _arguments(objects, search_id):
         "list_term_sheets": {"deal_id": deal}, "compare_term_sheets": {"deal_id": deal},
         "select_winning_term_sheet": {"term_sheet_id": winner.pk}, "remove_term_sheet": {"term_sheet_id": spare.pk},
         "get_account": {},
+        "list_companies": {}, "get_company": {"company_id": objects["company"].pk},
+        "create_company": {"kind": "sponsor", "name": "New"},
+        "update_company": {"company_id": objects["company"].pk, "name": "Renamed"},
+        "list_contacts": {"lender_id": objects["lender"].pk},
+        "add_contact": {"company_id": objects["company"].pk, "name": "Pat"},
+        "update_contact": {"contact_id": objects["contact"].pk, "title": "Principal"},
     }
 
 
@@ -181,7 +190,8 @@ def test_a_key_without_lender_scopes_cannot_read_the_directory(user, account):
     client = Client(headers={"Authorization": f"Bearer {key}"})
     refused = client.get("/api/v1/lenders/")
     assert refused.status_code == 403 and refused.json()["details"] == {"required_scope": "lenders:read"}
-    assert tool_names(key) == {"list_deals", "get_deal", "list_deal_properties", "get_deal_financials", "get_account"}
+    assert tool_names(key) == {"list_deals", "get_deal", "list_deal_properties", "get_deal_financials", "get_account",
+                               "list_companies", "get_company", "list_contacts"}
 
 
 def test_a_method_a_view_does_not_have_is_still_405(user, account):

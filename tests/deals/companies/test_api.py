@@ -203,10 +203,13 @@ def test_a_placement_is_sent_to_the_accounts_contact_at_its_lender(api, account,
     path = f"/api/v1/placements/{to_fund['id']}/"
     assert_error(api.patch(path, {"contact_id": theirs["id"]}, format="json"), 404, "NOT_FOUND",
                  f"Contact not found: {theirs['id']}")
-    assert_error(api.patch(path, {"contact_id": sam["id"]}, format="json"), 400, "VALIDATION_ERROR",
-                 f"Validation failed: contact_id contact {sam['id']} is at lender {bank.id}")
-    assert_error(api.patch(path, {"contact_id": at_company["id"]}, format="json"), 400, "VALIDATION_ERROR",
-                 "Validation failed: contact_id contact")
+    wrong = assert_error(api.patch(path, {"contact_id": sam["id"]}, format="json"), 409, "BUSINESS_RULE",
+                         f"Not allowed: contact {sam['id']} is at lender {bank.id}; the placement's lender is "
+                         f"{fund.id}")
+    assert wrong["details"] == {"contact_id": sam["id"], "lender_id": fund.id, "customer_message": (
+        "That person is not one of your contacts at this lender. Choose a contact at this lender, or add one.")}
+    assert_error(api.patch(path, {"contact_id": at_company["id"]}, format="json"), 409, "BUSINESS_RULE",
+                 f"Not allowed: contact {at_company['id']} is at company {sponsor['id']}, not at a lender")
     assert Placement.objects.get(pk=to_fund["id"]).contact_id is None
     # The contact fills in who it went to, unless that is given too; clearing it keeps what was written.
     chosen = api.patch(path, {"contact_id": fund_person["id"], "contact_email": "desk@fund.example.com"},
@@ -217,15 +220,19 @@ def test_a_placement_is_sent_to_the_accounts_contact_at_its_lender(api, account,
     assert (cleared["contact_id"], cleared["contact_name"]) == (None, "Fay Fund")
 
     other_deal = deal_with_financials(account)
-    for ids, message in (
-        ([theirs["id"]], f"Contact not found: {theirs['id']}"),
-        ([fund_person["id"]], f"Validation failed: contact_ids contact {fund_person['id']} is at lender {fund.id}, "
-                              "which this call does not place"),
-        ([at_company["id"]], "Validation failed: contact_ids contact"),
+    second = Contact.objects.create(account=account, lender=bank, name="Second").pk
+    for ids, status, message in (
+        ([theirs["id"]], 404, f"Contact not found: {theirs['id']}"),
+        ([fund_person["id"]], 409, f"Not allowed: contact {fund_person['id']} is at lender {fund.id}, which this "
+                                   "call does not place"),
+        ([at_company["id"]], 409, f"Not allowed: contact {at_company['id']} is at company {sponsor['id']}, not at "
+                                  "a lender"),
+        ([sam["id"], second], 400, f"Validation failed: contact_ids contacts {sam['id']} and {second} are both at "
+                                   f"lender {bank.id}; name one per lender"),
     ):
         response = api.post(f"/api/v1/deals/{other_deal.id}/placements/",
                             {"lender_ids": [bank.id], "contact_ids": ids}, format="json")
-        assert response.status_code in (400, 404) and response.json()["message"].startswith(message), response.json()
+        assert (response.status_code, response.json()["message"]) == (status, message)
     assert not Placement.objects.filter(deal=other_deal).exists()
 
 
