@@ -18,6 +18,7 @@ from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from deals import selectors, services
+from deals.companies import admin as companies_admin  # noqa: F401  (registers companies, contacts; lender contacts)
 from deals.models import Deal, DealFinancials, DealProperty
 from deals.placements import admin as placements_admin  # noqa: F401  (registers placements, term sheets, base rates)
 from deals.placements import selectors as placement_selectors
@@ -56,8 +57,17 @@ class DealForm(forms.ModelForm):
     class Meta:
         model = Deal
         fields = ["account", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
-                  "estimated_close_date", "description"]
+                  "estimated_close_date", "sponsor", "borrower", "description"]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+
+    def clean(self):
+        data = super().clean()
+        account = data.get("account") or (self.instance.account if self.instance.account_id else None)
+        for name in ("sponsor", "borrower"):
+            company = data.get(name)
+            if company is not None and account is not None and company.account_id != account.pk:
+                self.add_error(name, "Choose a company of the deal's own account.")
+        return data
 
 
 class DealPropertyForm(forms.ModelForm):
@@ -200,6 +210,12 @@ def search_status_badge(status: str | None) -> str:
     return format_html('<span class="lev-badge lev-badge--{}">{}</span>', status, LenderSearch.Status(status).label)
 
 
+def _company_ids(cleaned: dict[str, Any], names) -> dict[str, int | None]:
+    """The deal's sponsor and borrower as the services take them (ids, checked against the deal's account:
+    another account's company is refused there, never saved)."""
+    return {f"{name}_id": cleaned[name].pk if cleaned.get(name) else None for name in names if name in cleaned}
+
+
 @admin.register(Deal)
 class DealAdmin(AccountScopedAdmin):
     form = DealForm
@@ -214,7 +230,7 @@ class DealAdmin(AccountScopedAdmin):
     date_hierarchy = "created_at"
     fieldsets = [
         (None, {"fields": ["account", "title", "loan_amount", ("loan_type", "transaction_type", "business_plan"),
-                           "estimated_close_date", "description"]}),
+                           "estimated_close_date", ("sponsor", "borrower"), "description"]}),
         ("Record", {"classes": ["collapse"],
                     "fields": ["archived", "archived_at", "created_by", "created_at", "updated_at", "version"]}),
     ]
@@ -273,6 +289,7 @@ class DealAdmin(AccountScopedAdmin):
     def save_model(self, request, obj, form, change):
         if not change:
             data = {name: form.cleaned_data[name] for name in services.DEAL_FIELDS if name in form.cleaned_data}
+            data.update(_company_ids(form.cleaned_data, services.COMPANY_FIELDS))
             created = services.deal_create(account=form.cleaned_data["account"], user=request.user, data=data)
             # The admin goes on with its own instance (inlines, log, redirect): make it the saved row.
             obj.pk = created.pk
@@ -280,6 +297,7 @@ class DealAdmin(AccountScopedAdmin):
             obj._state.adding = False  # refresh_from_db leaves it set
             return
         changed = {name: form.cleaned_data[name] for name in form.changed_data if name in services.DEAL_FIELDS}
+        changed.update(_company_ids(form.cleaned_data, [n for n in services.COMPANY_FIELDS if n in form.changed_data]))
         if changed:
             services.deal_update(deal=obj, data=changed)
 
