@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from deals.models import Deal, DealFinancials, DealProperty
+from deals.models import Company, Contact, Deal, DealFinancials, DealProperty
 from lenders.models import Lender, LenderActivity, LenderProgram
 from lev.accounts.models import ApiKey
 
@@ -44,6 +44,25 @@ def test_seed_demo_is_idempotent_and_deterministic(seeded):
     assert program.asset_type_mask and program.min_loan_amount < program.max_loan_amount
 
 
+def test_seed_demo_gives_the_demo_account_companies_people_and_lender_contacts(seeded):
+    def snapshot():
+        return (sorted(Company.objects.filter(account__slug="demo-capital").values_list("kind", "name")),
+                sorted(Contact.objects.filter(account__slug="demo-capital").values_list("name", "company__name",
+                                                                                          "lender__name")))
+
+    companies, contacts = first = snapshot()
+    assert {kind for kind, _ in companies} == {"sponsor", "borrower", "broker"}
+    riverside = Deal.objects.get(account__slug="demo-capital", title="Riverside Apartments Refinance")
+    assert (riverside.sponsor.name, riverside.borrower.name) == ("Bluebonnet Residential Partners",
+                                                                 "Riverside Apartments Owner LLC")
+    placements = list(riverside.placements.select_related("contact"))
+    assert placements and all(p.contact and p.contact.lender_id == p.lender_id
+                              and p.contact_name == p.contact.name for p in placements)
+    assert sum(1 for _name, company, _lender in contacts if company) == 4
+    call_command("seed_demo", "--lenders", "60", stdout=StringIO())
+    assert snapshot() == first
+
+
 def test_seed_demo_prints_a_working_login_and_api_key(seeded, client):
     password = seeded.split("password '")[1].split("'")[0]
     key = seeded.split("API key:")[1].split()[0]
@@ -63,7 +82,8 @@ def test_admin_changelists_and_forms_load(seeded, client):
     deal = Deal.objects.first()
     lender = Lender.objects.first()
     for name in ("deals_deal", "deals_dealproperty", "accounts_account", "accounts_apikey", "lenders_lender",
-                 "lenders_lenderprogram", "lenders_lenderactivity", "deals_lendersearch", "lenders_assettype"):
+                 "lenders_lenderprogram", "lenders_lenderactivity", "deals_lendersearch", "lenders_assettype",
+                 "deals_company", "deals_contact"):
         assert client.get(reverse(f"admin:{name}_changelist")).status_code == 200, name
     assert client.get(reverse("admin:deals_deal_change", args=[deal.pk])).status_code == 200
     assert client.get(reverse("admin:lenders_lender_change", args=[lender.pk])).status_code == 200

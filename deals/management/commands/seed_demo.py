@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
 from deals.demo_history import seed_base_rates, seed_demo_pipeline, seed_market_history
-from deals.models import Deal, DealFinancials, DealProperty
+from deals.models import Company, Contact, Deal, DealFinancials, DealProperty, Placement
 from deals.placements.activity import lender_activity_recompute
 from lenders.demo import seed_directory
 from lev.accounts.demo_key import demo_api_key_ensure, key_file
@@ -59,6 +59,32 @@ DEMO_DEALS = [
     },
     {"title": "Downtown Hotel Recapitalization (draft)", "loan_type": "tbd", "transaction_type": "tbd"},
 ]
+
+# The demo account's companies and the people there (deals.companies), and which deals name them.
+DEMO_COMPANIES = [
+    {"kind": "sponsor", "name": "Bluebonnet Residential Partners", "website": "https://bluebonnet.example.com",
+     "location": "Austin, TX", "notes": "Repeat sponsor; 4,000 units owned across Texas.",
+     "contacts": [{"name": "Maria Delgado", "title": "Managing Principal", "email": "maria@bluebonnet.example.com",
+                   "phone": "+1 512 555 0142"},
+                  {"name": "Kevin Park", "title": "VP Acquisitions", "email": "kpark@bluebonnet.example.com",
+                   "phone": "+1 512 555 0187"}]},
+    {"kind": "borrower", "name": "Riverside Apartments Owner LLC", "location": "Austin, TX",
+     "notes": "Single-purpose entity of Bluebonnet Residential Partners.", "contacts": []},
+    {"kind": "sponsor", "name": "Coastal Office Ventures", "website": "https://coastaloffice.example.com",
+     "location": "Miami, FL", "contacts": [{"name": "Andre Thompson", "title": "Principal",
+                                             "email": "andre@coastaloffice.example.com", "phone": "+1 305 555 0110"}]},
+    {"kind": "borrower", "name": "Harbor Point Holdings LLC", "location": "Miami, FL", "contacts": []},
+    {"kind": "broker", "name": "Saguaro Capital Advisors", "location": "Phoenix, AZ",
+     "contacts": [{"name": "Lena Ortiz", "title": "Director", "email": "lena@saguaro.example.com"}]},
+]
+DEMO_DEAL_COMPANIES = {
+    "Riverside Apartments Refinance": ("Bluebonnet Residential Partners", "Riverside Apartments Owner LLC"),
+    "Harbor Point Office Value-Add": ("Coastal Office Ventures", "Harbor Point Holdings LLC"),
+}
+# The demo account's own contacts at the lenders its demo deal is placed with (first name, last name, title).
+DEMO_LENDER_PEOPLE = [("Sam", "Whitfield", "Director, Originations"), ("Priya", "Raman", "Managing Director"),
+                      ("Tom", "Alvarez", "Vice President"), ("Grace", "Liu", "Senior Originator"),
+                      ("Omar", "Haddad", "Principal")]
 
 
 class Command(BaseCommand):
@@ -114,7 +140,35 @@ class Command(BaseCommand):
             if spec.get("financials"):
                 DealFinancials.objects.create(deal=deal, **spec["financials"])
             created += 1
+        self._seed_companies(account)
         return account, user, created
+
+    @staticmethod
+    def _seed_companies(account) -> None:
+        for spec in DEMO_COMPANIES:
+            fields = {k: v for k, v in spec.items() if k not in ("name", "contacts")}
+            company, _ = Company.objects.get_or_create(account=account, name=spec["name"], defaults=fields)
+            for person in spec["contacts"]:
+                Contact.objects.get_or_create(account=account, company=company, name=person["name"],
+                                              defaults={k: v for k, v in person.items() if k != "name"})
+        for title, (sponsor, borrower) in DEMO_DEAL_COMPANIES.items():
+            Deal.objects.filter(account=account, title=title, sponsor=None, borrower=None).update(
+                sponsor=Company.objects.get(account=account, name=sponsor),
+                borrower=Company.objects.get(account=account, name=borrower))
+
+    @staticmethod
+    def _seed_lender_contacts(account, deal) -> None:
+        """A contact at each lender the demo deal is placed with, and the placement sent to them."""
+        for index, placement in enumerate(deal.placements.select_related("lender").order_by("id")):
+            first, last, title = DEMO_LENDER_PEOPLE[index % len(DEMO_LENDER_PEOPLE)]
+            domain = "".join(ch for ch in placement.lender.name.lower() if ch.isalnum())[:20] + ".example.com"
+            contact, _ = Contact.objects.get_or_create(
+                account=account, lender=placement.lender, name=f"{first} {last}",
+                defaults={"title": title, "email": f"{first.lower()}.{last.lower()}@{domain}",
+                          "phone": f"+1 212 555 01{index % 100:02d}"})
+            if placement.contact_id is None:
+                Placement.objects.filter(pk=placement.pk).update(contact=contact, contact_name=contact.name,
+                                                                 contact_email=contact.email)
 
     def _seed_placements(self, account, user, *, seed: int) -> None:
         """Base rates, a market history of placements and quotes, the activity signals computed from
@@ -125,6 +179,8 @@ class Command(BaseCommand):
         deal = Deal.objects.filter(account=account, title=DEMO_DEALS[0]["title"]).first()
         if deal is not None and seed_demo_pipeline(deal=deal, user=user):
             self.stdout.write(f"Deal {deal.title!r}: placed with lenders, two quotes recorded.")
+        if deal is not None:
+            self._seed_lender_contacts(account, deal)
         # After the demo deal's placements too, so a second run computes the same signals.
         markets = lender_activity_recompute()
         self.stdout.write(f"Lender activity: {markets} lender markets computed from placements and term sheets.")
