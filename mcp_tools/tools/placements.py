@@ -62,7 +62,7 @@ LenderIds = Annotated[
     Field(min_length=1, max_length=limits.PLACEMENTS_PER_CREATE_MAX, description="Lenders the user chose."),
 ]
 Notes = Text(limits.PLACEMENT_NOTES_MAX, "Replaces the notes.")
-ContactName = Text(limits.CONTACT_NAME_MAX, "Lender contact.")
+ContactName = Text(limits.CONTACT_NAME_MAX)
 ContactEmail = Annotated[str, Field(max_length=limits.EMAIL_MAX, pattern=limits.EMAIL_PATTERN,
                                     description="e.g. name@lender.com")]
 
@@ -212,17 +212,17 @@ def get_placement(placement_id: PlacementId) -> dict[str, Any]:
 def update_placement(
     placement_id: PlacementId,
     status: Annotated[UpdateStatus | None, Field(
-        description="quoted: add_term_sheet; won: select_winning_term_sheet.")] = None,
+        description="sent, reviewing, declined, no_response, lost, archived. quoted: add_term_sheet; "
+                    "won: select_winning_term_sheet.")] = None,
     notes: Notes | None = None,
     contact_id: Id(None) | None = None,
     contact_name: ContactName | None = None,
     contact_email: ContactEmail | None = None,
     program_id: Id(None) | None = None,
 ) -> dict[str, Any]:
-    """Record a lender's progress on a placement, or change its notes, contact (contact_id:
-    list_contacts; fills contact_name/email) or program; at least one. Status only moves on
-    (allowed_next_statuses); declined, lost, archived are final: confirm with the user (and
-    before sent).
+    """Record a lender's progress on a placement, or change its notes, contact (contact_id: see
+    list_contacts) or program; at least one. Status only moves on (allowed_next_statuses);
+    declined, lost, archived are final: confirm with the user (and before sent).
     """
     body = drop_none(status=status, notes=notes, contact_id=contact_id, contact_name=contact_name,
                      contact_email=contact_email, program_id=program_id)
