@@ -5,6 +5,9 @@ deals:write (docs/companies.md says why)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -34,9 +37,11 @@ class CompanyScopedView(AccountScopedView):
     def contact(self, request: Request, contact_id: int) -> Contact:
         return selectors.contact_get(account=self.account(request), contact_id=contact_id)
 
-    def contacts_page(self, request: Request, **where) -> Response:
+    def contacts_page(self, request: Request, where: Callable[[], dict[str, Any]]) -> Response:
+        """A page of contacts; the query is checked before `where` looks up their company or lender, so a
+        bad page is refused by name whichever company or lender it names."""
         query = validated(ContactListQuerySerializer, request.query_params.dict())
-        contacts = selectors.contact_list(account=self.account(request), search=query.get("search"), **where)
+        contacts = selectors.contact_list(account=self.account(request), search=query.get("search"), **where())
         paginator = StandardPagination()
         page = paginator.paginate_queryset(contacts, request, view=self)
         return paginator.get_paginated_response(ContactSerializer(page, many=True).data)
@@ -89,7 +94,7 @@ class CompanyContactListCreateApi(CompanyScopedView):
                    responses={200: paginated(ContactSerializer, "PaginatedContactList"), **READ_ERRORS})
     def get(self, request: Request, company_id: int) -> Response:
         """The people at one of the account's companies, by name."""
-        return self.contacts_page(request, company=self.company(request, company_id))
+        return self.contacts_page(request, lambda: {"company": self.company(request, company_id)})
 
     @extend_schema(request=ContactInputSerializer, parameters=[IDEMPOTENCY_KEY],
                    responses={201: ContactSerializer, **WRITE_ERRORS})
@@ -110,8 +115,7 @@ class LenderContactListCreateApi(CompanyScopedView):
                    responses={200: paginated(ContactSerializer, "PaginatedLenderContactList"), **READ_ERRORS})
     def get(self, request: Request, lender_id: int) -> Response:
         """The account's own contacts at a directory lender, by name (other accounts' are never shown)."""
-        lender = services.lender_for_contacts(lender_id)
-        return self.contacts_page(request, lender_id=lender.pk)
+        return self.contacts_page(request, lambda: {"lender_id": services.lender_for_contacts(lender_id).pk})
 
     @extend_schema(request=ContactInputSerializer, parameters=[IDEMPOTENCY_KEY],
                    responses={201: ContactSerializer, **WRITE_ERRORS})

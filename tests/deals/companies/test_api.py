@@ -146,6 +146,11 @@ def test_another_accounts_companies_and_contacts_are_missing_and_never_listed(ap
         assert_error(api.get(f"/api/v1/contacts/{contact_id}/"), 404, "NOT_FOUND", f"Contact not found: {contact_id}")
         assert_error(api.patch(f"/api/v1/contacts/{contact_id}/", {"name": "X"}, format="json"), 404, "NOT_FOUND",
                      f"Contact not found: {contact_id}")
+    # A bad page is refused by name before the company is looked up, whoever's it is.
+    assert_error(api.get(f"/api/v1/companies/{theirs['id']}/contacts/?page=0"), 400, "VALIDATION_ERROR",
+                 "Validation failed: page")
+    assert_error(api.get(f"/api/v1/lenders/{lender.id + 999}/contacts/?page_size=0"), 400, "VALIDATION_ERROR",
+                 "Validation failed: page_size")
     assert [c["name"] for c in api.get("/api/v1/companies/").json()["results"]] == ["Mine"]
     # The lender is everyone's; the contacts there are each account's own.
     assert api.get(f"/api/v1/lenders/{lender.id}/contacts/").json()["results"] == []
