@@ -134,7 +134,8 @@ def test_rules_come_back_as_errors_an_agent_can_act_on(mcp, account):
     sent = mcp.ok("update_placement", {"placement_id": draft["id"], "status": "sent", "contact_name": "Dana",
                                        "contact_email": "dana@lender.example.com"})["placement"]
     assert sent["status"] == "sent" and sent["allowed_next_statuses"] == [
-        "reviewing", "quoted", "declined", "no_response", "archived"]
+        "reviewing", "declined", "no_response", "archived"]
+    assert sent["automatic_next_statuses"] == ["quoted"]
     term_sheet = mcp.ok("add_term_sheet", {"placement_id": draft["id"], "loan_amount": 1, "rate_type": "fixed",
                                            "fixed_rate": 6})["term_sheet"]
     detail = mcp.ok("get_placement", {"placement_id": draft["id"]})["placement"]

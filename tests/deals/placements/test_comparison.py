@@ -109,9 +109,9 @@ def test_without_noi_or_value_the_comparison_says_so(quotes):
     deal, ids = quotes
     DealFinancials.objects.filter(deal=deal).update(in_place_noi=None, estimated_value=None, purchase_price=None)
     comparison = term_sheet_comparison(deal=deal, today=TODAY)
-    assert all(q.dscr is None and q.ltv is None for q in comparison.quotes)
+    assert all(q.dscr is None and q.ltv is None and q.debt_yield is None for q in comparison.quotes)
     assert comparison.unavailable[:2] == [
-        "DSCR: the deal has no NOI (set in_place_noi or stabilized_noi in its financials)",
+        "DSCR and debt yield: the deal has no NOI (set in_place_noi or stabilized_noi in its financials)",
         "LTV: the deal has no value (set estimated_value or purchase_price in its financials)",
     ]
     # Stabilized NOI and the purchase price stand in when the primary figures are missing.
