@@ -67,9 +67,9 @@ def test_without_an_interest_only_period_the_dscr_is_the_amortizing_one(api, acc
 def test_a_deal_without_financials_reads_every_new_figure_as_null(api, account):
     deal = DealFactory(account=account)
     got = api.get(financials_path(deal)).json()
-    assert {k: got[k] for k in ("debt_yield", "dscr", "dscr_basis", "dscr_interest_only", "dscr_amortizing")} == dict.fromkeys(
-        ("debt_yield", "dscr", "dscr_basis", "dscr_interest_only", "dscr_amortizing"))
-    assert got["interest_only_months"] is None or got["interest_only_months"] == 0
+    names = ("debt_yield", "dscr", "dscr_basis", "dscr_interest_only", "dscr_amortizing")
+    assert {k: got[k] for k in names} == dict.fromkeys(names)
+    assert got["interest_only_months"] == 0
 
 
 def test_the_openapi_schema_documents_the_new_fields(api):
@@ -159,3 +159,18 @@ def test_the_admin_refuses_a_fractional_interest_rate_with_the_same_words(accoun
     form = DealFinancialsForm(data={"interest_rate": "7.25 %", "amortization_years": "30", "interest_only_months": ""})
     assert form.is_valid(), form.errors
     assert form.cleaned_data["interest_only_months"] == 0
+
+
+# --- the quote comparison -------------------------------------------------------------------------------
+def test_the_comparison_shows_debt_yield_and_both_coverages_on_rest_and_mcp(api, tools, account):
+    from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
+
+    deal = deal_with_financials(account, loan_type="light_bridge")  # $1M NOI
+    quote(place(deal, lenders(1)[0]), fixed_rate=Decimal("7.25"), amortization_months=300, interest_only_months=24,
+          term_months=36, min_dscr=Decimal("1.20"))
+    rest = api.get(f"/api/v1/deals/{deal.pk}/term-sheets/comparison/").json()["quotes"][0]
+    mcp = tools.ok("compare_term_sheets", {"deal_id": deal.pk})["quotes"][0]
+    for shown in (rest, mcp):
+        assert (shown["dscr"], shown["dscr_basis"], shown["dscr_interest_only"], shown["dscr_amortizing"],
+                shown["debt_yield"], shown["ltv"]) == (1.38, "interest_only", 1.38, 1.15, 10.0, 62.5)
+        assert not any(note.startswith("DSCR") for note in shown["notes"])
