@@ -317,6 +317,8 @@ def remove_deal_property(deal_id: DealId, property_id: PropertyId) -> dict[str, 
 
 # --- financials ---------------------------------------------------------------------------------
 AmountOrZero = MoneyFilter  # 0 or more US dollars, rounded to the cent
+_cents = "rounded to the cent."
+_CENTS = "USD, rounded to the cent."
 # Percent per year to the 3 decimals the API stores (6.2555 -> 6.256); 0.0725 is refused: did you mean 7.25?
 InterestRate = Percent(limits.INTEREST_RATE_MAX, limits.RATE_PERCENT_FLOOR, limits.RATE_DECIMAL_PLACES)
 AmortizationYears = Annotated[
@@ -336,20 +338,20 @@ def get_deal_financials(deal_id: DealId) -> dict[str, Any]:
 @tool(title="Set a deal's financials", scope=DEALS_WRITE, idempotent=True)
 def update_deal_financials(
     deal_id: DealId,
-    purchase_price: Money | None = None,
-    estimated_value: Annotated[Money | None, Field(description="As-is or as-stabilized.")] = None,
-    in_place_noi: Annotated[AmountOrZero | None, Field(description="NOI per year today.")] = None,
-    stabilized_noi: Annotated[AmountOrZero | None, Field(description="NOI per year once stabilized.")] = None,
-    existing_debt: AmountOrZero | None = None,
-    cash_out: Annotated[AmountOrZero | None, Field(description="Taken out at closing.")] = None,
-    interest_rate: Annotated[InterestRate | None, Field(description="Percent per year (6.25, not 0.0625).")] = None,
+    purchase_price: Annotated[Money | None, Field(description=_CENTS)] = None,
+    estimated_value: Annotated[Money | None, Field(description=f"As-is or as-stabilized, {_cents}")] = None,
+    in_place_noi: Annotated[AmountOrZero | None, Field(description=f"NOI per year today, {_cents}")] = None,
+    stabilized_noi: Annotated[AmountOrZero | None, Field(description=f"NOI per year once stabilized, {_cents}")] = None,
+    existing_debt: Annotated[AmountOrZero | None, Field(description=_CENTS)] = None,
+    cash_out: Annotated[AmountOrZero | None, Field(description=f"Taken out at closing, {_cents}")] = None,
+    interest_rate: Annotated[InterestRate | None, Field(description="Percent per year (6.25, not 0.0625), kept to 3 "
+                                                                    "decimals.")] = None,
     amortization_years: Annotated[AmortizationYears | None, Field(
         description=f"Default {limits.AMORTIZATION_YEARS_DEFAULT}.")] = None,
     interest_only_months: InterestOnlyMonths | None = None,
 ) -> dict[str, Any]:
-    """Set some of a deal's financials (at least one; USD, rounded to the cent); figures left out
-    or null stay as they are. Searches rank leverage (LTV) with a value, coverage (DSCR) with NOI
-    and interest_rate.
+    """Set some of a deal's financials (at least one; USD); figures left out or null stay as they
+    are. Searches rank leverage (LTV) with a value, coverage (DSCR) with NOI and interest_rate.
     """
     body = drop_none(purchase_price=purchase_price, estimated_value=estimated_value, in_place_noi=in_place_noi,
                      stabilized_noi=stabilized_noi, existing_debt=existing_debt, cash_out=cash_out,

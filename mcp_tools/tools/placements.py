@@ -240,7 +240,8 @@ def add_term_sheet(
     placement_id: PlacementId,
     loan_amount: Annotated[Money, Field(description="US dollars, rounded to the cent.")],
     rate_type: Annotated[RateType, Field(description="fixed: pass fixed_rate; floating: rate_index, spread_bps.")],
-    fixed_rate: Annotated[InterestRate | None, Field(description="Percent (6.125, not 0.06125).")] = None,
+    fixed_rate: Annotated[InterestRate | None, Field(
+        description="Percent (6.125, not 0.06125), kept to 3 decimals.")] = None,
     rate_index: RateIndex | None = None,
     spread_bps: Annotated[int | None, Field(ge=0, le=limits.SPREAD_BPS_MAX,
                                             description="275 means index + 2.75 %.")] = None,
@@ -249,20 +250,23 @@ def add_term_sheet(
     amortization_months: Annotated[int | None, Field(
         ge=1, le=limits.AMORTIZATION_MONTHS_MAX, description="Leave out for interest-only.")] = None,
     interest_only_months: Annotated[int | None, Field(ge=0, le=limits.TERM_MONTHS_MAX)] = None,
-    max_ltv: Annotated[MaxLtv | None, Field(description="Percent (75, not 0.75).")] = None,
-    min_dscr: Annotated[_multiple(limits.DSCR_INPUT_MAX, 2) | None, Field(description="e.g. 1.25.")] = None,
+    max_ltv: Annotated[MaxLtv | None, Field(
+        description="Percent (75, not 0.75), kept to 2 decimals.")] = None,
+    min_dscr: Annotated[_multiple(limits.DSCR_INPUT_MAX, 2) | None, Field(
+        description="e.g. 1.25, kept to 2 decimals.")] = None,
     recourse: Recourse | None = None,
     origination_fee_percent: Annotated[FeePercent | None, Field(
-        description="Percent of the loan (1, not 0.01).")] = None,
-    exit_fee_percent: Annotated[FeePercent | None, Field(description="Percent of the loan.")] = None,
+        description="Percent of loan (1, not 0.01), kept to 3 decimals.")] = None,
+    exit_fee_percent: Annotated[FeePercent | None, Field(
+        description="Percent of loan, kept to 3 decimals.")] = None,
     prepayment: Annotated[Text(limits.PREPAYMENT_TEXT_MAX) | None, Field(
-        description="e.g. 'yield maintenance' or '3-2-1 step-down'.")] = None,
+        description="e.g. yield maintenance.")] = None,
     expires_on: Annotated[Date | None, Field(description="YYYY-MM-DD.")] = None,
     notes: Annotated[Text(limits.TERM_SHEET_NOTES_MAX) | None, Field(description="Other terms.")] = None,
 ) -> dict[str, Any]:
-    """Record a lender's quote (term sheet) on a placement, which must be sent, reviewing or
-    quoted (mark it sent first with update_placement); it becomes quoted. Each call records one
-    more quote. Returns {"term_sheet", "placement_status"}.
+    """Record a lender's quote (term sheet) on a sent, reviewing or quoted placement (mark it
+    sent first with update_placement); it becomes quoted. Each call adds a quote. Returns
+    {"term_sheet", "placement_status"}.
     """
     body = drop_none(
         loan_amount=loan_amount, rate_type=rate_type, fixed_rate=fixed_rate, rate_index=rate_index,
