@@ -186,9 +186,13 @@ def _digest(tool: str, kwargs: dict[str, Any]) -> str:
 
 
 def principal(request: Any) -> str:
-    """Who the call is made by: the user and the very credential (an API key or an access token)."""
+    """Who the call is made by: the user and the credential — an API key, or an OAuth grant (the
+    person's consent to one app in one account, which a refreshed access token keeps)."""
     user, auth = getattr(request, "user", None), getattr(request, "auth", None)
-    return f"{getattr(user, 'pk', '')}:{type(auth).__name__}:{getattr(auth, 'pk', '')}"
+    grant = getattr(auth, "authorization_id", None)
+    credential = (f"oauth:{grant}:{getattr(auth, 'account_id', '')}" if grant is not None
+                  else f"{type(auth).__name__}:{getattr(auth, 'pk', '')}")
+    return f"{getattr(user, 'pk', '')}:{credential}"
 
 
 def ask(tool: str, kwargs: dict[str, Any], who: str, described: dict[str, str]) -> InputRequired:

@@ -25,13 +25,14 @@ from mcp.shared.exceptions import McpError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, ErrorData, ListToolsResult, TextContent, Tool
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
 
+import lev
 from lev import limits
 from lev.accounts import scopes
 from lev.errors import ErrorCode
 from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
 from lev.resource import bearer_challenge
-from mcp_tools import budget, catalogue, confirmations, jsonrpc, modern
+from mcp_tools import budget, catalogue, confirmations, conformance_fixture, jsonrpc, modern
 from mcp_tools.client import LevClient, default_transport
 from mcp_tools.errors import ToolFailure, internal_error, upstream_unavailable, validation_failure
 from mcp_tools.registry import TOOLS, ToolSpec, bind_client, record_tool_call, unbind_client
@@ -293,6 +294,8 @@ def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Any) -> CallToo
 class LevMCP(DjangoMCP):
     def __init__(self) -> None:
         super().__init__(name="lev", instructions=INSTRUCTIONS, stateless=True)
+        # serverInfo names Lev's version (as /health does), not the `mcp` library's, the SDK's default.
+        self._mcp_server.version = lev.__version__
         for spec in TOOLS.values():
             tool = self._tool_manager.add_tool(
                 spec.fn,
@@ -480,8 +483,11 @@ class LevMCP(DjangoMCP):
         method, params = message["method"], message.get("params") or {}
         challenge = None
         if method == "tools/list":
-            result: dict[str, Any] | str = self.tools_list_for(credential_scopes(request),
-                                                               getattr(request, "mcp_selection", EVERYTHING))
+            result: dict[str, Any] | str = conformance_fixture.listed(
+                self.tools_list_for(credential_scopes(request), getattr(request, "mcp_selection", EVERYTHING)),
+                modern_era=False)
+        elif method == "tools/call" and conformance_fixture.owns(params["name"], modern_era=False):
+            result = conformance_fixture.call_legacy(params["name"])
         elif method == "tools/call":
             called = self.call_tool_sync(params["name"], params.get("arguments"), request)
             challenge = step_up_challenge(request, called)
@@ -507,6 +513,8 @@ class LevMCP(DjangoMCP):
             return refused
         method, params, request_id = message["method"], message.get("params") or {}, message["id"]
         challenge = None
+        if method == "tools/call" and conformance_fixture.owns(params["name"], modern_era=True):
+            return conformance_fixture.call_modern(request, message, self.server_info)
         if method == "tools/call":
             # A client that can show a form is asked to confirm what cannot be undone (confirmations).
             request.mcp_ask = confirmations.Ask.of(params)
@@ -524,7 +532,9 @@ class LevMCP(DjangoMCP):
             challenge = step_up_challenge(request, called)
             result = modern.tool_result_json(called.content[0].text, self.server_info, is_error=bool(called.isError))
         elif method == "tools/list":
-            listed = self.tools_list_for(credential_scopes(request), getattr(request, "mcp_selection", EVERYTHING))
+            listed = conformance_fixture.listed(
+                self.tools_list_for(credential_scopes(request), getattr(request, "mcp_selection", EVERYTHING)),
+                modern_era=True)
             result = budget.dumps(modern.complete(listed, self.server_info, ttlMs=modern.TOOLS_TTL_MS,
                                                   cacheScope="private"))
         elif method == "server/discover":

@@ -25,6 +25,7 @@ from mcp_tools.metrics import TOOL_CALLS
 from tests.factories import DealFactory, LenderFactory, MembershipFactory, UserFactory
 from tests.mcp_tools.test_modern_era import META, legacy, send
 from tests.mcp_tools.test_sdk2_client import ROOT, sdk2_python
+from tests.oauth.flow import Flow, public_client
 
 pytestmark = pytest.mark.django_db
 
@@ -165,6 +166,23 @@ def test_a_state_that_is_forged_or_moved_is_refused(api_key, user, account, deal
                                                 inputResponses=["yes"], requestState=state))
     deal.refresh_from_db(), other_deal.refresh_from_db()
     assert deal.archived_at is None and other_deal.archived_at is None
+
+
+def test_with_oauth_the_grant_is_the_credential_a_refreshed_token_may_answer(user, deal):
+    flow = Flow(user=user, client_id=public_client().client_id)
+    first = flow.tokens(scope="deals:read deals:write")
+    _message, state = asked(call(first["access_token"], "archive_deal", {"deal_id": deal.id}))
+    other_app = Flow(user=user, client_id=public_client("Other Agent").client_id)
+    stranger = other_app.tokens(scope="deals:read deals:write")["access_token"]
+    assert "another credential" in error_of(call(stranger, "archive_deal", {"deal_id": deal.id},
+                                                 inputResponses=answer("accept", True), requestState=state))
+    refreshed = flow.refresh(first["refresh_token"])
+    assert refreshed.status_code == 200, refreshed.content
+    done = result_of(call(refreshed.json()["access_token"], "archive_deal", {"deal_id": deal.id},
+                          inputResponses=answer("accept", True), requestState=state))
+    assert done["isError"] is False
+    deal.refresh_from_db()
+    assert deal.archived_at is not None
 
 
 def test_another_accounts_deal_is_not_asked_about_it_is_not_found(api_key, other_account):
