@@ -339,19 +339,19 @@ def get_deal_financials(deal_id: DealId) -> dict[str, Any]:
 def update_deal_financials(
     deal_id: DealId,
     purchase_price: Annotated[Money | None, Field(description=_CENTS)] = None,
-    estimated_value: Annotated[Money | None, Field(description=f"As-is or as-stabilized, {_cents}")] = None,
-    in_place_noi: Annotated[AmountOrZero | None, Field(description=f"NOI per year today, {_cents}")] = None,
-    stabilized_noi: Annotated[AmountOrZero | None, Field(description=f"NOI per year once stabilized, {_cents}")] = None,
+    estimated_value: Annotated[Money | None, Field(description=f"As-is or stabilized, {_cents}")] = None,
+    in_place_noi: Annotated[AmountOrZero | None, Field(description=f"Per year now, {_cents}")] = None,
+    stabilized_noi: Annotated[AmountOrZero | None, Field(description=f"Per year, stabilized, {_cents}")] = None,
     existing_debt: Annotated[AmountOrZero | None, Field(description=_CENTS)] = None,
-    cash_out: Annotated[AmountOrZero | None, Field(description=f"Taken out at closing, {_cents}")] = None,
-    interest_rate: Annotated[InterestRate | None, Field(description="Percent per year (6.25, not 0.0625), kept to 3 "
+    cash_out: Annotated[AmountOrZero | None, Field(description=f"At closing, {_cents}")] = None,
+    interest_rate: Annotated[InterestRate | None, Field(description="Percent (6.25, not 0.0625), kept to 3 "
                                                                     "decimals.")] = None,
     amortization_years: Annotated[AmortizationYears | None, Field(
         description=f"Default {limits.AMORTIZATION_YEARS_DEFAULT}.")] = None,
     interest_only_months: InterestOnlyMonths | None = None,
 ) -> dict[str, Any]:
-    """Set some of a deal's financials (at least one; USD); figures left out or null stay as they
-    are. Searches rank leverage (LTV) with a value, coverage (DSCR) with NOI and interest_rate.
+    """Set some of a deal's financials (at least one; USD; null or left out: kept). Searches
+    rank LTV with a value, DSCR with NOI and interest_rate.
     """
     body = drop_none(purchase_price=purchase_price, estimated_value=estimated_value, in_place_noi=in_place_noi,
                      stabilized_noi=stabilized_noi, existing_debt=existing_debt, cash_out=cash_out,

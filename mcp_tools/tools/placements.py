@@ -265,8 +265,7 @@ def add_term_sheet(
     notes: Annotated[Text(limits.TERM_SHEET_NOTES_MAX) | None, Field(description="Other terms.")] = None,
 ) -> dict[str, Any]:
     """Record a lender's quote (term sheet) on a sent, reviewing or quoted placement (mark it
-    sent first with update_placement); it becomes quoted. Each call adds a quote. Returns
-    {"term_sheet", "placement_status"}.
+    sent first with update_placement); it becomes quoted. Each call adds a quote.
     """
     body = drop_none(
         loan_amount=loan_amount, rate_type=rate_type, fixed_rate=fixed_rate, rate_index=rate_index,
