@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
+from urllib.parse import quote, unquote_to_bytes
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -26,8 +27,9 @@ from deals.placements.serializers import CREATE_TARGET_MESSAGE
 from deals.placements.services import RATE_TERMS_MESSAGE
 from mcp_tools import resilience
 from mcp_tools.registry import TOOLS
+from mcp_tools.toolsets import toolset_of
 from tests.fuzz.conftest import MODERN_META, RawMcp, World, budget
-from tests.fuzz.contract import Outcome, judge
+from tests.fuzz.contract import Outcome, judge, leaks
 from tests.fuzz.stats import STATS
 from tests.fuzz.strategies import (
     DEEP_LEVELS,
@@ -508,6 +510,168 @@ def test_any_2026_07_28_request_gets_the_answer_the_documentation_promises(raw_m
 
     call()
     findings.assert_none()
+
+
+# Toolset addresses (mcp_tools.toolsets, docs/mcp-clients.md): /mcp/x/<toolsets>[/readonly] and /mcp/readonly.
+TOOLSETS = ("deals", "lenders", "placements")
+LISTING = object()  # tools/list rather than a tools/call
+# (A literal ".." is not among them: the HTTP client resolves it before sending, RFC 3986 5.2.4; "%2e%2e"
+# reaches the server.)
+TOOLSET_SEGMENTS = ["deals", "lenders", "placements", "deals,placements", "Deals,%20lenders", "deals,,lenders",
+                    "placements,", "DEALS", "nope", "deal", ",", "%20", "deals,nope", "x" * 300, "%00", "%ff",
+                    "%C3%A9", "%2e%2e", "deals%2Freadonly", "deals%2Fnope", "readonly", "deals;x", "*",
+                    "deals%0a", "%E2%80%AE"]
+toolset_segments = st.one_of(
+    st.sampled_from(TOOLSET_SEGMENTS),
+    st.sampled_from([*TOOLSETS, "deals,placements", "lenders,deals"]),
+    st.lists(st.sampled_from(TOOLSETS), min_size=1, max_size=3).map(",".join),
+    st.lists(st.sampled_from([*TOOLSETS, "nope", " ", ""]), min_size=1, max_size=3).map(",".join),
+    st.text(max_size=12).filter(lambda text: text not in (".", "..")).map(lambda text: quote(text, safe="")),
+)
+addresses = st.one_of(
+    st.just("/mcp/readonly"),
+    toolset_segments.map(lambda segment: f"/mcp/x/{segment}"),
+    toolset_segments.map(lambda segment: f"/mcp/x/{segment}/readonly"),
+    st.sampled_from(["/mcp/x", "/mcp/x/", "/mcp/readonly/", "/mcp/readonly/x", "/mcp/x/deals/readonly/x",
+                     "/mcp/x/deals/nope", "/mcp/x//readonly"]),
+)
+selection_headers = st.fixed_dictionaries({}, optional={
+    "X-MCP-Toolsets": st.sampled_from(["deals", "lenders,placements", "Deals , lenders ,", "", "nope", "deals,x"]),
+    "X-MCP-Readonly": st.sampled_from(["true", "1", "Off", "no", "", "maybe"]),
+})
+
+
+def _toolset_names(text: str) -> frozenset[str] | None:
+    """The toolsets a comma-separated list names (case and whitespace ignored); None when it names an
+    unknown one or none at all (the documented 400)."""
+    names = frozenset(part.strip().lower() for part in text.split(",") if part.strip())
+    return names if names and names <= set(TOOLSETS) else None
+
+
+def expected_selection(path: str, headers: dict[str, str]) -> tuple[int, frozenset[str], bool] | tuple[int, str]:
+    """(200, toolsets, read-only) for an address and headers that select part of the catalogue, or
+    (404, "") for a path that is no address of /mcp and (400, field) for an unknown toolset: derived from
+    docs/mcp-clients.md and mcp_tools.toolsets' documentation, not from its code."""
+    # The server sees the path percent-decoded (PEP 3333), bytes that are not UTF-8 kept as %XX.
+    raw = unquote_to_bytes(path)
+    try:
+        decoded = raw.decode()
+    except UnicodeDecodeError:
+        decoded = None
+    parts = (decoded or path).split("/")[1:]
+    if parts == ["mcp", "readonly"]:
+        url_names, read_only = None, True
+    elif len(parts) in (3, 4) and parts[:2] == ["mcp", "x"] and parts[2] and parts[3:] in ([], ["readonly"]):
+        url_names = _toolset_names(parts[2]) if decoded is not None else None
+        if url_names is None:
+            return 400, "url"
+        read_only = len(parts) == 4
+    else:
+        return 404, ""
+    names = url_names if url_names is not None else frozenset(TOOLSETS)
+    header = headers.get("X-MCP-Toolsets", "")
+    if header.strip():
+        chosen = _toolset_names(header)
+        if chosen is None:
+            return 400, "X-MCP-Toolsets"
+        names &= chosen
+    read_only = read_only or headers.get("X-MCP-Readonly", "").strip().lower() not in {
+        "", "false", "f", "no", "n", "0", "off"}
+    return 200, names, read_only
+
+
+def test_toolset_addresses_in_both_eras(raw_mcp, world: World):
+    """tools/list and tools/call, in either era, at /mcp/x/<toolsets>[/readonly] and /mcp/readonly with
+    toolset names valid and hostile (unknown, empty, percent-encoded, not UTF-8, NUL, slashes) and the
+    selection headers: never 5xx; an unknown toolset is the documented 400 VALIDATION_ERROR naming the
+    known ones, a path that is no address the JSON 404; otherwise the era's JSON-RPC answer, tools/list
+    lists only the selected tools and a tool left out is refused (VALIDATION_ERROR, or FORBIDDEN for a
+    tool that writes on a read-only address), never run."""
+    published = schemas(raw_mcp)
+    findings = Findings()
+
+    def check(path: str, selection: dict[str, str], modern: bool, tool: str, arguments: Any) -> None:
+        """One tools/call of `tool` (tools/list when `arguments` is LISTING) at `path`, judged."""
+        listing = arguments is LISTING
+        request_id = raw_mcp.next_id()
+        method = "tools/list" if listing else "tools/call"
+        params: dict[str, Any] = {} if listing else {"name": tool, "arguments": arguments}
+        headers = dict(selection)
+        if modern:
+            params["_meta"] = MODERN_META
+            headers.update({"MCP-Protocol-Version": MODERN, "Mcp-Method": method})
+            if not listing:
+                headers["Mcp-Name"] = tool
+        sent = encode({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        status, text = raw_mcp.post(sent, headers, path=path)
+        expected = expected_selection(path, selection)
+        STATS.by_code[f"toolset address HTTP {expected[0]}"] += 1
+        where = f"{path[:40]} ({MODERN if modern else 'legacy'})"
+        if expected[0] != 200:
+            outcome = Outcome(status=status, text=text)
+            extra = refusal_problems(status, text, sent, expected)
+            findings.record(where, outcome, sent, extra)
+            return
+        _status, names, read_only = expected
+        hostile = not listing and (contains_non_finite(arguments) or contains_deep(arguments))
+        outcome = judge_in_era(status, text, sent, modern=modern, well_formed=not hostile,
+                               request_id=None if hostile else request_id)
+        extra: list[str] = []
+        allowed = {name for name, spec in TOOLS.items()
+                   if toolset_of(spec) in names and (not read_only or spec.annotations.readOnlyHint)}
+        result = outcome.body.get("result") if isinstance(outcome.body, dict) else None
+        if listing and isinstance(result, dict):
+            listed = {t.get("name") for t in result.get("tools", [])}
+            if listed != allowed:
+                extra.append(f"tools/list at {sorted(names)} read-only={read_only} listed {sorted(listed)}")
+        elif not listing and tool not in allowed and outcome.tool_payload is not None:
+            code = outcome.code
+            # A tool that writes, on a read-only connection, is refused as such whatever its toolset.
+            writes = not TOOLS[tool].annotations.readOnlyHint
+            expected_code = "FORBIDDEN" if read_only and writes else "VALIDATION_ERROR"
+            if code != expected_code:
+                extra.append(f"{tool} outside the selection answered {code or 'success'}, not {expected_code}")
+        findings.record(where, outcome, sent, extra)
+
+    # Every listed segment once, at both addresses, whichever else the examples draw.
+    for index, segment in enumerate(TOOLSET_SEGMENTS):
+        for suffix in ("", "/readonly"):
+            check(f"/mcp/x/{segment}{suffix}", {}, index % 2 == 0, "list_deals", LISTING)
+
+    @settings(max_examples=budget(PROTOCOL_EXAMPLES), **FUZZ)
+    @given(path=addresses, selection=selection_headers, modern=st.booleans(), data=st.data())
+    def call(path: str, selection: dict[str, str], modern: bool, data: st.DataObject) -> None:
+        tool = data.draw(st.sampled_from(TOOL_NAMES), label="tool")
+        arguments = data.draw(st.one_of(st.just(LISTING), valid_arguments(published[tool], world),
+                                        hostile_arguments(published[tool], world)), label="arguments")
+        check(path, selection, modern, tool, arguments)
+
+    call()
+    findings.assert_none()
+
+
+def refusal_problems(status: int, text: str, sent: str, expected: tuple[Any, ...]) -> list[str]:
+    """The documented refusal of an address: 404 or 400, the API's error body, nothing internal."""
+    problems = [f"response leaks {leak}" for leak in leaks(text, sent)]
+    if status != expected[0]:
+        return [*problems, f"HTTP {status}, documented {expected[0]}"]
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return [*problems, f"HTTP {status} with a body that is not JSON"]
+    if not isinstance(body, dict):
+        return [*problems, "refusal is not a JSON object"]
+    code, message = body.get("code"), body.get("message")
+    if status == 404:
+        if code != "NOT_FOUND" or not isinstance(message, str):
+            problems.append(f"404 without the NOT_FOUND error body: {text[:80]}")
+        return problems
+    fields = (body.get("details") or {}).get("fields") or {}
+    if code != "VALIDATION_ERROR" or not str(message).startswith("Validation failed: "):
+        problems.append(f"unknown toolset answered {code!r}: {str(message)[:80]}")
+    elif "the toolsets are: deals, lenders, placements" not in " ".join(fields.get(expected[1], [])):
+        problems.append(f"unknown toolset refusal does not name the known ones under {expected[1]}: {fields}")
+    return problems
 
 
 # The issue's reproducers: inputs that made the API answer 500 (and so, once, opened the breaker).
