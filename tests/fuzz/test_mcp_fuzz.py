@@ -61,6 +61,7 @@ FUZZ = {
 VALID_EXAMPLES = 70
 HOSTILE_EXAMPLES = 100
 PROTOCOL_EXAMPLES = 300
+TOOLSET_EXAMPLES = 200  # plus each listed toolset segment once, at both addresses
 MODERN = "2026-07-28"
 
 
@@ -638,7 +639,7 @@ def test_toolset_addresses_in_both_eras(raw_mcp, world: World):
         for suffix in ("", "/readonly"):
             check(f"/mcp/x/{segment}{suffix}", {}, index % 2 == 0, "list_deals", LISTING)
 
-    @settings(max_examples=budget(PROTOCOL_EXAMPLES), **FUZZ)
+    @settings(max_examples=budget(TOOLSET_EXAMPLES), **FUZZ)
     @given(path=addresses, selection=selection_headers, modern=st.booleans(), data=st.data())
     def call(path: str, selection: dict[str, str], modern: bool, data: st.DataObject) -> None:
         tool = data.draw(st.sampled_from(TOOL_NAMES), label="tool")
