@@ -81,10 +81,11 @@ bench-ab-shortcuts: $(STAMP)
 	$(BIN)/python bench/ab_shortcuts.py $(AB_ARGS)
 
 # The official MCP conformance suite (pinned; Node 22 and the suite installed into .tools/ when missing)
-# against a live gunicorn, for 2025-11-25 and 2026-07-28: passed/failed per revision and scenario,
-# scenarios for features the server does not offer listed apart. Exit 1 when a required scenario fails
-# for a revision in CONFORMANCE_REQUIRE (what .ci/run requires). About 20 s once installed.
-CONFORMANCE_REQUIRE ?= 2025-11-25
+# against a live gunicorn with the suite's diagnostic tools on (LEV_MCP_CONFORMANCE_FIXTURE), for
+# 2025-11-25 and 2026-07-28: passed/failed per revision and scenario, scenarios for features the server
+# does not offer listed apart. Exit 1 when a required scenario fails for a revision in
+# CONFORMANCE_REQUIRE (what .ci/run requires). About 20 s once installed.
+CONFORMANCE_REQUIRE ?= 2025-11-25 2026-07-28
 conformance: $(STAMP)
 	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL $(BIN)/python bench/conformance.py \
 		$(foreach rev,$(CONFORMANCE_REQUIRE),--require $(rev)) $(CONFORMANCE_ARGS)

@@ -7,26 +7,29 @@
    the pinned suite `@modelcontextprotocol/conformance` into .tools/ (gitignored).
 2. Migrates and seeds its own SQLite file (bench/results/conformance.sqlite3, new each run; or
    --database-url), starts the production command (`gunicorn --config deploy/gunicorn.conf.py`) on a
-   free port, and in front of it a small proxy that adds `Authorization: Bearer <demo API key>` to
-   every request (the suite's server runner has no option for credentials; the proxy passes
-   everything else, Host and Origin included, byte for byte).
+   free port with the conformance fixture on (LEV_MCP_CONFORMANCE_FIXTURE=1: the suite's diagnostic
+   tools, mcp_tools.conformance_fixture; the production profile refuses that setting), and in front of
+   it a small proxy that adds `Authorization: Bearer <demo API key>` to every request (the suite's
+   server runner has no option for credentials; the proxy passes everything else, Host and Origin
+   included, byte for byte).
 3. Runs the suite's server scenarios with `--requirements REV` (the set the revision requires,
    frozen at its release, at that revision's wire) for each revision, and prints passed/failed per
    revision and per scenario.
 
 Each scenario the suite scores for a revision is either required or "not offered":
 * not offered: prompts, resources (but `resources/read` of an unknown URI, sep-2164), completion,
-  logging, and every scenario that calls one of the suite's diagnostic tools (`test_simple_text`,
-  `test_image_content`, `test_input_required_result_*`, ...). They run and are listed, never required.
-  A diagnostic tool the server lists in tools/list (a fixture toolset) makes its scenarios required;
-  prompts/list or resources/list answering something makes those required.
+  logging, and every scenario that calls one of the suite's diagnostic tools or prompts the server
+  does not list. They run and are listed, never required. What offers what is read from the server's
+  own lists at each revision's wire: a diagnostic tool its tools/list shows (the conformance fixture
+  lists some, and different ones per revision) makes its scenarios required; prompts/list or
+  resources/list answering something makes those required.
 * inside a required scenario, a check the suite reports as "Not testable: server does not list the
-  diagnostic tool 'X'" is listed as not offered too (unless the server lists X); every other
-  failed check fails the scenario.
+  diagnostic tool 'X'" is listed as not offered too (unless the server lists X at that revision);
+  every other failed check fails the scenario.
 The suite's own "not scored" scenarios (extensions, pending, added after the release) are listed.
 
 Exit status: 1 when a required scenario fails for a revision named with --require (CI requires
-2025-11-25; add 2026-07-28 once /mcp speaks it), 2 when the suite or the server could not run, else 0.
+both), 2 when the suite or the server could not run, else 0.
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ SUITE_DIR = SUITE_PREFIX / "node_modules" / "@modelcontextprotocol" / "conforman
 REVISIONS = ("2025-11-25", "2026-07-28")
 RESULTS = ROOT / "bench" / "results"
 
-# Scenarios that need one of the suite's diagnostic tools: required only when tools/list has them all.
+# Scenarios that need one of the suite's diagnostic tools: required only when tools/list has them all
+# (at the scenario's revision).
 DIAGNOSTIC_TOOLS: dict[str, tuple[str, ...]] = {
     "tools-call-simple-text": ("test_simple_text",),
     "tools-call-image": ("test_image_content",),
@@ -85,12 +89,15 @@ DIAGNOSTIC_TOOLS: dict[str, tuple[str, ...]] = {
     "input-required-result-multiple-input-requests": ("test_input_required_result_multiple_inputs",),
     "input-required-result-multi-round": ("test_input_required_result_multi_round",),
     "input-required-result-missing-input-response": ("test_input_required_result_elicitation",),
-    "input-required-result-non-tool-request": ("test_input_required_result_prompt",),
     "input-required-result-result-type": ("test_input_required_result_elicitation",),
     "input-required-result-tampered-state": ("test_input_required_result_tampered_state",),
     "input-required-result-capability-check": ("test_input_required_result_capabilities",),
     "input-required-result-ignore-extra-params": ("test_input_required_result_elicitation",),
     "input-required-result-validate-input": ("test_input_required_result_elicitation",),
+}
+# Scenarios that need one of the suite's diagnostic prompts: required only when prompts/list has it.
+DIAGNOSTIC_PROMPTS: dict[str, str] = {
+    "input-required-result-non-tool-request": "test_input_required_result_prompt",
 }
 # Features the server has none of (the reason printed beside the scenario).
 FEATURES: dict[str, str] = {
@@ -116,23 +123,33 @@ def _installed_version(package_json: Path) -> str | None:
     return None
 
 
-def ensure_suite() -> None:
-    """Node 22 and the pinned suite under .tools/, each in its own prefix (one npm install never
-    prunes the other); reinstalled when the pinned version changes."""
-    npm_cli = _npm_cli()
-    quiet = ["--no-audit", "--no-fund", "--no-save", "--loglevel=error"]
+NPM_QUIET = ["--no-audit", "--no-fund", "--no-save", "--loglevel=error"]
+
+
+def ensure_node(npm_cli: str | None = None) -> Path:
+    """Node NODE_VERSION under .tools/node (installed by the machine's npm when missing or another
+    version); its binary. tests/mcp_tools/test_inspector_cli.py runs the MCP Inspector with it too."""
+    npm_cli = npm_cli or _npm_cli()
     if _installed_version(NODE.parents[1] / "package.json") != NODE_VERSION:
         print(f"conformance: installing {NODE_PACKAGE}@{NODE_VERSION} into {NODE_PREFIX.relative_to(ROOT)}",
               flush=True)
         NODE_PREFIX.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["node", npm_cli, "install", "--prefix", str(NODE_PREFIX), *quiet,
+        subprocess.run(["node", npm_cli, "install", "--prefix", str(NODE_PREFIX), *NPM_QUIET,
                         f"{NODE_PACKAGE}@{NODE_VERSION}"], check=True)
+    return NODE
+
+
+def ensure_suite() -> None:
+    """Node 22 and the pinned suite under .tools/, each in its own prefix (one npm install never
+    prunes the other); reinstalled when the pinned version changes."""
+    npm_cli = _npm_cli()
+    ensure_node(npm_cli)
     if _installed_version(SUITE_DIR / "package.json") != SUITE_VERSION:
         print(f"conformance: installing {SUITE_PACKAGE}@{SUITE_VERSION} into {SUITE_PREFIX.relative_to(ROOT)}",
               flush=True)
         SUITE_PREFIX.mkdir(parents=True, exist_ok=True)
         # npm itself runs on Node 22, so dependencies resolve for the runtime that runs the suite.
-        subprocess.run([str(NODE), npm_cli, "install", "--prefix", str(SUITE_PREFIX), *quiet,
+        subprocess.run([str(NODE), npm_cli, "install", "--prefix", str(SUITE_PREFIX), *NPM_QUIET,
                         f"{SUITE_PACKAGE}@{SUITE_VERSION}"], check=True)
 
 
@@ -242,6 +259,8 @@ class LiveServer:
             "GUNICORN_BIND": f"127.0.0.1:{self.port}", "WEB_CONCURRENCY": "2",
             "GUNICORN_ACCESS_LOG": "/dev/null", "GUNICORN_LOG_LEVEL": "warning", "LOG_LEVEL": "WARNING",
             "PROMETHEUS_MULTIPROC_DIR": str(self.tmp / "metrics"),
+            # The suite's diagnostic tools (mcp_tools.conformance_fixture): never in production.
+            "LEV_MCP_CONFORMANCE_FIXTURE": "1",
         })
         self.log = self.tmp / "gunicorn.log"
         self.proc: subprocess.Popen | None = None
@@ -278,11 +297,17 @@ class LiveServer:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def mcp(url: str, key: str, method: str) -> dict:
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}).encode()
-    request = urllib.request.Request(url + "/mcp", data=body, method="POST", headers={
-        "Authorization": f"Bearer {key}", "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
+def mcp(url: str, key: str, method: str, revision: str) -> dict:
+    """One request at a revision's wire (2026-07-28: its `_meta` and mirrored headers); its result."""
+    params: dict = {}
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": revision}
+    if revision == "2026-07-28":
+        params["_meta"] = {"io.modelcontextprotocol/protocolVersion": revision,
+                           "io.modelcontextprotocol/clientCapabilities": {}}
+        headers["Mcp-Method"] = method
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    request = urllib.request.Request(url + "/mcp", data=body, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=10) as answer:
             return json.loads(answer.read()).get("result") or {}
@@ -290,12 +315,12 @@ def mcp(url: str, key: str, method: str) -> dict:
         return {}
 
 
-def offered(server: LiveServer) -> dict:
-    """What the server offers, read from its own lists (2025-11-25 wire, which it speaks today)."""
+def offered(server: LiveServer, revision: str) -> dict:
+    """What the server offers at a revision, read from its own lists at that revision's wire."""
     return {
-        "tools": {t.get("name") for t in mcp(server.url, server.key, "tools/list").get("tools", [])},
-        "prompts": bool(mcp(server.url, server.key, "prompts/list").get("prompts")),
-        "resources": bool(mcp(server.url, server.key, "resources/list").get("resources")),
+        "tools": {t.get("name") for t in mcp(server.url, server.key, "tools/list", revision).get("tools", [])},
+        "prompts": {p.get("name") for p in mcp(server.url, server.key, "prompts/list", revision).get("prompts", [])},
+        "resources": bool(mcp(server.url, server.key, "resources/list", revision).get("resources")),
     }
 
 
@@ -304,6 +329,8 @@ def not_offered_reason(scenario: str, have: dict) -> str | None:
     if scenario in DIAGNOSTIC_TOOLS:
         missing = [t for t in DIAGNOSTIC_TOOLS[scenario] if t not in have["tools"]]
         return f"needs the suite's diagnostic tool {', '.join(missing)}" if missing else None
+    if scenario in DIAGNOSTIC_PROMPTS and DIAGNOSTIC_PROMPTS[scenario] not in have["prompts"]:
+        return f"needs the suite's diagnostic prompt {DIAGNOSTIC_PROMPTS[scenario]}"
     if scenario in FEATURES:
         return f"{FEATURES[scenario]}: not a feature of this server"
     if PROMPTS.match(scenario) and not have["prompts"]:
@@ -403,8 +430,8 @@ def main(argv: list[str] | None = None) -> int:
         server.start()
         proxy = AuthProxy(args.port + 1 if args.port else free_port(), server.port, server.key)
         proxy.start()
-        have = offered(server)
-        if not have["tools"]:
+        offers = {revision: offered(server, revision) for revision in revisions}
+        if not all(have["tools"] for have in offers.values()):
             print("conformance: tools/list answered nothing with the demo key", file=sys.stderr)
             return 2
         print(f"conformance: {SUITE_PACKAGE}@{SUITE_VERSION} on Node {NODE_VERSION} against "
@@ -417,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"conformance: the suite produced no results for {revision}:\n{output[-3000:]}",
                       file=sys.stderr)
                 return 2
-            summary = report(revision, checks, have, args.verbose)
+            summary = report(revision, checks, offers[revision], args.verbose)
             if revision in args.require and summary["failed"]:
                 status = 1
         print(f"\nRequired: {', '.join(args.require) or 'none'}; "

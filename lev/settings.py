@@ -89,10 +89,17 @@ LEV_OAUTH_STEP_UP_CHALLENGE = env_bool("LEV_OAUTH_STEP_UP_CHALLENGE", True)
 # many seconds in every other process. Expiry is checked on every request. 0 = check every request.
 LEV_AUTH_CACHE_SECONDS = env_float("LEV_AUTH_CACHE_SECONDS", 5.0)
 
+# The official MCP conformance suite's diagnostic tools (test_error_handling, test_missing_capability,
+# test_input_required_result_*, ...; mcp_tools.conformance_fixture) on /mcp: for `make conformance`
+# and tests only, never production (refused below).
+LEV_MCP_CONFORMANCE_FIXTURE = env_bool("LEV_MCP_CONFORMANCE_FIXTURE", False)
+
 if PRODUCTION:
     problems = []
     if LEV_OAUTH_CIMD_ALLOW_LOOPBACK:
         problems.append("LEV_OAUTH_CIMD_ALLOW_LOOPBACK is for local development only")
+    if LEV_MCP_CONFORMANCE_FIXTURE:
+        problems.append("LEV_MCP_CONFORMANCE_FIXTURE is for the conformance suite and tests only")
     if len(SECRET_KEY) < 50 or SECRET_KEY.startswith("django-insecure"):
         problems.append("SECRET_KEY must be set to a long random value")
     if DEBUG:

@@ -182,6 +182,15 @@ def complete(result: dict[str, Any], server_info: dict[str, str], **hints: Any) 
     return {**result, "resultType": "complete", **hints, "_meta": {META_SERVER_INFO: server_info}}
 
 
+def interim(result: dict[str, Any], server_info: dict[str, str]) -> dict[str, Any]:
+    """An `input_required` result (basic/patterns/mrtr) with the server named in `_meta`."""
+    return {**result, "_meta": {META_SERVER_INFO: server_info}}
+
+
+def invalid_params(request_id: Any, message: str) -> HttpResponse:
+    return _error(types.INVALID_PARAMS, message[:300], request_id, 400)
+
+
 def result_body(request_id: Any, result: str) -> str:
     return f'{{"jsonrpc":"2.0","id":{json.dumps(request_id)},"result":{result}}}'
 

@@ -71,11 +71,13 @@ def tool_label(name: str) -> str:
     return name if name in TOOLS else "unknown"
 
 
-def record_tool_call(tool: str, payload: dict, *, is_error: bool, seconds: float) -> None:
+def record_tool_call(tool: str, payload: dict, *, is_error: bool, seconds: float, outcome: str = "ok") -> None:
+    """Count a call by tool, code and category: an error by its code, a success as `outcome` ("ok",
+    or "input_required" for a 2026-07-28 call answered with a question to the person)."""
     label = tool_label(tool)
     if is_error:
         code, category = payload.get("code", ErrorCode.INTERNAL_ERROR), payload.get("errorCategory", "internal")
         TOOL_CALLS.labels(label, code, category).inc()
     else:
-        TOOL_CALLS.labels(label, "ok", "none").inc()
+        TOOL_CALLS.labels(label, outcome, "none").inc()
     TOOL_SECONDS.labels(label).observe(seconds)

@@ -8,6 +8,7 @@ Nothing a tool raises reaches the transport.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -24,13 +25,14 @@ from mcp.shared.exceptions import McpError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, ErrorData, ListToolsResult, TextContent, Tool
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
 
+import lev
 from lev import limits
 from lev.accounts import scopes
 from lev.errors import ErrorCode
 from lev.outages import is_dependency_outage, report_outage
 from lev.request_id import reset_request_id, set_request_id
 from lev.resource import bearer_challenge
-from mcp_tools import budget, catalogue, jsonrpc, modern
+from mcp_tools import budget, catalogue, confirmations, conformance_fixture, jsonrpc, modern
 from mcp_tools.client import LevClient, default_transport
 from mcp_tools.errors import ToolFailure, internal_error, upstream_unavailable, validation_failure
 from mcp_tools.registry import TOOLS, ToolSpec, bind_client, record_tool_call, unbind_client
@@ -292,6 +294,8 @@ def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Any) -> CallToo
 class LevMCP(DjangoMCP):
     def __init__(self) -> None:
         super().__init__(name="lev", instructions=INSTRUCTIONS, stateless=True)
+        # serverInfo names Lev's version (as /health does), not the `mcp` library's, the SDK's default.
+        self._mcp_server.version = lev.__version__
         for spec in TOOLS.values():
             tool = self._tool_manager.add_tool(
                 spec.fn,
@@ -336,22 +340,31 @@ class LevMCP(DjangoMCP):
         request = django_request_ctx.get(None)
         return await sync_to_async(self.call_tool_sync, thread_sensitive=True)(name, arguments, request)
 
-    def call_tool_sync(self, name: str, arguments: dict[str, Any] | None, request: Any) -> CallToolResult:
+    def call_tool_sync(self, name: str, arguments: dict[str, Any] | None,
+                       request: Any) -> CallToolResult | confirmations.InputRequired:
         """Validate the arguments against the tool's schema, then run it; counted in the metrics by
-        tool, code and category (both transports' paths come here). Never raises."""
+        tool, code and category (both transports' paths come here). Never raises, but for a bad retry
+        of a confirmation (`confirmations.InvalidInput`), which only a 2026-07-28 request can make.
+        An `InputRequired` comes back only for a request `handle_modern` marked (`mcp_ask`)."""
         started = time.perf_counter()
         try:
             result = self._call_tool(name, arguments, request)
+        except confirmations.InvalidInput:
+            raise  # the retry of a confirmation carried a bad state or answer: handle_modern's -32602
         except Exception:
             # A bug in validating the arguments (run_tool already guards the tool itself): still a
             # tool result, so the caller gets a JSON-RPC answer and not the endpoint's HTTP 500.
             logger.exception("Unexpected error validating the arguments of tool %s", _printable(str(name))[:100])
             result = _result(internal_error().as_dict(), is_error=True)
-        record_tool_call(name, result.structuredContent or {}, is_error=bool(result.isError),
-                         seconds=time.perf_counter() - started)
+        if isinstance(result, confirmations.InputRequired):
+            record_tool_call(name, {}, is_error=False, seconds=time.perf_counter() - started, outcome="input_required")
+        else:
+            record_tool_call(name, result.structuredContent or {}, is_error=bool(result.isError),
+                             seconds=time.perf_counter() - started)
         return result
 
-    def _call_tool(self, name: str, arguments: dict[str, Any] | None, request: Any) -> CallToolResult:
+    def _call_tool(self, name: str, arguments: dict[str, Any] | None,
+                   request: Any) -> CallToolResult | confirmations.InputRequired:
         spec = TOOLS.get(name)
         tool = self._tool_manager.get_tool(name)
         if spec is None or tool is None:
@@ -382,7 +395,27 @@ class LevMCP(DjangoMCP):
             kwargs = parsed.model_dump_one_level()
         except pydantic.ValidationError as exc:
             return _result(validation_failure(_arg_errors(exc)).as_dict(), is_error=True)
+        asked = getattr(request, "mcp_ask", None)
+        found = confirmations.gate(name, kwargs) if asked is not None else None
+        if found is not None:
+            return self._confirmed(spec, kwargs, request, asked, found)
         return run_tool(spec, kwargs, request)
+
+    @staticmethod
+    def _confirmed(spec: ToolSpec, kwargs: dict[str, Any], request: Any, asked: confirmations.Ask,
+                   found: confirmations.Gate) -> CallToolResult | confirmations.InputRequired:
+        """A call the person confirms first (`mcp_tools.confirmations`): run it, answer that it was
+        declined, or ask, describing the record as the API reads it (its error result if it cannot)."""
+        who = confirmations.principal(request)
+        decided = confirmations.verdict(spec.name, kwargs, who, asked)
+        if decided.action == "run":
+            return run_tool(spec, kwargs, request)
+        if decided.action == "declined":
+            return _result(decided.payload or {}, is_error=False, tool=spec.name)
+        described = run_tool(dataclasses.replace(spec, fn=lambda: found.describe(kwargs)), {}, request)
+        if described.isError:
+            return described
+        return confirmations.ask(spec.name, kwargs, who, described.structuredContent or {})
 
     @functools.cached_property
     def tools_list_result(self) -> dict[str, Any]:
@@ -450,8 +483,11 @@ class LevMCP(DjangoMCP):
         method, params = message["method"], message.get("params") or {}
         challenge = None
         if method == "tools/list":
-            result: dict[str, Any] | str = self.tools_list_for(credential_scopes(request),
-                                                               getattr(request, "mcp_selection", EVERYTHING))
+            result: dict[str, Any] | str = conformance_fixture.listed(
+                self.tools_list_for(credential_scopes(request), getattr(request, "mcp_selection", EVERYTHING)),
+                modern_era=False)
+        elif method == "tools/call" and conformance_fixture.owns(params["name"], modern_era=False):
+            result = conformance_fixture.call_legacy(params["name"])
         elif method == "tools/call":
             called = self.call_tool_sync(params["name"], params.get("arguments"), request)
             challenge = step_up_challenge(request, called)
@@ -477,8 +513,18 @@ class LevMCP(DjangoMCP):
             return refused
         method, params, request_id = message["method"], message.get("params") or {}, message["id"]
         challenge = None
+        if method == "tools/call" and conformance_fixture.owns(params["name"], modern_era=True):
+            return conformance_fixture.call_modern(request, message, self.server_info)
         if method == "tools/call":
-            called = self.call_tool_sync(params["name"], params.get("arguments"), request)
+            # A client that can show a form is asked to confirm what cannot be undone (confirmations).
+            request.mcp_ask = confirmations.Ask.of(params)
+            try:
+                called = self.call_tool_sync(params["name"], params.get("arguments"), request)
+            except confirmations.InvalidInput as exc:
+                return modern.invalid_params(request_id, f"Invalid params: {exc}")
+            if isinstance(called, confirmations.InputRequired):
+                return _answer(modern.result_body(request_id, budget.dumps(
+                    modern.interim(called.as_result(), self.server_info))), None)
             if params["name"] not in TOOLS:
                 # 2026-07-28 (server/tools, "Error Handling"): an unknown tool is a protocol error, -32602;
                 # the contract's VALIDATION_ERROR object (counted in the metrics as in 2025-11-25) is its data.
@@ -486,7 +532,9 @@ class LevMCP(DjangoMCP):
             challenge = step_up_challenge(request, called)
             result = modern.tool_result_json(called.content[0].text, self.server_info, is_error=bool(called.isError))
         elif method == "tools/list":
-            listed = self.tools_list_for(credential_scopes(request), getattr(request, "mcp_selection", EVERYTHING))
+            listed = conformance_fixture.listed(
+                self.tools_list_for(credential_scopes(request), getattr(request, "mcp_selection", EVERYTHING)),
+                modern_era=True)
             result = budget.dumps(modern.complete(listed, self.server_info, ttlMs=modern.TOOLS_TTL_MS,
                                                   cacheScope="private"))
         elif method == "server/discover":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bench.conformance import judge, not_offered_reason
 
-TODAY = {"tools": {"get_deal", "list_deals"}, "prompts": False, "resources": False}
+TODAY = {"tools": {"get_deal", "list_deals"}, "prompts": set(), "resources": False}
 
 
 def check(status: str, message: str = "", check_id: str = "c") -> dict:
@@ -24,9 +24,13 @@ def test_features_the_server_lacks_are_not_offered_and_what_it_has_is_required()
 
 
 def test_a_fixture_toolset_or_real_prompts_make_their_scenarios_required():
-    fixtures = {**TODAY, "tools": TODAY["tools"] | {"test_simple_text"}, "prompts": True}
+    fixtures = {**TODAY, "tools": TODAY["tools"] | {"test_simple_text"}, "prompts": {"test_simple_prompt"}}
     assert not_offered_reason("tools-call-simple-text", fixtures) is None
     assert not_offered_reason("prompts-get-simple", fixtures) is None
+    # The input-required scenario of prompts/get needs the suite's prompt, not a tool of that name.
+    prompt = "test_input_required_result_prompt"
+    assert prompt in not_offered_reason("input-required-result-non-tool-request", {**fixtures, "tools": {prompt}})
+    assert not_offered_reason("input-required-result-non-tool-request", {**fixtures, "prompts": {prompt}}) is None
 
 
 def test_only_untestable_checks_for_missing_diagnostic_tools_are_excused():
