@@ -40,8 +40,10 @@ ZIP_PATTERN = r"^[0-9]{5}(-[0-9]{4})?$"
 # Control characters: PostgreSQL refuses NUL in text, and the other C0 controls (tab, newline and
 # carriage return aside) are never meant in a title or an address. Both the API's text fields and the
 # tools' text arguments refuse them. The patterns are written for JSON Schema (ECMA-262), Python `re`
-# and pydantic's regex engine alike: only `\xHH` / `\uHHHH` escapes and character classes.
-CONTROL_CHARACTERS = r"\x00-\x08\x0b\x0c\x0e-\x1f"
+# and pydantic's regex engine (Rust `regex`) alike: only `\xHH` / `\uHHHH` escapes, `\v` and `\f` (U+000B,
+# U+000C: every schema carries this class, so its bytes count; `\0` and `\b` would be shorter still but
+# pydantic's engine refuses them) and character classes.
+CONTROL_CHARACTERS = r"\x00-\x08\v\f\x0e-\x1f"
 TEXT_PATTERN = rf"^[^{CONTROL_CHARACTERS}]*$"
 # A required text must hold something besides whitespace, because the API strips it and then refuses a
 # blank value. The class lists what Python's str.strip() removes (so the schema and the API agree).

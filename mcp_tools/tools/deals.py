@@ -54,7 +54,7 @@ STATE_DESCRIPTION = "State code (TX) or name (Texas)."
 PropertyName = Text(limits.PROPERTY_NAME_MAX, required=True)
 Address = Text(limits.PROPERTY_ADDRESS_MAX)
 City = Text(limits.PROPERTY_CITY_MAX)
-Zip = Annotated[str, Field(pattern=limits.ZIP_PATTERN, description="ZIP or ZIP+4 (12345-6789).")]
+Zip = Annotated[str, Field(pattern=limits.ZIP_PATTERN, description="12345 or 12345-6789.")]
 Units = Annotated[int, Field(ge=0, le=limits.UNITS_MAX, description=None)]
 SquareFootage = Annotated[int, Field(ge=0, le=limits.SQUARE_FOOTAGE_MAX, description=None)]
 YearBuilt = Annotated[int, Field(ge=limits.YEAR_BUILT_MIN, le=limits.YEAR_BUILT_MAX, description=None)]
@@ -268,14 +268,16 @@ def add_deal_property(
     name: PropertyName,
     address: Address | None = None,
     city: City | None = None,
-    state: Annotated[StateCode | None, Field(description=STATE_DESCRIPTION)] = None,
+    state: StateCode | None = None,
     zip: Zip | None = None,
     asset_type: AssetType | None = None,
     units: Units | None = None,
     square_footage: SquareFootage | None = None,
     year_built: YearBuilt | None = None,
 ) -> dict[str, Any]:
-    """Add a property to a deal; lender searches use its state and asset type."""
+    """Lender searches use its state (TX or Texas) and asset type."""
+    # The docstring says what the title ("Add a property to a deal") does not, and carries the state's
+    # description (STATE_DESCRIPTION elsewhere) so the tool fits its catalogue budget (issue 21).
     body = drop_none(name=name, address=address, city=city, state=state, zip=zip, asset_type=asset_type,
                      units=units, square_footage=square_footage, year_built=year_built)
     # One key per call: local retries of this request never add the property twice.

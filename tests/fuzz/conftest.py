@@ -69,9 +69,12 @@ class RawMcp:
         self._next_id += 1
         return self._next_id
 
-    def post(self, body: bytes | str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    def post(self, body: bytes | str, headers: dict[str, str] | None = None, path: str | None = None
+             ) -> tuple[int, str]:
+        """POST to /mcp, or to `path` (an address under it such as /mcp/x/deals, sent as written)."""
         data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
-        response = requests.post(self.url, data=data, headers={**self.headers, **(headers or {})}, timeout=60)
+        url = self.url if path is None else self.url.removesuffix("/mcp") + path
+        response = requests.post(url, data=data, headers={**self.headers, **(headers or {})}, timeout=60)
         STATS.mcp_calls += 1
         if response.status_code >= 500:
             STATS.mcp_5xx += 1
