@@ -197,8 +197,8 @@ class DealListItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = Deal
         fields = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
-                  "estimated_close_date", "stage", "owner", "archived", "property_count", "ready_for_search", "missing_for_search",
-                  "updated_at")
+                  "estimated_close_date", "stage", "owner", "archived", "property_count", "ready_for_search",
+                  "missing_for_search", "updated_at")
 
     def get_property_count(self, deal: Deal) -> int:
         return len(deal.properties.all())

@@ -16,7 +16,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from lev import limits
-from lev.enums import DEFAULT_STAGES, STAGE_KINDS, STAGE_KEYS, choices
+from lev.enums import DEFAULT_STAGES, STAGE_KEYS, STAGE_KINDS, choices
 
 
 class StageQuerySet(models.QuerySet):

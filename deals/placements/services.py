@@ -309,8 +309,8 @@ class WinnerChoice:
 @transaction.atomic
 def term_sheet_select_winner(*, term_sheet: TermSheet, today: dt.date | None = None, user=None) -> WinnerChoice:
     """Choose the deal's winning quote: its placement becomes `won` and every other open placement
-    of the deal `lost`, and the deal moves forward to the "closing" stage, in this one transaction. Choosing the current winner again changes nothing
-    (safe to repeat); a deal has at most one winner."""
+    of the deal `lost`, and the deal moves forward to the "closing" stage, in this one transaction.
+    Choosing the current winner again changes nothing (safe to repeat); a deal has at most one winner."""
     term_sheet = _lock_term_sheet(term_sheet)
     deal = term_sheet.deal
     placement = term_sheet.placement
