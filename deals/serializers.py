@@ -98,7 +98,7 @@ class DealListQuerySerializer(StrictSerializer):
     max_loan_amount = money_field(positive=False, allow_null=False)
     archived = bool_field()
     search = text_field(max_length=limits.SEARCH_TEXT_MAX)
-    stage = text_field(max_length=limits.STAGE_NAME_MAX, allow_blank=False, help_text=STAGE_HELP)
+    stage = text_field(max_length=limits.STAGE_NAME_MAX, help_text=STAGE_HELP)
     ordering = EnumField(DEAL_ORDERINGS, required=False)
     cursor = cursor_field()
     page = page_field(help_text="Deprecated: follow `next` (a cursor) instead; a page number reads the deals "

@@ -10,7 +10,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 
 from deals.pipeline.models import Stage, StageChange
 from lev.accounts.models import Account
-from lev.errors import NotFound, ValidationFailed
+from lev.errors import NotFound
 from lev.limits import MAX_ID
 
 ACTIVE = Q(deals__archived=False)
@@ -46,9 +46,9 @@ def stage_get(*, account: Account, stage_id: int) -> Stage:
     return found
 
 
-def stage_find(*, account: Account, text: str, field: str = "stage") -> Stage:
-    """The account's stage by its key (in_market) or its name, in any case; a VALIDATION_ERROR that
-    lists the stages when none is called that."""
+def stage_find(*, account: Account, text: str) -> Stage:
+    """The account's stage by its key (in_market) or its name, in any case; NOT_FOUND naming the
+    stages when none is called that."""
     wanted = text.strip()
     stages = list(stage_list(account=account))
     for stage in stages:
@@ -57,8 +57,8 @@ def stage_find(*, account: Account, text: str, field: str = "stage") -> Stage:
     for stage in stages:
         if stage.name.casefold() == wanted.casefold():
             return stage
-    names = ", ".join(s.name for s in stages)
-    raise ValidationFailed({field: [f"names no stage of this pipeline; the stages are: {names}"]})
+    # NOT_FOUND as for a stage id that names none, saying which stages there are.
+    raise NotFound("Stage", f"{wanted!r} (the stages: {', '.join(s.name for s in stages)})")
 
 
 def stage_history(*, deal) -> QuerySet[StageChange]:
