@@ -20,8 +20,8 @@ class Migration(migrations.Migration):
             name='StageChange',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('from_name', models.CharField(blank=True, default='', max_length=60)),
-                ('to_name', models.CharField(max_length=60)),
+                ('from_name', models.CharField(blank=True, default='', max_length=60, verbose_name='from')),
+                ('to_name', models.CharField(max_length=60, verbose_name='to')),
                 ('automatic', models.BooleanField(default=False)),
                 ('reason', models.CharField(blank=True, default='', max_length=500)),
                 ('at', models.DateTimeField(default=django.utils.timezone.now)),

@@ -91,9 +91,5 @@ class StageChangeInline(admin.TabularInline):
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
 
-    def has_view_permission(self, request, obj=None) -> bool:
-        # Only a saved deal has a history (a new deal's page shows none, and expects no formset for it).
-        return obj is not None and super().has_view_permission(request, obj)
-
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("by").order_by("at", "id")

@@ -69,8 +69,8 @@ class StageChange(models.Model):
     deal = models.ForeignKey("deals.Deal", on_delete=models.CASCADE, related_name="stage_changes")
     from_stage = models.ForeignKey(Stage, null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
     to_stage = models.ForeignKey(Stage, on_delete=models.RESTRICT, related_name="+")
-    from_name = models.CharField(max_length=limits.STAGE_NAME_MAX, blank=True, default="")
-    to_name = models.CharField(max_length=limits.STAGE_NAME_MAX)
+    from_name = models.CharField("from", max_length=limits.STAGE_NAME_MAX, blank=True, default="")
+    to_name = models.CharField("to", max_length=limits.STAGE_NAME_MAX)
     by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                            related_name="+", help_text="Who moved it (for an automatic move: who did what moved it).")
     automatic = models.BooleanField(default=False)
