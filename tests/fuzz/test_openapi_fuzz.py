@@ -34,7 +34,8 @@ SCHEMA = schemathesis.openapi.from_wsgi("/api/v1/schema/", application)
 OPERATIONS = {result.ok().label: result.ok() for result in SCHEMA.get_all_operations()}
 EXAMPLES = 60
 KNOWN_IDS = {"deal_id": "deal_ids", "property_id": "property_ids", "lender_id": "lender_ids",
-             "search_id": "search_ids", "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids"}
+             "search_id": "search_ids", "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids",
+             "stage_id": "stage_ids"}
 
 
 def first_line(exc: BaseException) -> str:
