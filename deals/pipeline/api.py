@@ -74,11 +74,13 @@ class StageDetailApi(PipelineView):
                    description=ADMIN_ONLY)
     def patch(self, request: Request, stage_id: int) -> Response:
         """Rename a stage (account admins only). A default stage keeps its key, so the automatic moves
-        still find it."""
+        still find it. Without `name`, nothing changes."""
         stage = self.stage(request, stage_id)
         check_can_administer(membership=self.membership)
-        data = validated(StageRenameSerializer, request.data)
-        return Response(StageSerializer(services.stage_rename(stage=stage, name=data["name"])).data)
+        data = validated(StageRenameSerializer, request.data, partial=True)
+        if "name" in data:
+            stage = services.stage_rename(stage=stage, name=data["name"])
+        return Response(StageSerializer(stage).data)
 
 
 class StageOrderApi(PipelineView):
@@ -106,9 +108,7 @@ class DealStageApi(PipelineView):
         def move() -> Response:
             deal = self.deal(request, deal_id)
             data = validated(DealMoveSerializer, request.data)
-            account = self.account(request)
-            stage = (self.stage(request, data["stage_id"]) if "stage_id" in data
-                     else selectors.stage_find(account=account, text=data["stage"]))
+            stage = selectors.stage_find(account=self.account(request), text=data["stage"])
             result = services.deal_move_stage(deal=deal, stage=stage, user=request.user,
                                               reason=data.get("reason") or "")
             return Response(DealMoveResultSerializer(result).data)

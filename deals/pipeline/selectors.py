@@ -40,16 +40,18 @@ def pipeline_get(*, account: Account) -> Pipeline:
 
 def stage_get(*, account: Account, stage_id: int) -> Stage:
     """The account's stage, or NOT_FOUND — the same answer for another account's stage."""
-    found = (Stage.objects.filter(account=account, pk=stage_id).first() if 0 < stage_id <= MAX_ID else None)
+    found = Stage.objects.filter(account=account, pk=stage_id).first() if 0 < stage_id <= MAX_ID else None
     if found is None:
         raise NotFound("Stage", stage_id)
     return found
 
 
 def stage_find(*, account: Account, text: str) -> Stage:
-    """The account's stage by its key (in_market) or its name, in any case; NOT_FOUND naming the
-    stages when none is called that."""
+    """The account's stage by its id, its key (in_market) or its name, in any case; NOT_FOUND (naming
+    the stages, for a key or name) when there is none — another account's stage included."""
     wanted = text.strip()
+    if wanted.isdigit():
+        return stage_get(account=account, stage_id=int(wanted))
     stages = list(stage_list(account=account))
     for stage in stages:
         if stage.key and stage.key == wanted.lower().replace(" ", "_"):

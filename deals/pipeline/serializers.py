@@ -31,24 +31,17 @@ class StageRenameSerializer(StrictSerializer):
 
 class StageOrderSerializer(StrictSerializer):
     stage_ids = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=limits.MAX_ID), allow_empty=False,
+        child=serializers.IntegerField(min_value=1, max_value=limits.MAX_ID), min_length=1,
         max_length=limits.STAGES_PER_ACCOUNT_MAX,
         help_text="Every stage of the pipeline, each once, in the new order.",
-        error_messages={"not_a_list": "must be a list", "empty": "may not be empty",
+        error_messages={"not_a_list": "must be a list", "min_length": "may not be empty",
                         "max_length": f"may list at most {limits.STAGES_PER_ACCOUNT_MAX} stages"},
     )
 
 
 class DealMoveSerializer(StrictSerializer):
-    stage_id = int_field(min_value=1, max_value=limits.MAX_ID, allow_null=False, help_text="The stage's id.")
-    stage = text_field(max_length=limits.STAGE_NAME_MAX, allow_blank=False,
-                       help_text="Or the stage's key (in_market) or name (In market), in any case.")
+    stage = text_field(max_length=limits.STAGE_NAME_MAX, required=True, allow_blank=False, help_text=STAGE_HELP)
     reason = text_field(max_length=limits.STAGE_REASON_MAX, help_text="Why, in a few words (kept in the history).")
-
-    def validate(self, attrs):
-        if ("stage_id" in attrs) == ("stage" in attrs):
-            raise serializers.ValidationError({"stage": ["give either stage or stage_id (one of them)"]})
-        return attrs
 
 
 # --- output -------------------------------------------------------------------------------------

@@ -25,6 +25,9 @@ from lev.accounts.models import Account
 from lev.errors import DealNotFound, NotFound, ValidationFailed
 from lev.limits import STAGES_PER_ACCOUNT_MAX
 
+# A reorder names every stage of the account once (a rule over the list and the account's stages).
+STAGE_ORDER_MESSAGE = "Validation failed: stage_ids must list each of the pipeline's stages exactly once"
+
 # The automatic moves: what happened → the role (key) of the stage it moves a deal to.
 SEARCH_STARTED = "in_market"
 WINNER_CHOSEN = "closing"
@@ -163,7 +166,7 @@ def stages_reorder(*, account: Account, stage_ids: list[int]) -> list[Stage]:
     if len(stage_ids) != len(set(stage_ids)) or set(stage_ids) != set(stages):
         raise ValidationFailed({"stage_ids": [
             f"must list each of the pipeline's {len(stages)} stages exactly once (their ids: "
-            + ", ".join(str(pk) for pk in sorted(stages)) + ")"]})
+            + ", ".join(str(pk) for pk in sorted(stages)) + ")"]}, message=STAGE_ORDER_MESSAGE)
     for position, pk in enumerate(stage_ids, start=1):
         stages[pk].position = position
     Stage.objects.bulk_update(list(stages.values()), ["position"])

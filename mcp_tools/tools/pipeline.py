@@ -31,9 +31,7 @@ def move_deal_stage(
 ) -> dict[str, Any]:
     """Move a deal to a stage of its pipeline, in any direction; recorded with who, when and why.
     Its current stage: changed false. Searches and winners move deals forward by themselves."""
-    text = stage.strip()
-    target = {"stage_id": int(text)} if text.isdigit() and len(text) < 19 else {"stage": stage}
-    body = lev().post(f"/deals/{deal_id}/stage/", drop_none(**target, reason=reason))
+    body = lev().post(f"/deals/{deal_id}/stage/", drop_none(stage=stage, reason=reason))
     return {"deal_id": body["deal_id"], "stage": body["stage"], "changed": body["changed"], "change": body["change"]}
 
 

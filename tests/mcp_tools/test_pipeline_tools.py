@@ -50,7 +50,7 @@ def test_an_agent_reads_the_pipeline_and_moves_a_deal_through_it(mcp, account, u
 
 
 def test_the_automatic_moves_show_in_the_history_when_tools_start_a_search_and_choose_a_winner(mcp, account):
-    lender = lender_with("Lone Star Bank")
+    lender = lender_with("Lone Star Bank").lender
     deal = make_deal(account)
     mcp.ok("search_lenders_for_deal", {"deal_id": deal.pk})
     assert mcp.ok("get_deal", {"deal_id": deal.pk})["deal"]["stage"]["key"] == "in_market"
