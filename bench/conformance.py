@@ -123,23 +123,33 @@ def _installed_version(package_json: Path) -> str | None:
     return None
 
 
-def ensure_suite() -> None:
-    """Node 22 and the pinned suite under .tools/, each in its own prefix (one npm install never
-    prunes the other); reinstalled when the pinned version changes."""
-    npm_cli = _npm_cli()
-    quiet = ["--no-audit", "--no-fund", "--no-save", "--loglevel=error"]
+NPM_QUIET = ["--no-audit", "--no-fund", "--no-save", "--loglevel=error"]
+
+
+def ensure_node(npm_cli: str | None = None) -> Path:
+    """Node NODE_VERSION under .tools/node (installed by the machine's npm when missing or another
+    version); its binary. tests/mcp_tools/test_inspector_cli.py runs the MCP Inspector with it too."""
+    npm_cli = npm_cli or _npm_cli()
     if _installed_version(NODE.parents[1] / "package.json") != NODE_VERSION:
         print(f"conformance: installing {NODE_PACKAGE}@{NODE_VERSION} into {NODE_PREFIX.relative_to(ROOT)}",
               flush=True)
         NODE_PREFIX.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["node", npm_cli, "install", "--prefix", str(NODE_PREFIX), *quiet,
+        subprocess.run(["node", npm_cli, "install", "--prefix", str(NODE_PREFIX), *NPM_QUIET,
                         f"{NODE_PACKAGE}@{NODE_VERSION}"], check=True)
+    return NODE
+
+
+def ensure_suite() -> None:
+    """Node 22 and the pinned suite under .tools/, each in its own prefix (one npm install never
+    prunes the other); reinstalled when the pinned version changes."""
+    npm_cli = _npm_cli()
+    ensure_node(npm_cli)
     if _installed_version(SUITE_DIR / "package.json") != SUITE_VERSION:
         print(f"conformance: installing {SUITE_PACKAGE}@{SUITE_VERSION} into {SUITE_PREFIX.relative_to(ROOT)}",
               flush=True)
         SUITE_PREFIX.mkdir(parents=True, exist_ok=True)
         # npm itself runs on Node 22, so dependencies resolve for the runtime that runs the suite.
-        subprocess.run([str(NODE), npm_cli, "install", "--prefix", str(SUITE_PREFIX), *quiet,
+        subprocess.run([str(NODE), npm_cli, "install", "--prefix", str(SUITE_PREFIX), *NPM_QUIET,
                         f"{SUITE_PACKAGE}@{SUITE_VERSION}"], check=True)
 
 

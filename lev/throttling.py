@@ -8,6 +8,7 @@ incr's EXISTS and INCRBY).
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 from typing import Any
@@ -62,6 +63,26 @@ def _count_in_cache(key: str, period: int) -> int:
         return 1
 
 
+def peek_in_windows(keys: list[str]) -> tuple[list[int], bool]:
+    """How many requests each key's window has counted, without counting one (one round trip on Redis);
+    and whether those counts are the shared ones (in Redis, for every process) rather than this
+    process's own (the embedded cache, or the fallback while Redis is down: count_in_window counts
+    there then)."""
+    if redis_gate.available():
+        try:
+            client = _redis_client_of(cache)
+            if client is not None:
+                found = client.mget([cache.make_and_validate_key(key) for key in keys])
+                return [int(value or 0) for value in found], True
+            found = cache.get_many(keys)
+            return [int(found.get(key) or 0) for key in keys], False
+        except Exception as exc:
+            if not is_dependency_outage(exc):
+                raise
+            redis_gate.failed(exc, "rate limits")
+    return [_local_counts.peek(key) for key in keys], False
+
+
 def _redis_client_of(backend) -> Any | None:
     """The redis.Redis client under Django's (or lev.cache's) RedisCache; None for any other cache."""
     inner = getattr(backend, "_cache", None)
@@ -75,6 +96,11 @@ class _LocalCounts:
     def __init__(self) -> None:
         self._counts: dict[str, tuple[float, int]] = {}
         self._lock = threading.Lock()
+
+    def peek(self, key: str) -> int:
+        with self._lock:
+            expires, count = self._counts.get(key, (0.0, 0))
+            return count if expires > time.monotonic() else 0
 
     def incr(self, key: str, period: int) -> int:
         now = time.monotonic()
@@ -103,10 +129,10 @@ class _UserThrottle(BaseThrottle):
         if not request.user or not request.user.is_authenticated:
             return True  # unauthenticated requests are refused before they cost anything
         # Read at request time (not import time) so settings overrides and env changes apply.
-        limit, period = parse_rate(getattr(settings, self.setting_name))
+        limit, period = self.rate()
         now = time.time()
         window = int(now // period)
-        key = f"throttle:{self.scope}:{request.user.pk}:{window}"
+        key = self.key(request.user.pk, window)
         if count_in_window(key, period) <= limit:
             return True
         self._wait = (window + 1) * period - now
@@ -114,6 +140,14 @@ class _UserThrottle(BaseThrottle):
 
     def wait(self) -> float | None:
         return self._wait
+
+    @classmethod
+    def rate(cls) -> tuple[int, int]:
+        return parse_rate(getattr(settings, cls.setting_name))
+
+    @classmethod
+    def key(cls, user_pk: Any, window: int) -> str:
+        return f"throttle:{cls.scope}:{user_pk}:{window}"
 
 
 class UserReadThrottle(_UserThrottle):
@@ -126,3 +160,27 @@ class UserWriteThrottle(_UserThrottle):
     scope = "user_write"
     setting_name = "LEV_RATE_LIMIT_WRITES"
     applies_to_safe = False
+
+
+# name -> (the throttle, the methods it counts): what a caller is told of its limits (limits_left).
+LIMITS = {"reads": (UserReadThrottle, SAFE_METHODS), "writes": (UserWriteThrottle, ("POST", "PUT", "PATCH", "DELETE"))}
+
+
+def limits_left(user) -> dict[str, Any]:
+    """What is left of each of `user`'s limits in the current window, read without counting a request:
+    the limit, the requests remaining, the window and when it resets (a fixed window: all at once), and
+    whether the counts are shared by every process (Redis) or this process's own (the embedded cache,
+    or while Redis is down; each process then counts apart, so the remaining figure is this one's)."""
+    now = time.time()
+    windows = {name: (throttle, methods, *throttle.rate()) for name, (throttle, methods) in LIMITS.items()}
+    keys = [throttle.key(user.pk, int(now // period)) for throttle, _methods, _limit, period in windows.values()]
+    counts, shared = peek_in_windows(keys)
+    found: dict[str, Any] = {}
+    for (name, (_throttle, methods, limit, period)), used in zip(windows.items(), counts, strict=True):
+        reset = (int(now // period) + 1) * period
+        found[name] = {
+            "methods": list(methods), "limit": limit, "window_seconds": period,
+            "remaining": max(limit - used, 0), "resets_at": dt.datetime.fromtimestamp(reset, tz=dt.UTC),
+            "resets_in_seconds": max(int(reset - now + 0.999), 0),
+        }
+    return {**found, "counted": "shared" if shared else "per_process", "this_request_counted": False}

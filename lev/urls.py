@@ -11,6 +11,7 @@ from lev.views import home
 api_v1 = [
     path("", include("lenders.urls")),
     path("", include("deals.urls")),
+    path("", include("lev.accounts.urls")),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[AllowAny]), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[AllowAny]), name="api-docs"),
 ]

@@ -25,6 +25,7 @@ from mcp.shared.exceptions import McpError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, ErrorData, ListToolsResult, TextContent, Tool
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
 
+import lev
 from lev import limits
 from lev.accounts import scopes
 from lev.errors import ErrorCode
@@ -293,6 +294,8 @@ def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Any) -> CallToo
 class LevMCP(DjangoMCP):
     def __init__(self) -> None:
         super().__init__(name="lev", instructions=INSTRUCTIONS, stateless=True)
+        # serverInfo names Lev's version (as /health does), not the `mcp` library's, the SDK's default.
+        self._mcp_server.version = lev.__version__
         for spec in TOOLS.values():
             tool = self._tool_manager.add_tool(
                 spec.fn,

@@ -13,12 +13,16 @@ only reads in read-only mode, and when the credential's scopes allow it: the nar
 A URL and a header that both name toolsets select the ones both name. An unknown toolset is a 400
 naming the known ones (a typo must not silently leave an agent without its tools).
 
-The toolsets are the modules of `mcp_tools.tools` (deals, lenders, placements): the module a tool
-is written in is the toolset it is listed in.
+The toolsets are the modules of `mcp_tools.tools` (account, deals, lenders, placements): the module a
+tool is written in is the toolset it is listed in.
+
+The selection of the request being answered is also `current()` while the endpoint answers it (the
+view binds it), so a tool can say what its connection chose (`get_account`).
 """
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass
 
 from lev.errors import ValidationFailed
@@ -56,6 +60,21 @@ class Selection:
 
 
 EVERYTHING = Selection()
+
+_current: contextvars.ContextVar[Selection] = contextvars.ContextVar("mcp_selection", default=EVERYTHING)
+
+
+def current() -> Selection:
+    """The selection of the MCP request being answered (EVERYTHING outside one)."""
+    return _current.get()
+
+
+def bind(selection: Selection) -> contextvars.Token:
+    return _current.set(selection)
+
+
+def unbind(token: contextvars.Token) -> None:
+    _current.reset(token)
 
 
 def _names(text: str, where: str) -> frozenset[str]:

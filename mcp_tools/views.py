@@ -50,7 +50,7 @@ from lev.errors import (
 )
 from lev.oauth.authentication import OAuthTokenAuthentication
 from lev.outages import is_dependency_outage, report_outage
-from mcp_tools import jsonrpc, resilience
+from mcp_tools import jsonrpc, resilience, toolsets
 from mcp_tools.server import get_server
 from mcp_tools.toolsets import selection_of
 from mcp_tools.unavailable import unavailable_response
@@ -208,5 +208,10 @@ class McpView(MCPServerStreamableHttpView):
         # DRF never parses this body (the parse above is the only one): the SDK path reads the
         # message from request.data.
         request._full_data = message
-        # The SDK's own handler takes no URL arguments (the toolsets are read from the request above).
-        return self.mcp_server.handle_fast(request) or super().post(request)
+        # The SDK's own handler takes no URL arguments (the toolsets are read from the request above);
+        # a tool reads them as toolsets.current() while this request is answered.
+        token = toolsets.bind(request._request.mcp_selection)
+        try:
+            return self.mcp_server.handle_fast(request) or super().post(request)
+        finally:
+            toolsets.unbind(token)

@@ -20,7 +20,7 @@ from lev.accounts.admin_bases import (
     staff_account_ids,
 )
 from lev.accounts.models import Account, ApiKey, Membership
-from lev.accounts.scopes import SCOPES, as_text
+from lev.accounts.scopes import ALWAYS_GRANTED, CHOOSABLE, as_text
 
 
 class MembershipInline(TenancyInlineMixin, admin.TabularInline):
@@ -50,8 +50,9 @@ class AccountAdmin(AccountScopedAdmin):
 class ApiKeyAdminForm(forms.ModelForm):
     """A key's scopes as one checkbox each (lev.accounts.scopes); stored space-separated."""
 
-    scopes = forms.MultipleChoiceField(choices=list(SCOPES.items()), widget=forms.CheckboxSelectMultiple,
-                                       help_text="What the key may do. At least one.")
+    scopes = forms.MultipleChoiceField(choices=list(CHOOSABLE.items()), widget=forms.CheckboxSelectMultiple,
+                                       help_text="What the key may do. At least one. Every key may also "
+                                                 "see who it is (" + ", ".join(sorted(ALWAYS_GRANTED)) + ").")
 
     class Meta:
         model = ApiKey
@@ -60,7 +61,7 @@ class ApiKeyAdminForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
-            self.initial["scopes"] = sorted(self.instance.scope_set)
+            self.initial["scopes"] = sorted(self.instance.scope_set - ALWAYS_GRANTED)
 
     def clean_scopes(self) -> str:
         return as_text(self.cleaned_data["scopes"])

@@ -70,8 +70,8 @@ class ApiKey(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     # What the key may do (lev.accounts.scopes), space-separated. Keys made before scopes existed got every scope.
-    scopes = models.CharField(max_length=200, default=scopes.as_text(scopes.ALL_SCOPES),
-                              help_text="Space-separated scopes: " + ", ".join(scopes.SCOPES) + ".")
+    scopes = models.CharField(max_length=200, default=scopes.as_text(scopes.CHOOSABLE),
+                              help_text="Space-separated scopes: " + ", ".join(scopes.CHOOSABLE) + ".")
 
     objects = ApiKeyQuerySet.as_manager()
 

@@ -17,6 +17,7 @@ LENDERS_READ = "lenders:read"
 SEARCHES_WRITE = "searches:write"
 PLACEMENTS_READ = "placements:read"
 PLACEMENTS_WRITE = "placements:write"
+ACCOUNT_READ = "account:read"
 
 # name -> what a person is asked to allow (the consent page and docs/oauth.md show these). The order is
 # the order they are shown and written in.
@@ -27,9 +28,17 @@ SCOPES: dict[str, str] = {
     SEARCHES_WRITE: "Start lender searches for your account's deals",
     PLACEMENTS_READ: "See placements of your deals with lenders and their term sheets",
     PLACEMENTS_WRITE: "Create and update placements and term sheets, and choose the winning term sheet",
+    ACCOUNT_READ: "See who you are here: your user, account and role, this connection's permissions and "
+                  "the rate limits left",
 }
 ALL_SCOPES: frozenset[str] = frozenset(SCOPES)
-READ_ONLY_SCOPES: frozenset[str] = frozenset({DEALS_READ, LENDERS_READ, PLACEMENTS_READ})
+# Granted to every credential, asked for or not, and never offered as a choice (consent page, admin):
+# knowing who you are and what you may do is part of holding a credential. `get_account` and
+# GET /api/v1/account/ need it; a person cannot take it away, so it is not stored with a key or token.
+ALWAYS_GRANTED: frozenset[str] = frozenset({ACCOUNT_READ})
+# The scopes a person or an admin chooses among.
+CHOOSABLE: dict[str, str] = {name: text for name, text in SCOPES.items() if name not in ALWAYS_GRANTED}
+READ_ONLY_SCOPES: frozenset[str] = frozenset({DEALS_READ, LENDERS_READ, PLACEMENTS_READ, ACCOUNT_READ})
 
 
 def as_text(scopes: Iterable[str]) -> str:
@@ -48,8 +57,9 @@ def parse(text: str | Iterable[str]) -> frozenset[str]:
 
 
 def known(text: str) -> frozenset[str]:
-    """The scopes of this table in a stored scope text; anything else in it grants nothing."""
-    return frozenset(text.split()) & ALL_SCOPES
+    """The scopes a stored scope text grants: those of this table in it, and ALWAYS_GRANTED; anything
+    else in it grants nothing."""
+    return (frozenset(text.split()) & ALL_SCOPES) | ALWAYS_GRANTED
 
 
 def granted(credential: Any) -> frozenset[str]:

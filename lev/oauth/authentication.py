@@ -39,6 +39,8 @@ class OAuthCredential:
     account_id: int
     scope_set: frozenset[str]
     client_name: str
+    # When the access token stops working (its refresh token, if any, lives longer).
+    expires_at: dt.datetime | None = None
 
 
 def token_checksum(raw: str) -> str:
@@ -142,6 +144,7 @@ def _verify_token(checksum: str, request) -> _VerifiedToken:
         account_id=authorization.account_id,
         scope_set=scopes.known(token.scope),
         client_name=token.application.name if token.application else "",
+        expires_at=token.expires,
     )
     return _VerifiedToken(user=token.user, credential=credential, expires=token.expires,
                           resource=tuple(token.resource or ()))

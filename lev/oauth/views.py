@@ -69,7 +69,9 @@ class ConsentView(AuthorizationView):
         context = super().get_context_data(**kwargs)
         application = context.get("application")
         requested = set(context.get("scopes") or [])
-        context["scope_choices"] = [(name, text) for name, text in scopes.SCOPES.items() if name in requested]
+        # What is always granted (scopes.ALWAYS_GRANTED: seeing who you are) is said, not offered as a choice.
+        context["scope_choices"] = [(name, text) for name, text in scopes.CHOOSABLE.items() if name in requested]
+        context["always_granted"] = [(name, scopes.SCOPES[name]) for name in sorted(scopes.ALWAYS_GRANTED)]
         context["memberships"] = list(
             Membership.objects.filter(user=self.request.user).select_related("account").order_by("account__name")
         )
@@ -86,17 +88,18 @@ class ConsentView(AuthorizationView):
         if not get_application_model().objects.filter(client_id=form.cleaned_data.get("client_id") or "").exists():
             return self._refused("This app is not registered here. Start connecting again from the app.")
         requested = scopes.known(form.cleaned_data.get("scope", ""))
-        chosen = frozenset(self.request.POST.getlist("scope_choice")) & requested
+        chosen = frozenset(self.request.POST.getlist("scope_choice")) & requested - scopes.ALWAYS_GRANTED
         membership = None
         account = self.request.POST.get("account", "")
         if account.isdigit() and len(account) < 20:
             membership = Membership.objects.filter(user=self.request.user, account_id=int(account)).first()
         if form.cleaned_data.get("allow"):
-            if not chosen:
+            if not chosen and requested - scopes.ALWAYS_GRANTED:
                 return self._refused("Choose at least one permission to allow, or choose Deny.")
             if membership is None:
                 return self._refused("Choose one of your accounts for this connection.")
-            form.cleaned_data["scope"] = scopes.as_text(chosen)
+            # An app that asked only for what every connection has gets just that.
+            form.cleaned_data["scope"] = scopes.as_text(chosen or requested & scopes.ALWAYS_GRANTED)
         self.account_id = membership.account_id if membership else None
         return super().form_valid(form)
 

@@ -38,6 +38,7 @@ from tests.fuzz.strategies import (
     huge_number_arguments,
     json_scalars,
     nested_garbage,
+    numeric_paths,
     strict_schema,
     valid_arguments,
     validator,
@@ -233,7 +234,8 @@ def test_numbers_no_float_holds_are_refused_naming_the_argument(raw_mcp, world: 
         call()
 
     for tool in TOOL_NAMES:
-        run(tool)
+        if numeric_paths(published[tool]):  # a tool without numbers (get_account: no arguments) has none to break
+            run(tool)
     findings.assert_none()
 
 
@@ -247,6 +249,7 @@ methods = st.one_of(
 )
 params = st.one_of(
     nested_garbage,
+    numeric_paths,
     st.fixed_dictionaries({"uri": st.one_of(st.sampled_from(["lev://deals/1", "file:///etc/passwd", "x:y", ""]),
                                             st.text(max_size=30))}),
     st.fixed_dictionaries({"name": st.one_of(st.sampled_from(TOOL_NAMES), st.text(max_size=10))},

@@ -324,6 +324,7 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
         "compare_term_sheets": {"deal_id": deal.pk, "limit": 100},
         "select_winning_term_sheet": {"term_sheet_id": quotes[0].pk},
         "remove_term_sheet": {"term_sheet_id": quotes[-1].pk},
+        "get_account": {},
         "get_pipeline": {},
         "move_deal_stage": {"deal_id": deal.pk, "stage": stages[-1].name, "reason": wide(limits.STAGE_REASON_MAX)},
         "get_deal_stage_history": {"deal_id": deal.pk, "limit": 100},

@@ -372,3 +372,27 @@ def test_every_refusal_class_has_a_body():
     refusals = {c for c in _project_error_classes() if c.__module__ != "lev.errors"
                 and issubclass(c, errors.BusinessRuleViolation | errors.Conflict)}
     assert refusals <= {type(error) for error, _ in REFUSAL_BODIES}, refusals
+
+
+# --- the caller's own account (GET /api/v1/account/, get_account) ---------------------------------
+def test_the_account_read_refuses_in_the_contract_at_both_doors(api, api_key, user, account):
+    """No error class of its own: without a credential it is the contract's 401, and a key whose user
+    has left its account is refused at both doors exactly as every other read is."""
+    from django.test import Client
+
+    from lev.accounts.models import Membership
+
+    anonymous = Client().get("/api/v1/account/")
+    assert anonymous.status_code == 401 and set(anonymous.json()) == {"code", "message", "details"}
+    assert anonymous.json()["code"] == "AUTH_ERROR" and anonymous["WWW-Authenticate"].startswith("Bearer")
+
+    Membership.objects.filter(user=user, account=account).delete()
+    rest, other_read = api.get("/api/v1/account/"), api.get("/api/v1/deals/")
+    assert (rest.status_code, rest.json()) == (other_read.status_code, other_read.json()) == (
+        403, {"code": "FORBIDDEN", "message": "Forbidden: your user is not a member of this account.", "details": {}})
+    request = RequestFactory().post("/mcp", HTTP_AUTHORIZATION=f"Bearer {api_key}")
+    result = run_tool(TOOLS["get_account"], {}, request)
+    payload = json.loads(result.content[0].text)
+    assert result.isError is True and payload == result.structuredContent
+    assert payload == json.loads(run_tool(TOOLS["list_deals"], {"limit": 20}, request).content[0].text)
+    assert (payload["code"], payload["errorCategory"], payload["isRetryable"]) == ("FORBIDDEN", "permission", False)

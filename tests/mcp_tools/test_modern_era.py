@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 from django.test import Client
 
+import lev
 from lev.accounts import scopes
 from lev.accounts.services import api_key_create
 from mcp_tools.metrics import TOOL_CALLS
@@ -77,7 +78,8 @@ def test_discover_names_versions_capabilities_and_the_server(api_key):
     # Nothing is delivered on subscriptions/listen: no listChanged / subscribe promises.
     assert all(not value for value in result["capabilities"].values())
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "lev"
-    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["version"]
+    # Lev's own version, as /health reports it (not the `mcp` library's, the SDK's default).
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["version"] == lev.__version__
     assert result["instructions"].startswith("Lev:")
     assert isinstance(result["ttlMs"], int) and result["ttlMs"] >= 0 and result["cacheScope"] == "public"
 

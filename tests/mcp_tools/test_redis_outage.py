@@ -114,3 +114,32 @@ def test_health_reports_redis_down_and_back_and_answers_while_it_is_frozen(own_r
     finally:
         own_redis.thaw()
     assert body["redis"] == "unreachable" and body["status"] == "degraded"
+
+
+def test_the_account_says_where_limits_are_counted_while_redis_is_down_and_after(own_redis, api, mcp, settings,
+                                                                                 frozen_window):
+    """GET /api/v1/account/ and get_account keep answering with Redis down, and say truthfully that the
+    limits are then this process's own counts (each process counts apart), then shared again."""
+    settings.LEV_RATE_LIMIT_READS = "50/day"
+
+    def limits() -> dict:
+        response = api.get("/api/v1/account/")
+        assert response.status_code == 200, response.content
+        return response.json()["rate_limits"]
+
+    assert limits()["counted"] == "shared" and limits()["reads"]["remaining"] == 50
+    api.get("/api/v1/deals/")
+    assert limits()["reads"]["remaining"] == 49
+    own_redis.kill()
+    down = limits()
+    assert down["counted"] == "per_process"
+    for _ in range(2):
+        assert api.get("/api/v1/deals/").status_code == 200
+    assert limits()["reads"]["remaining"] == down["reads"]["remaining"] - 2
+    via_mcp = mcp.ok("get_account")["rate_limits"]
+    assert via_mcp["counted"] == "per_process" and via_mcp["reads"]["remaining"] == down["reads"]["remaining"] - 2
+
+    own_redis.start()  # an empty Redis: the shared count starts again there
+    assert wait_until(lambda: limits()["counted"] == "shared", timeout=10)
+    assert limits()["reads"]["remaining"] == 50
+    assert mcp.ok("get_account")["rate_limits"]["counted"] == "shared"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from decimal import Decimal
 
 import httpx
 import pytest
 from django.utils import timezone
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from deals.errors import ARCHIVED_CUSTOMER_MESSAGE
 from deals.models import Deal
@@ -54,6 +57,22 @@ def test_tools_list_has_schemas_enums_and_truthful_annotations(mcp):
     assert loan_type["enum"] == ["construction", "heavy_bridge", "light_bridge", "permanent", "land",
                                  "predevelopment", "tbd"]
     assert tools["list_deals"].inputSchema["properties"]["limit"]["maximum"] == 100
+
+
+def test_the_1x_client_negotiates_2025_11_25(live_server, api_key):
+    """The pinned 1.x SDK speaks the handshake era only (2.x: test_sdk2_client.py; OAuth: tests/oauth)."""
+    async def connect():
+        async with (
+            httpx.AsyncClient(headers={"Authorization": f"Bearer {api_key}"}, timeout=30) as http,
+            streamable_http_client(f"{live_server.url}/mcp", http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            init = await session.initialize()
+            return init, await session.list_tools()
+
+    init, tools = asyncio.run(connect())
+    assert init.protocolVersion == "2025-11-25" and init.serverInfo.name == "lev"
+    assert {tool.name for tool in tools.tools} >= TOOLS
 
 
 # --- success paths --------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ def called(credential: str, name: str, arguments: dict, path: str = "/mcp", **he
 
 
 def test_the_toolsets_are_the_tool_modules_and_every_tool_is_in_one():
-    assert toolsets() == ("deals", "lenders", "pipeline", "placements")
+    assert toolsets() == ("account", "deals", "lenders", "pipeline", "placements")
     assert sorted(TOOLS) == sorted(in_toolsets(*toolsets()))
 
 
@@ -110,7 +110,7 @@ def test_an_unknown_toolset_is_refused_naming_the_known_ones(api_key, path, head
     assert response.status_code == 400
     body = response.json()
     assert body["code"] == "VALIDATION_ERROR" and body["message"].startswith("Validation failed: ")
-    assert "the toolsets are: deals, lenders, pipeline, placements" in body["details"]["fields"][field][0]
+    assert "the toolsets are: account, deals, lenders, pipeline, placements" in body["details"]["fields"][field][0]
 
 
 def test_oauth_works_at_a_toolset_address(user):
@@ -131,7 +131,7 @@ def test_oauth_works_at_a_toolset_address(user):
     assert listed(token, "/mcp/x/deals/readonly") == sorted(set(in_toolsets("deals")) & set(READERS))
     assert listed(token, "/mcp") == sorted(name for name, spec in TOOLS.items()
                                            if spec.scope in {"deals:read", "deals:write", "lenders:read",
-                                                             "searches:write"})
+                                                             "searches:write", "account:read"})
     # Not this site's: refused at the consent page as before.
     refused = flow.consent_page(resource="http://elsewhere.example/mcp/x/deals")
     assert refused.status_code == 302 and "error=invalid_target" in refused["Location"]

@@ -62,7 +62,7 @@ def test_authorization_server_metadata_advertises_what_the_server_does(client):
     assert meta["response_types_supported"] == ["code"]
     assert meta["grant_types_supported"] == ["authorization_code", "refresh_token"]
     assert set(meta["scopes_supported"]) == {"deals:read", "deals:write", "lenders:read", "searches:write",
-                                             "placements:read", "placements:write"}
+                                             "placements:read", "placements:write", "account:read"}
     assert "none" in meta["token_endpoint_auth_methods_supported"]
 
 

@@ -127,6 +127,7 @@ def _arguments(objects, search_id):
         "select_winning_term_sheet": {"term_sheet_id": winner.pk}, "remove_term_sheet": {"term_sheet_id": spare.pk},
         "get_pipeline": {}, "move_deal_stage": {"deal_id": deal, "stage": "underwriting"},
         "get_deal_stage_history": {"deal_id": deal},
+        "get_account": {},
     }
 
 
@@ -172,7 +173,7 @@ def test_read_only_key_is_refused_writes_by_the_rest_api(user, account):
                               "this credential was not granted", "details": {"required_scope": "deals:write"}}
     challenge = refused["WWW-Authenticate"]
     assert challenge.startswith('Bearer error="insufficient_scope"')
-    assert 'scope="deals:read deals:write lenders:read placements:read"' in challenge
+    assert 'scope="deals:read deals:write lenders:read placements:read account:read"' in challenge
     assert 'resource_metadata="http://testserver/.well-known/oauth-protected-resource"' in challenge
     assert client.post("/api/v1/deals/1/lender-searches/", {}, content_type="application/json").status_code == 403
 
@@ -182,8 +183,8 @@ def test_a_key_without_lender_scopes_cannot_read_the_directory(user, account):
     client = Client(headers={"Authorization": f"Bearer {key}"})
     refused = client.get("/api/v1/lenders/")
     assert refused.status_code == 403 and refused.json()["details"] == {"required_scope": "lenders:read"}
-    assert tool_names(key) == {"list_deals", "get_deal", "list_deal_properties", "get_deal_financials", "get_pipeline",
-                               "get_deal_stage_history"}
+    assert tool_names(key) == {"list_deals", "get_deal", "list_deal_properties", "get_deal_financials", "get_account",
+                               "get_pipeline", "get_deal_stage_history"}
 
 
 def test_a_method_a_view_does_not_have_is_still_405(user, account):
@@ -200,7 +201,7 @@ def test_read_only_token_sees_no_write_tool_and_gets_a_step_up_challenge(user):
     assert response.status_code == 403
     assert response["WWW-Authenticate"] == (
         'Bearer error="insufficient_scope", error_description="deals:write is needed for this tool", '
-        'scope="deals:read deals:write lenders:read placements:read", '
+        'scope="deals:read deals:write lenders:read placements:read account:read", '
         'resource_metadata="http://testserver/.well-known/oauth-protected-resource/mcp"')
     # A client that does not step up still reads the contract's answer in the body.
     result = response.json()["result"]
@@ -230,7 +231,8 @@ def test_no_credential_gets_the_discovery_challenge():
     response = mcp(None, "tools/list")
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == (
-        'Bearer scope="deals:read deals:write lenders:read searches:write placements:read placements:write", '
+        'Bearer scope="deals:read deals:write lenders:read searches:write placements:read placements:write '
+        'account:read", '
         'resource_metadata="http://testserver/.well-known/oauth-protected-resource/mcp"')
     assert response.json()["code"] == "AUTH_ERROR"
 
@@ -280,8 +282,9 @@ def test_create_api_key_with_scopes(user, account, args, expected):
     out = StringIO()
     call_command("create_api_key", user.username, *args, stdout=out)
     raw = out.getvalue().strip()
-    assert ApiKey.objects.get().scope_set == frozenset(expected)
-    assert tool_names(raw) == {spec.name for spec in TOOLS.values() if spec.scope in expected}
+    # Every key also has what every credential has (seeing who it is: get_account).
+    assert ApiKey.objects.get().scope_set == frozenset(expected) | scopes.ALWAYS_GRANTED
+    assert tool_names(raw) == {spec.name for spec in TOOLS.values() if spec.scope in expected} | {"get_account"}
 
 
 @pytest.mark.parametrize("args", [["--scopes", "deals:delete"], ["--scopes", ""], ["--scopes", " , "]])
@@ -301,4 +304,7 @@ def test_admin_edits_a_keys_scopes(admin_client, user, account, api_key):
     key.refresh_from_db()
     assert key.scopes == "deals:read lenders:read"
     assert "create_deal" not in tool_names(api_key)
+    # What every credential has is no box to untick: said in the help, and kept.
+    assert b'value="account:read"' not in page.content and b"account:read" in page.content
+    assert key.scope_set == {"deals:read", "lenders:read", "account:read"} and "get_account" in tool_names(api_key)
     assert admin_client.get("/admin/accounts/apikey/").status_code == 200

@@ -72,6 +72,7 @@ class Person:
         self.untick: set[str] = set()
         self.consents: list[dict] = []
         self._answer: tuple[str, str | None] | None = None
+        self.issuer: str | None = None  # the redirect's RFC 9207 `iss` (the 1.x SDK ignores it, 2.x checks it)
 
     async def sign_in(self) -> None:
         page = await self.http.get("/accounts/login/")
@@ -99,6 +100,7 @@ class Person:
         if "code" not in query:
             raise RuntimeError(f"authorization refused: {query.get('error')}")
         self._answer = (query["code"][0], query.get("state", [None])[0])
+        self.issuer = query.get("iss", [None])[0]
 
     async def callback_handler(self) -> tuple[str, str | None]:
         answer, self._answer = self._answer, None
@@ -152,7 +154,8 @@ async def session_do(server_url: str, auth: OAuthClientProvider, fn):
         streamable_http_client(server_url, http_client=http) as (read, write, _),
         ClientSession(read, write) as session,
     ):
-        await session.initialize()
+        # The 1.x client speaks the handshake era only: it asks for its newest, 2025-11-25, and gets it.
+        assert (await session.initialize()).protocolVersion == "2025-11-25"
         return await fn(session)
 
 
