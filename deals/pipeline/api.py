@@ -29,8 +29,6 @@ from lev.openapi import IDEMPOTENCY_KEY, READ_ERRORS, WRITE_ERRORS
 from lev.pagination import StandardPagination, paginated
 from lev.serializers import PageQuerySerializer
 
-ADMIN_ONLY = "Only an account admin (owner) may change the pipeline's stages; anyone else is FORBIDDEN."
-
 
 class PipelineView(DealScopedView):
     def stage(self, request: Request, stage_id: int):
@@ -50,9 +48,10 @@ class StageListCreateApi(PipelineView):
         return self.pipeline(request)
 
     @extend_schema(request=StageCreateSerializer, parameters=[IDEMPOTENCY_KEY],
-                   responses={201: StageSerializer, **WRITE_ERRORS}, description=ADMIN_ONLY)
+                   responses={201: StageSerializer, **WRITE_ERRORS})
     def post(self, request: Request) -> Response:
-        """Add a stage to the pipeline (account admins only)."""
+        """Add a stage to the pipeline. Only an account admin (the owner role) may; anyone else is
+        FORBIDDEN."""
         def create() -> Response:
             check_can_administer(membership=self.membership)
             data = validated(StageCreateSerializer, request.data)
@@ -70,11 +69,10 @@ class StageDetailApi(PipelineView):
     def get(self, request: Request, stage_id: int) -> Response:
         return Response(StageSerializer(self.stage(request, stage_id)).data)
 
-    @extend_schema(request=StageRenameSerializer, responses={200: StageSerializer, **WRITE_ERRORS},
-                   description=ADMIN_ONLY)
+    @extend_schema(request=StageRenameSerializer, responses={200: StageSerializer, **WRITE_ERRORS})
     def patch(self, request: Request, stage_id: int) -> Response:
-        """Rename a stage (account admins only). A default stage keeps its key, so the automatic moves
-        still find it. Without `name`, nothing changes."""
+        """Rename a stage. A default stage keeps its key, so the automatic moves still find it. Without
+        `name`, nothing changes. Only an account admin (the owner role) may; anyone else is FORBIDDEN."""
         stage = self.stage(request, stage_id)
         check_can_administer(membership=self.membership)
         data = validated(StageRenameSerializer, request.data, partial=True)
@@ -86,11 +84,10 @@ class StageDetailApi(PipelineView):
 class StageOrderApi(PipelineView):
     required_scopes = {"PUT": DEALS_WRITE}
 
-    @extend_schema(request=StageOrderSerializer, responses={200: PipelineSerializer, **WRITE_ERRORS},
-                   description=ADMIN_ONLY)
+    @extend_schema(request=StageOrderSerializer, responses={200: PipelineSerializer, **WRITE_ERRORS})
     def put(self, request: Request) -> Response:
-        """Reorder the stages (account admins only): list every stage's id once, first to last. The
-        automatic moves go forward in this order."""
+        """Reorder the stages: list every stage's id once, first to last. The automatic moves go forward
+        in this order. Only an account admin (the owner role) may; anyone else is FORBIDDEN."""
         check_can_administer(membership=self.membership)
         data = validated(StageOrderSerializer, request.data)
         services.stages_reorder(account=self.account(request), stage_ids=data["stage_ids"])

@@ -65,3 +65,16 @@ def test_a_move_waiting_on_a_search_start_comes_after_its_automatic_move(account
         wait_for_lock_waiters(1)
     b.outcome()
     assert chain(deal) == [("intake", "in_market"), ("in_market", "underwriting")]
+
+
+def test_two_processes_giving_an_account_its_defaults_at_once_make_one_set(account):
+    """The unique (account, key) constraint decides: the second insert waits on the first's uncommitted
+    keys, then its rows are ignored."""
+    Stage.objects.filter(account=account).delete()
+    with transaction.atomic():
+        Stage.objects.ensure_defaults(account.pk)
+        b = Worker(lambda: Stage.objects.ensure_defaults(account.pk))
+        b.start()
+        wait_for_lock_waiters(1)  # B's insert waits on A's uncommitted unique keys
+    b.outcome()
+    assert Stage.objects.filter(account=account).count() == 7
