@@ -100,10 +100,17 @@ class DealFinancialsForm(forms.ModelForm):
     existing_debt = money_field(label="Existing debt", positive=False)
     cash_out = money_field(label="Cash out", positive=False)
     interest_rate = percent_field(label="Interest rate", max_value=limits.INTEREST_RATE_MAX,
-                                  **limits.INTEREST_RATE_COLUMN, help_text="Annual, for DSCR.")
+                                  **limits.INTEREST_RATE_COLUMN, help_text="Annual, for DSCR.",
+                                  fraction_floor=limits.RATE_PERCENT_FLOOR)
     amortization_years = forms.IntegerField(label="Amortization (years)", min_value=limits.AMORTIZATION_YEARS_MIN,
                                             max_value=limits.AMORTIZATION_YEARS_MAX,
                                             initial=limits.AMORTIZATION_YEARS_DEFAULT)
+    interest_only_months = forms.IntegerField(label="Interest-only (months)", min_value=0,
+                                              max_value=limits.INTEREST_ONLY_MONTHS_MAX, initial=0, required=False,
+                                              help_text="At the start of the loan; empty or 0: none.")
+
+    def clean_interest_only_months(self) -> int:
+        return self.cleaned_data.get("interest_only_months") or 0
 
     class Meta:
         model = DealFinancials
@@ -126,16 +133,31 @@ class DealFinancialsInline(admin.StackedInline):
     can_delete = False
     fieldsets = [(None, {"fields": [("purchase_price", "estimated_value"), ("in_place_noi", "stabilized_noi"),
                                     ("existing_debt", "cash_out"), ("interest_rate", "amortization_years"),
-                                    ("ltv", "dscr")]})]
-    readonly_fields = ["ltv", "dscr"]
+                                    "interest_only_months", ("ltv", "debt_yield"),
+                                    ("dscr", "dscr_interest_only", "dscr_amortizing")]})]
+    readonly_fields = ["ltv", "debt_yield", "dscr", "dscr_interest_only", "dscr_amortizing"]
 
     @admin.display(description="LTV")
     def ltv(self, financials: DealFinancials) -> str:
         return formatting.percent(financials.ltv) if financials.pk else formatting.EMPTY
 
-    @admin.display(description="DSCR")
+    @admin.display(description="Debt yield")
+    def debt_yield(self, financials: DealFinancials) -> str:
+        return formatting.percent(financials.debt_yield) if financials.pk else formatting.EMPTY
+
+    @admin.display(description="DSCR (underwritten)")
     def dscr(self, financials: DealFinancials) -> str:
-        return formatting.multiple(financials.dscr) if financials.pk else formatting.EMPTY
+        if not financials.pk or financials.dscr is None:
+            return formatting.EMPTY
+        return f"{formatting.multiple(financials.dscr)} ({financials.dscr_basis.replace('_', '-')})"
+
+    @admin.display(description="DSCR interest-only")
+    def dscr_interest_only(self, financials: DealFinancials) -> str:
+        return formatting.multiple(financials.dscr_interest_only) if financials.pk else formatting.EMPTY
+
+    @admin.display(description="DSCR amortizing")
+    def dscr_amortizing(self, financials: DealFinancials) -> str:
+        return formatting.multiple(financials.dscr_amortizing) if financials.pk else formatting.EMPTY
 
 
 # --- list filters -------------------------------------------------------------------------------------

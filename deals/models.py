@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
-from deals.finance import amortizing_annual_payment
+from deals import finance
 from deals.pipeline.models import Stage, StageChange
 from deals.placements.models import BaseRate, Placement, TermSheet
 from deals.searches.models import LenderMatch, LenderSearch
@@ -130,6 +130,9 @@ class DealFinancials(models.Model):
         **limits.INTEREST_RATE_COLUMN, null=True, blank=True, help_text="Annual rate in percent, for DSCR."
     )
     amortization_years = models.PositiveSmallIntegerField(default=limits.AMORTIZATION_YEARS_DEFAULT)
+    interest_only_months = models.PositiveSmallIntegerField(
+        default=0, help_text="Interest-only months at the start of the requested loan (0: it amortizes from the "
+                             "first payment).")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -137,6 +140,11 @@ class DealFinancials(models.Model):
 
     def __str__(self) -> str:
         return f"Financials of {self.deal_id}"
+
+    @property
+    def noi(self) -> Decimal | None:
+        """The NOI the ratios use: in place, else stabilized."""
+        return self.in_place_noi or self.stabilized_noi
 
     @property
     def ltv(self) -> Decimal | None:
@@ -148,20 +156,57 @@ class DealFinancials(models.Model):
         return (loan / value * 100).quantize(Decimal("0.01"))
 
     @property
+    def debt_yield(self) -> Decimal | None:
+        """NOI / loan amount, percent (deals.finance.debt_yield)."""
+        return finance.debt_yield(self.noi, self.deal.loan_amount)
+
+    @property
     def annual_debt_service(self) -> Decimal | None:
+        """The amortizing annual debt service (after any interest-only period)."""
         loan = self.deal.loan_amount
         if not loan or self.interest_rate is None:
             return None
-        return amortizing_annual_payment(loan, self.interest_rate, self.amortization_years * 12)
+        return finance.amortizing_annual_payment(loan, self.interest_rate, self.amortization_years * 12)
+
+    @property
+    def interest_only_debt_service(self) -> Decimal | None:
+        """The annual debt service during the interest-only period; None without one."""
+        loan = self.deal.loan_amount
+        if not loan or self.interest_rate is None or not self.interest_only_months:
+            return None
+        return finance.interest_only_annual_payment(loan, self.interest_rate)
+
+    @property
+    def coverage(self) -> dict[str, Decimal | str | None]:
+        """dscr (what lenders underwrite for this loan type), dscr_basis, dscr_interest_only and
+        dscr_amortizing (deals.finance.coverage), computed once per instance."""
+        cached = self.__dict__.get("_coverage")
+        key = (self.noi, self.deal.loan_amount, self.deal.loan_type, self.interest_rate, self.amortization_years,
+               self.interest_only_months)
+        if cached is None or cached[0] != key:
+            cached = (key, finance.coverage(self.noi, self.deal.loan_type,
+                                            amortizing_service=self.annual_debt_service,
+                                            interest_only_service=self.interest_only_debt_service))
+            self.__dict__["_coverage"] = cached
+        return cached[1]
 
     @property
     def dscr(self) -> Decimal | None:
-        """Debt service coverage: NOI (in place, else stabilized) / annual debt service."""
-        noi = self.in_place_noi or self.stabilized_noi
-        service = self.annual_debt_service
-        if not noi or not service:
-            return None
-        return (noi / service).quantize(Decimal("0.01"))
+        """Debt service coverage lenders underwrite: NOI (in place, else stabilized) / the interest-only
+        or the amortizing annual debt service (deals.finance.underwritten_basis)."""
+        return self.coverage["dscr"]
+
+    @property
+    def dscr_basis(self) -> str | None:
+        return self.coverage["dscr_basis"]
+
+    @property
+    def dscr_interest_only(self) -> Decimal | None:
+        return self.coverage["dscr_interest_only"]
+
+    @property
+    def dscr_amortizing(self) -> Decimal | None:
+        return self.coverage["dscr_amortizing"]
 
 
 # Every model of the app, its rooms' included, so Django registers them with this module.

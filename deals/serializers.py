@@ -3,6 +3,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from deals import finance
 from deals.models import Deal, DealFinancials, DealProperty
 from deals.pipeline.serializers import STAGE_HELP, StageRefSerializer, UserRefSerializer
 from deals.searches.ranking.criteria import missing_for_search
@@ -77,16 +78,23 @@ class FinancialsInputSerializer(StrictSerializer):
     stabilized_noi = money_field(positive=False, help_text="Net operating income per year, US dollars.")
     existing_debt = money_field(positive=False)
     cash_out = money_field(positive=False)
-    # Kept to 3 decimals, rounded half-up as the MCP tool does (a rate of 1e-249 is 0.000).
+    # Kept to 3 decimals, rounded half-up as the MCP tool does; a fraction (0.0725) is refused with the
+    # percent it likely means (lev.limits.RATE_PERCENT_FLOOR).
     interest_rate = RoundedDecimalField(
         **limits.INTEREST_RATE_COLUMN, min_value=0, max_value=limits.INTEREST_RATE_MAX, required=False,
-        allow_null=True, coerce_to_string=False, error_messages={
+        allow_null=True, coerce_to_string=False, fraction_floor=limits.RATE_PERCENT_FLOOR,
+        help_text=f"Percent per year (6.25 = 6.25 %): 0, or {limits.RATE_PERCENT_FLOOR} to "
+                  f"{limits.INTEREST_RATE_MAX}; a fraction such as 0.0625 is refused with the percent it likely "
+                  "means.", error_messages={
             "invalid": "must be a number", "min_value": "must be 0 or more",
             "max_value": f"must be at most {limits.INTEREST_RATE_MAX}",
             "max_decimal_places": "may have at most 3 decimal places", "max_digits": "is too large",
         },
     )
     amortization_years = int_field(min_value=limits.AMORTIZATION_YEARS_MIN, max_value=limits.AMORTIZATION_YEARS_MAX)
+    interest_only_months = int_field(
+        min_value=0, max_value=limits.INTEREST_ONLY_MONTHS_MAX,
+        help_text="Interest-only months at the start of the loan (0, or null: none).")
 
 
 class DealListQuerySerializer(StrictSerializer):
@@ -135,6 +143,12 @@ class DealPropertySerializer(FieldsBuiltOnce, serializers.ModelSerializer):
                   "square_footage", "year_built", "created_at", "updated_at")
 
 
+def _ratio(help_text: str) -> serializers.DecimalField:
+    return serializers.DecimalField(
+        max_digits=limits.DSCR_MAX_DIGITS, decimal_places=limits.RATIO_DECIMAL_PLACES, read_only=True,
+        allow_null=True, coerce_to_string=False, help_text=help_text)
+
+
 class DealFinancialsSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
     # Wide enough for any ratio the stored inputs allow (lev.limits): a $1 loan on a $12M value,
     # or a $12M loan on a $1 value, must read back, not fail every read of the deal.
@@ -143,16 +157,26 @@ class DealFinancialsSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
         allow_null=True, coerce_to_string=False,
         help_text="Loan-to-value in percent (loan / estimated value, else purchase price); null when not computable.",
     )
-    dscr = serializers.DecimalField(
-        max_digits=limits.DSCR_MAX_DIGITS, decimal_places=limits.RATIO_DECIMAL_PLACES, read_only=True,
+    dscr = _ratio("Debt service coverage lenders underwrite (NOI / annual debt service on dscr_basis); null when "
+                  "not computable.")
+    dscr_basis = serializers.ChoiceField(
+        choices=finance.DSCR_BASES, read_only=True, allow_null=True,
+        help_text="The debt service dscr is on: interest_only (bridge, construction, land and predevelopment "
+                  "loans with an interest-only period) or amortizing (the others).")
+    dscr_interest_only = _ratio("NOI / interest-only debt service, during the interest-only period; null without "
+                                "one.")
+    dscr_amortizing = _ratio("NOI / amortizing debt service (after any interest-only period).")
+    debt_yield = serializers.DecimalField(
+        max_digits=limits.LTV_MAX_DIGITS, decimal_places=limits.RATIO_DECIMAL_PLACES, read_only=True,
         allow_null=True, coerce_to_string=False,
-        help_text="Debt service coverage ratio (NOI / annual debt service); null when not computable.",
+        help_text="Debt yield in percent (NOI / loan amount); null when not computable.",
     )
 
     class Meta:
         model = DealFinancials
         fields = ("purchase_price", "estimated_value", "in_place_noi", "stabilized_noi", "existing_debt",
-                  "cash_out", "interest_rate", "amortization_years", "ltv", "dscr", "updated_at")
+                  "cash_out", "interest_rate", "amortization_years", "interest_only_months", "ltv", "debt_yield",
+                  "dscr", "dscr_basis", "dscr_interest_only", "dscr_amortizing", "updated_at")
 
 
 class DealSerializer(FieldsBuiltOnce, serializers.ModelSerializer):

@@ -24,7 +24,7 @@ PROPERTY_FIELDS = (
 )
 FINANCIAL_FIELDS = (
     "purchase_price", "estimated_value", "in_place_noi", "stabilized_noi", "existing_debt", "cash_out",
-    "interest_rate", "amortization_years",
+    "interest_rate", "amortization_years", "interest_only_months",
 )
 
 
@@ -170,6 +170,8 @@ def deal_financials_update(*, deal: Deal, data: dict[str, Any]) -> DealFinancial
         value = data[name]
         if value is None and name == "amortization_years":  # null puts back the default
             value = AMORTIZATION_YEARS_DEFAULT
+        elif value is None and name == "interest_only_months":  # null: no interest-only period
+            value = 0
         setattr(financials, name, value)
     if changed:
         financials.save(update_fields=[*changed, "updated_at"])

@@ -64,6 +64,17 @@ INTEREST_RATE_MAX = 30  # percent per year
 AMORTIZATION_YEARS_MIN = 1
 AMORTIZATION_YEARS_MAX = 50
 AMORTIZATION_YEARS_DEFAULT = 30  # a deal's amortization when none is given
+INTEREST_ONLY_MONTHS_MAX = 600  # the interest-only period of a deal's loan or a quote (50 years, a term's bound)
+
+# Percent fields refuse a value sent as a fraction (0.0725 meant as 7.25 %): a value above 0 and
+# below the field's floor is refused with value * 100 as the value probably meant (lev.vocabulary.
+# percent_fraction_message). 0 stays allowed (no fee; a 0 % rate). The floors are the smallest figures
+# no real loan has: a rate or a max LTV below 1 %, a fee below 0.1 % (fees of 0.25-1 % are common, so
+# their floor is lower: 0.01 meant as 1 % is still caught). Base rates are not checked: an index
+# such as SOFR has stood below 1 %.
+RATE_PERCENT_FLOOR = Decimal(1)  # a deal's interest_rate, a quote's fixed_rate
+LTV_PERCENT_FLOOR = Decimal(1)  # a quote's max_ltv
+FEE_PERCENT_FLOOR = Decimal("0.1")  # a quote's origination and exit fees
 
 # Lists and pages.
 PAGE_SIZE_DEFAULT = 20

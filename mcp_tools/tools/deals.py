@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from lev import limits
 from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
@@ -27,7 +26,7 @@ from mcp_tools.tools.common import (
     LoanType,
     Money,
     MoneyFilter,
-    Number,
+    Percent,
     StateCode,
     Text,
     TransactionType,
@@ -172,7 +171,8 @@ def get_deal(
         Field(description="Related data to include."),
     ] = None,
 ) -> dict[str, Any]:
-    """Get one deal, optionally with its properties and financials (ltv percent, dscr).
+    """Get one deal, optionally with its properties and financials (ltv, debt_yield, dscr: see
+    get_deal_financials).
 
     include=["properties"] adds property_count and its first properties (up to 20, fewer if
     too large); then truncated: true and continue_with names the call for the rest.
@@ -319,23 +319,22 @@ def remove_deal_property(deal_id: DealId, property_id: PropertyId) -> dict[str, 
 
 
 # --- financials ---------------------------------------------------------------------------------
-def _rate(value: float) -> float:
-    """Percent per year, kept to the 3 decimals the API stores (6.2555 -> 6.256)."""
-    return float(Decimal(repr(value)).quantize(Decimal("0.001"), rounding=ROUND_HALF_UP))
-
-
 AmountOrZero = MoneyFilter  # 0 or more US dollars, rounded to the cent
+_cents = "rounded to the cent."
 _CENTS = "USD, rounded to the cent."
-InterestRate = Annotated[Number(0, limits.INTEREST_RATE_MAX), AfterValidator(_rate)]
+# Percent per year to the 3 decimals the API stores (6.2555 -> 6.256); 0.0725 is refused: did you mean 7.25?
+InterestRate = Percent(limits.INTEREST_RATE_MAX, limits.RATE_PERCENT_FLOOR, limits.RATE_DECIMAL_PLACES)
 AmortizationYears = Annotated[
     int, Field(ge=limits.AMORTIZATION_YEARS_MIN, le=limits.AMORTIZATION_YEARS_MAX),
 ]
+InterestOnlyMonths = Annotated[int, Field(ge=0, le=limits.INTEREST_ONLY_MONTHS_MAX)]
 
 
 @tool(title="Get a deal's financials", scope=DEALS_READ, read_only=True)
 def get_deal_financials(deal_id: DealId) -> dict[str, Any]:
-    """Get a deal's financials (US dollars, NOI per year, rates percent) with ltv (loan over
-    estimated_value, else purchase_price) and dscr (NOI over annual debt service); null when unknown."""
+    """Get a deal's financials (USD, NOI per year, percents) with ltv, debt_yield (NOI/loan) and
+    dscr: NOI over the debt service lenders underwrite (dscr_basis), shown beside
+    dscr_interest_only and dscr_amortizing; null when unknown."""
     return {"financials": lev().get(f"/deals/{deal_id}/financials/")}
 
 
@@ -343,22 +342,23 @@ def get_deal_financials(deal_id: DealId) -> dict[str, Any]:
 def update_deal_financials(
     deal_id: DealId,
     purchase_price: Annotated[Money | None, Field(description=_CENTS)] = None,
-    estimated_value: Annotated[Money | None, Field(description=f"As-is or as-stabilized; {_CENTS}")] = None,
-    in_place_noi: Annotated[AmountOrZero | None, Field(description=f"NOI per year today; {_CENTS}")] = None,
-    stabilized_noi: Annotated[AmountOrZero | None, Field(description=f"NOI per year once stabilized; "
-                                                                     f"{_CENTS}")] = None,
+    estimated_value: Annotated[Money | None, Field(description=f"As-is or stabilized, {_cents}")] = None,
+    in_place_noi: Annotated[AmountOrZero | None, Field(description=f"Per year now, {_cents}")] = None,
+    stabilized_noi: Annotated[AmountOrZero | None, Field(description=f"Per year, stabilized, {_cents}")] = None,
     existing_debt: Annotated[AmountOrZero | None, Field(description=_CENTS)] = None,
-    cash_out: Annotated[AmountOrZero | None, Field(description=f"Taken out at closing; {_CENTS}")] = None,
-    interest_rate: Annotated[InterestRate | None, Field(description="Percent per year (6.25), kept to 3 "
+    cash_out: Annotated[AmountOrZero | None, Field(description=f"At closing, {_cents}")] = None,
+    interest_rate: Annotated[InterestRate | None, Field(description="Percent (6.25, not 0.0625), kept to 3 "
                                                                     "decimals.")] = None,
     amortization_years: Annotated[AmortizationYears | None, Field(
         description=f"Default {limits.AMORTIZATION_YEARS_DEFAULT}.")] = None,
+    interest_only_months: InterestOnlyMonths | None = None,
 ) -> dict[str, Any]:
-    """Set some of a deal's financials (at least one); figures left out or null stay as they are.
-    Searches rank leverage (LTV) with a value, coverage (DSCR) with NOI and interest_rate.
+    """Set some of a deal's financials (at least one; USD; null or left out: kept). Searches
+    rank LTV with a value, DSCR with NOI and interest_rate.
     """
     body = drop_none(purchase_price=purchase_price, estimated_value=estimated_value, in_place_noi=in_place_noi,
                      stabilized_noi=stabilized_noi, existing_debt=existing_debt, cash_out=cash_out,
-                     interest_rate=interest_rate, amortization_years=amortization_years)
+                     interest_rate=interest_rate, amortization_years=amortization_years,
+                     interest_only_months=interest_only_months)
     require_change(body, "deal_id", what="figure")
     return {"financials": lev().patch(f"/deals/{deal_id}/financials/", body)}

@@ -249,7 +249,6 @@ methods = st.one_of(
 )
 params = st.one_of(
     nested_garbage,
-    numeric_paths,
     st.fixed_dictionaries({"uri": st.one_of(st.sampled_from(["lev://deals/1", "file:///etc/passwd", "x:y", ""]),
                                             st.text(max_size=30))}),
     st.fixed_dictionaries({"name": st.one_of(st.sampled_from(TOOL_NAMES), st.text(max_size=10))},

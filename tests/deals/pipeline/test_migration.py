@@ -11,7 +11,7 @@ from django.db.migrations.executor import MigrationExecutor
 from deals.models import Deal, Stage, StageChange
 from lev.enums import DEFAULT_STAGES
 
-BEFORE = [("deals", "0008_accounts_and_idempotency_moved")]
+BEFORE = [("deals", "0009_financials_interest_only_months")]
 
 
 def migrate(targets):

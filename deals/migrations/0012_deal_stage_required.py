@@ -1,11 +1,11 @@
-"""Every deal has a stage now (0010): the column becomes required."""
+"""Every deal has a stage now (0011): the column becomes required."""
 
 import django.db.models.deletion
 from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("deals", "0010_pipeline_defaults")]
+    dependencies = [("deals", "0011_pipeline_defaults")]
     operations = [
         migrations.AlterField(
             model_name="deal", name="stage",

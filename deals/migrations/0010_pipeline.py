@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0001_initial'),
-        ('deals', '0008_accounts_and_idempotency_moved'),
+        ('deals', '0009_financials_interest_only_months'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -78,5 +78,5 @@ def forwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("deals", "0009_pipeline")]
+    dependencies = [("deals", "0010_pipeline")]
     operations = [migrations.RunPython(forwards, migrations.RunPython.noop)]
