@@ -9,6 +9,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
 from deals import finance
+from deals.pipeline.models import Stage, StageChange
 from deals.placements.models import BaseRate, Placement, TermSheet
 from deals.searches.models import LenderMatch, LenderSearch
 from lev import limits
@@ -32,6 +33,21 @@ DEAL_SORT_VALUES = {
 }
 
 
+class DealQuerySet(models.QuerySet):
+    def bulk_create(self, objs, *args, **kwargs):
+        """As `save()` does one by one: each deal without a stage starts in its account's first stage,
+        and is owned by its creator unless an owner is given."""
+        objs, first = list(objs), {}
+        for deal in objs:
+            if deal.stage_id is None:
+                if deal.account_id not in first:
+                    first[deal.account_id] = Stage.objects.first_of(deal.account_id)
+                deal.stage = first[deal.account_id]
+            if deal.owner_id is None:
+                deal.owner_id = deal.created_by_id
+        return super().bulk_create(objs, *args, **kwargs)
+
+
 class Deal(models.Model):
     account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="deals")
     title = models.CharField(max_length=limits.DEAL_TITLE_MAX)
@@ -46,11 +62,19 @@ class Deal(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Where the deal is in its account's pipeline (deals.pipeline), and who on the team runs it: a member
+    # of the account, its creator unless changed. A new deal starts in the account's first stage.
+    stage = models.ForeignKey("deals.Stage", on_delete=models.RESTRICT, related_name="deals")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # Bumped by every change to the deal, its properties or financials; lender searches remember
     # the version they ranked, so a changed deal is never served a stale search.
     version = models.PositiveIntegerField(default=1)
+
+    objects = DealQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -58,10 +82,18 @@ class Deal(models.Model):
             models.Index(F("account"), F("archived"), DEAL_SORT_VALUES[key], F("id"), name=f"deals_deal_list_{name}")
             for key, name in (("created_at", "created"), ("updated_at", "updated"), ("title", "title"),
                               ("loan_amount", "amount"), ("estimated_close_date", "close"))
-        ]
+        ] + [models.Index(fields=["account", "archived", "stage"], name="deals_deal_stage")]
 
     def __str__(self) -> str:
         return self.title
+
+    def save(self, *args, **kwargs) -> None:
+        # A deal always has a stage and, from the start, an owner: its creator unless one was given.
+        if self.stage_id is None and self.account_id is not None:
+            self.stage = Stage.objects.first_of(self.account_id)
+        if self._state.adding and self.owner_id is None:
+            self.owner_id = self.created_by_id
+        super().save(*args, **kwargs)
 
 
 class DealProperty(models.Model):
@@ -179,4 +211,4 @@ class DealFinancials(models.Model):
 
 # Every model of the app, its rooms' included, so Django registers them with this module.
 __all__ = ["BaseRate", "Deal", "DealFinancials", "DealProperty", "LenderMatch", "LenderSearch", "Placement",
-           "TermSheet"]
+           "Stage", "StageChange", "TermSheet"]

@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from deals import finance
 from deals.models import Deal, DealFinancials, DealProperty
+from deals.pipeline.serializers import STAGE_HELP, StageRefSerializer, UserRefSerializer
 from deals.searches.ranking.criteria import missing_for_search
 from deals.selectors import DEAL_ORDERINGS, DealFilters
 from lev import limits
@@ -56,6 +57,8 @@ class DealUpdateSerializer(StrictSerializer):
     business_plan = EnumField(BUSINESS_PLANS, required=False, allow_blank=True)
     description = text_field(max_length=limits.DEAL_DESCRIPTION_MAX)
     estimated_close_date = date_field(help_text="YYYY-MM-DD")
+    owner_id = int_field(min_value=1, max_value=limits.MAX_ID,
+                         help_text="Who runs the deal: a member of the account (default: its creator; null: nobody).")
 
 
 class DealInputSerializer(DealUpdateSerializer):
@@ -103,6 +106,7 @@ class DealListQuerySerializer(StrictSerializer):
     max_loan_amount = money_field(positive=False, allow_null=False)
     archived = bool_field()
     search = text_field(max_length=limits.SEARCH_TEXT_MAX)
+    stage = text_field(max_length=limits.STAGE_NAME_MAX, help_text=STAGE_HELP)
     ordering = EnumField(DEAL_ORDERINGS, required=False)
     cursor = cursor_field()
     page = page_field(help_text="Deprecated: follow `next` (a cursor) instead; a page number reads the deals "
@@ -176,10 +180,13 @@ class DealFinancialsSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
 
 
 class DealSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+    stage = StageRefSerializer(help_text="Where the deal is in the account's pipeline.")
+    owner = UserRefSerializer(allow_null=True, help_text="Who on the team runs the deal.")
+
     class Meta:
         model = Deal
         fields = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
-                  "description", "estimated_close_date", "archived", "archived_at", "created_at",
+                  "description", "estimated_close_date", "stage", "owner", "archived", "archived_at", "created_at",
                   "updated_at")
 
     def __init__(self, *args, include: frozenset[str] = frozenset(), **kwargs):
@@ -208,12 +215,14 @@ class DealListItemSerializer(serializers.ModelSerializer):
     missing_for_search = serializers.SerializerMethodField(
         help_text="What the deal lacks before a lender search, in words (empty when ready): a loan amount, "
                   "a property, or a property's state or asset type (the first few named, the rest counted).")
+    stage = StageRefSerializer()
+    owner = UserRefSerializer(allow_null=True)
 
     class Meta:
         model = Deal
         fields = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
-                  "estimated_close_date", "archived", "property_count", "ready_for_search", "missing_for_search",
-                  "updated_at")
+                  "estimated_close_date", "stage", "owner", "archived", "property_count", "ready_for_search",
+                  "missing_for_search", "updated_at")
 
     def get_property_count(self, deal: Deal) -> int:
         return len(deal.properties.all())

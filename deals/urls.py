@@ -13,4 +13,5 @@ urlpatterns = [
     # Lender searches; placements, term sheets and base rates: the rooms' own URLs.
     path("", include("deals.searches.urls")),
     path("", include("deals.placements.urls")),
+    path("", include("deals.pipeline.urls")),
 ]

@@ -160,3 +160,7 @@ DSCR_INPUT_COLUMN = MappingProxyType({"max_digits": 4, "decimal_places": 2})  # 
 FEE_PERCENT_COLUMN = MappingProxyType({"max_digits": 6, "decimal_places": 3})  # up to 999.999
 # Live quotes (not removed) one deal may hold: bounds the comparison's work and size.
 TERM_SHEETS_PER_DEAL_MAX = 200
+# The pipeline (deals/pipeline): an account's stages, their names, and why a deal moved.
+STAGES_PER_ACCOUNT_MAX = 30
+STAGE_NAME_MAX = 60
+STAGE_REASON_MAX = 500

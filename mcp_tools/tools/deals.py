@@ -79,7 +79,10 @@ class PropertyInput(BaseModel):
 def _deal_summary(deal: dict[str, Any]) -> dict[str, Any]:
     keys = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
             "estimated_close_date", "archived", "property_count", "ready_for_search", "missing_for_search")
-    return {k: deal[k] for k in keys if k in deal}
+    summary = {k: deal[k] for k in keys if k in deal}
+    if deal.get("stage"):
+        summary["stage"] = deal["stage"]["name"]
+    return summary
 
 
 # A page of 100 deals with long (non-ASCII) titles and many incomplete properties would pass the
@@ -89,8 +92,8 @@ DEAL_LIST_STEPS = [
         clip(m, 80) for m in d.get("missing_for_search", [])[:1]]},
     lambda d: {**d, "title": clip(d["title"], 40), "missing_for_search": []},
     # Both copies of a page of 100 count against the budget: keep what finds and picks a deal.
-    lambda d: {k: d[k] for k in ("id", "title", "loan_amount", "loan_type", "property_count", "ready_for_search")
-               if k in d},
+    lambda d: {k: d[k] for k in ("id", "title", "loan_amount", "loan_type", "stage", "property_count",
+                                 "ready_for_search") if k in d},
 ]
 
 
@@ -117,24 +120,24 @@ def list_deals(
     max_loan_amount: Annotated[MoneyFilter | None, Field(description="US dollars, rounded to the cent.")] = None,
     archived: Annotated[bool, Field(description="true: archived deals instead of active ones.")] = False,
     search: Annotated[Text(limits.SEARCH_TEXT_MAX) | None, Field(description="Words in the deal title.")] = None,
+    stage: Annotated[Text(limits.STAGE_NAME_MAX) | None, Field(description="Stage name, key or id.")] = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
     cursor: ListCursor = None,
 ) -> dict[str, Any]:
     """List the user's deals, newest first: find a deal id, see which are ready for a lender search.
 
-    Filters combine with AND; min_loan_amount may not exceed max_loan_amount. Returns {"deals",
-    "total", "has_more", "next_cursor"}: pass next_cursor back with the same filters for the next
-    page. total counts the matching deals up to 1,000; past that it is 1,000 and "total_capped":
-    true is added. Each deal: id, title, loan fields, archived, property_count, ready_for_search
-    (search_lenders_for_deal can rank it now) and missing_for_search (what to add first, e.g.
-    "state of property 'Pine Court' (id 7)"). A very large page may be trimmed (compacted: true).
+    Filters combine with AND. Returns {"deals", "total", "has_more", "next_cursor"}: pass
+    next_cursor back with the same filters for the next page. total counts up to 1,000, then
+    "total_capped": true. Each deal: id, title, loan fields, stage, archived, property_count,
+    ready_for_search (search_lenders_for_deal can rank it now) and missing_for_search (what to add
+    first). A very large page may be trimmed (compacted: true).
     """
     page = list_page_query(cursor, limit)
     try:
         body = lev().get("/deals/", drop_none(
             loan_type=loan_type, transaction_type=transaction_type, business_plan=business_plan,
             min_loan_amount=min_loan_amount, max_loan_amount=max_loan_amount,
-            archived="true" if archived else None, search=search, **page,
+            archived="true" if archived else None, search=search, stage=stage, **page,
         ))
     except ToolFailure as failure:
         # Only a page-number cursor can miss its page: the list got shorter since it was made.

@@ -112,11 +112,15 @@ class World:
     search_ids: list[int]
     placement_ids: list[int] = dataclasses.field(default_factory=list)
     term_sheet_ids: list[int] = dataclasses.field(default_factory=list)
+    stage_ids: list[int] = dataclasses.field(default_factory=list)
 
 
 def make_world(account_slug: str = "fuzz") -> World:
     account = AccountFactory(slug=account_slug, name="Fuzz Capital")
-    user = MembershipFactory(account=account, user=UserFactory(username=f"{account_slug}-user")).user
+    # The account's admin (owner role): the pipeline's stage changes are theirs alone, and the fuzzers
+    # reach every endpoint's validation.
+    user = MembershipFactory(account=account, user=UserFactory(username=f"{account_slug}-user"),
+                             role="owner").user
     _key, raw = api_key_create(user=user, account=account, name="fuzz")
     other = AccountFactory(slug=f"{account_slug}-other", name="Other Capital")
     other_user = MembershipFactory(account=other, user=UserFactory(username=f"{account_slug}-other")).user
@@ -147,6 +151,7 @@ def make_world(account_slug: str = "fuzz") -> World:
         search_ids=[search.id],
         placement_ids=[sent.id, draft.id],
         term_sheet_ids=[t.id for t in term_sheets],
+        stage_ids=list(account.stages.order_by("position").values_list("id", flat=True)),
     )
 
 

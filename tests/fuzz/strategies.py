@@ -19,7 +19,7 @@ DEEP = "\u2063DEEP-NESTING\u2063"
 DEEP_LEVELS = 3000
 
 ID_ARGUMENTS = {"deal_id": "deal_ids", "lender_id": "lender_ids", "search_id": "search_ids",
-                "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids"}
+                "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids", "stage_id": "stage_ids"}
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:

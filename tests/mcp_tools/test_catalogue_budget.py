@@ -22,7 +22,7 @@ from mcp_tools.server import get_server
 # A tool added after the baseline has no bytes of its own to shrink from: it gets this many.
 NEW_TOOL_BYTES = 2000
 # Tools that take no argument: their schema has nothing to lose but the refusal of unknown ones.
-NO_ARGUMENTS = {"get_account"}
+NO_ARGUMENTS = {"get_account", "get_pipeline"}
 # What a schema says that a caller relies on: compared, keyword by keyword, between pydantic's schema
 # and the published one. (Titles and `default: null` are dropped on purpose; descriptions are edited
 # by hand and held to the budget instead.)

@@ -19,6 +19,7 @@ from django.test import RequestFactory
 from rest_framework import serializers
 
 from deals.models import Deal, DealProperty
+from deals.pipeline.serializers import DealMoveSerializer
 from deals.placements.serializers import (
     ComparisonQuerySerializer,
     PlacementCreateInputSerializer,
@@ -250,6 +251,8 @@ API_INPUTS = {
     "add_term_sheet": (TermSheetInputSerializer, {}),
     "list_term_sheets": (TermSheetListQuerySerializer, {"limit": "page_size"}),
     "compare_term_sheets": (ComparisonQuerySerializer, {}),
+    "move_deal_stage": (DealMoveSerializer, {}),
+    "get_deal_stage_history": (PageQuerySerializer, {"limit": "page_size"}),
 }
 IDS = {"deal_id", "lender_id", "search_id", "property_id", "placement_id", "term_sheet_id", "program_id"}
 TOOL_ONLY = {"cursor", "idempotency_key", "include"}  # checked by the tool itself (or tested below)
@@ -373,6 +376,8 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "list_term_sheets": {"deal_id": deal.id}, "compare_term_sheets": {"deal_id": deal.id},
         "select_winning_term_sheet": {"term_sheet_id": term_sheets[0].id},
         "remove_term_sheet": {"term_sheet_id": term_sheets[1].id},
+        "get_pipeline": {}, "move_deal_stage": {"deal_id": deal.id, "stage": "underwriting"},
+        "get_deal_stage_history": {"deal_id": deal.id},
     }
     # The rate terms go with their rate type (a rule over two arguments): each bound is tried on its type.
     rate_base = {"fixed_rate": fixed, "spread_bps": floating, "rate_index": floating}
