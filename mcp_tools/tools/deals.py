@@ -278,7 +278,7 @@ def add_deal_property(
     square_footage: SquareFootage | None = None,
     year_built: YearBuilt | None = None,
 ) -> dict[str, Any]:
-    """Lender searches use its state (TX or Texas) and asset type."""
+    """Lender searches match its state (TX or Texas) and asset type."""
     # The docstring says what the title ("Add a property to a deal") does not, and carries the state's
     # description (STATE_DESCRIPTION elsewhere) so the tool fits its catalogue budget (issue 21).
     body = drop_none(name=name, address=address, city=city, state=state, zip=zip, asset_type=asset_type,

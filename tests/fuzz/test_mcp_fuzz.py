@@ -516,7 +516,8 @@ def test_any_2026_07_28_request_gets_the_answer_the_documentation_promises(raw_m
 
 
 # Toolset addresses (mcp_tools.toolsets, docs/mcp-clients.md): /mcp/x/<toolsets>[/readonly] and /mcp/readonly.
-TOOLSETS = ("deals", "lenders", "placements")
+# The toolsets are the modules the tools are written in (the rule mcp_tools.toolsets documents), sorted.
+TOOLSETS = tuple(sorted({toolset_of(spec) for spec in TOOLS.values()}))
 LISTING = object()  # tools/list rather than a tools/call
 # (A literal ".." is not among them: the HTTP client resolves it before sending, RFC 3986 5.2.4; "%2e%2e"
 # reaches the server.)
@@ -672,7 +673,7 @@ def refusal_problems(status: int, text: str, sent: str, expected: tuple[Any, ...
     fields = (body.get("details") or {}).get("fields") or {}
     if code != "VALIDATION_ERROR" or not str(message).startswith("Validation failed: "):
         problems.append(f"unknown toolset answered {code!r}: {str(message)[:80]}")
-    elif "the toolsets are: deals, lenders, placements" not in " ".join(fields.get(expected[1], [])):
+    elif f"the toolsets are: {', '.join(TOOLSETS)}" not in " ".join(fields.get(expected[1], [])):
         problems.append(f"unknown toolset refusal does not name the known ones under {expected[1]}: {fields}")
     return problems
 
