@@ -55,12 +55,6 @@ def baseline() -> dict[str, int]:
     return json.loads(BASELINE.read_text())["tools"]
 
 
-def budget_of(name: str) -> float:
-    """The tool's share of its baseline bytes: BUDGET, or the exception the baseline file names (with why)."""
-    exception = json.loads(BASELINE.read_text()).get("exceptions", {}).get(name)
-    return float(exception["budget"]) if exception else BUDGET
-
-
 def report(now: dict[str, dict[str, object]], before: dict[str, int]) -> dict[str, object]:
     rows = []
     for name, info in now.items():
@@ -91,7 +85,7 @@ def print_table(result: dict[str, object]) -> None:
     print(f"{'tool':28} {'toolset':11} {'before':>7} {'now':>7} {'ratio':>6} {'tok before':>10} {'tok now':>8}")
     for row in result["tools"]:
         ratio = f"{row['ratio']:.2f}" if row["ratio"] is not None else "new"
-        flag = "  OVER BUDGET" if row["ratio"] is not None and row["ratio"] > budget_of(row["tool"]) else ""
+        flag = "  OVER BUDGET" if row["ratio"] is not None and row["ratio"] > BUDGET else ""
         print(f"{row['tool']:28} {row['toolset']:11} {row['before'] or '-':>7} {row['now']:>7} {ratio:>6} "
               f"{row['tokens_before'] or '-':>10} {row['tokens_now']:>8}{flag}")
     for name, total in result["toolsets"].items():
@@ -103,8 +97,7 @@ def print_table(result: dict[str, object]) -> None:
     total = result["total"]
     print(f"{'total':28} {total['tools']:>2} tools    {total['before']:>7} {total['now']:>7} {total['ratio']:>6.2f} "
           f"{total['tokens_before']:>10} {total['tokens_now']:>8}")
-    print(f"(tokens estimated as {result['token_estimate']}; budget {BUDGET:.0%} of each tool's baseline bytes, "
-          "exceptions in catalogue_baseline.json)")
+    print(f"(tokens estimated as {result['token_estimate']}; budget {BUDGET:.0%} of each tool's baseline bytes)")
 
 
 def main() -> None:

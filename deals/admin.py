@@ -20,6 +20,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from deals import selectors, services
 from deals.companies import admin as companies_admin  # noqa: F401  (registers companies, contacts; lender contacts)
 from deals.models import Deal, DealFinancials, DealProperty
+from deals.pipeline import services as pipeline_services
+from deals.pipeline.admin import StageChangeInline
 from deals.placements import admin as placements_admin  # noqa: F401  (registers placements, term sheets, base rates)
 from deals.placements import selectors as placement_selectors
 from deals.placements import services as placement_services
@@ -57,12 +59,25 @@ class DealForm(forms.ModelForm):
     class Meta:
         model = Deal
         fields = ["account", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
-                  "estimated_close_date", "sponsor", "borrower", "description"]
+                  "estimated_close_date", "sponsor", "borrower", "description", "stage", "owner"]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+        help_texts = {"stage": "A new deal starts in its account's first stage when left empty; a change is "
+                               "recorded in the stage history.",
+                      "owner": "A member of the deal's account; empty on a new deal: you."}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "stage" in self.fields:
+            self.fields["stage"].required = False
 
     def clean(self):
         data = super().clean()
         account = data.get("account") or (self.instance.account if self.instance.account_id else None)
+        stage, owner = data.get("stage"), data.get("owner")
+        if account is not None and stage is not None and stage.account_id != account.pk:
+            self.add_error("stage", "Choose a stage of the deal's account.")
+        if account is not None and owner is not None and not account.memberships.filter(user=owner).exists():
+            self.add_error("owner", "Choose a member of the deal's account.")
         for name in ("sponsor", "borrower"):
             company = data.get(name)
             if company is not None and account is not None and company.account_id != account.pk:
@@ -90,10 +105,17 @@ class DealFinancialsForm(forms.ModelForm):
     existing_debt = money_field(label="Existing debt", positive=False)
     cash_out = money_field(label="Cash out", positive=False)
     interest_rate = percent_field(label="Interest rate", max_value=limits.INTEREST_RATE_MAX,
-                                  **limits.INTEREST_RATE_COLUMN, help_text="Annual, for DSCR.")
+                                  **limits.INTEREST_RATE_COLUMN, help_text="Annual, for DSCR.",
+                                  fraction_floor=limits.RATE_PERCENT_FLOOR)
     amortization_years = forms.IntegerField(label="Amortization (years)", min_value=limits.AMORTIZATION_YEARS_MIN,
                                             max_value=limits.AMORTIZATION_YEARS_MAX,
                                             initial=limits.AMORTIZATION_YEARS_DEFAULT)
+    interest_only_months = forms.IntegerField(label="Interest-only (months)", min_value=0,
+                                              max_value=limits.INTEREST_ONLY_MONTHS_MAX, initial=0, required=False,
+                                              help_text="At the start of the loan; empty or 0: none.")
+
+    def clean_interest_only_months(self) -> int:
+        return self.cleaned_data.get("interest_only_months") or 0
 
     class Meta:
         model = DealFinancials
@@ -116,16 +138,31 @@ class DealFinancialsInline(admin.StackedInline):
     can_delete = False
     fieldsets = [(None, {"fields": [("purchase_price", "estimated_value"), ("in_place_noi", "stabilized_noi"),
                                     ("existing_debt", "cash_out"), ("interest_rate", "amortization_years"),
-                                    ("ltv", "dscr")]})]
-    readonly_fields = ["ltv", "dscr"]
+                                    "interest_only_months", ("ltv", "debt_yield"),
+                                    ("dscr", "dscr_interest_only", "dscr_amortizing")]})]
+    readonly_fields = ["ltv", "debt_yield", "dscr", "dscr_interest_only", "dscr_amortizing"]
 
     @admin.display(description="LTV")
     def ltv(self, financials: DealFinancials) -> str:
         return formatting.percent(financials.ltv) if financials.pk else formatting.EMPTY
 
-    @admin.display(description="DSCR")
+    @admin.display(description="Debt yield")
+    def debt_yield(self, financials: DealFinancials) -> str:
+        return formatting.percent(financials.debt_yield) if financials.pk else formatting.EMPTY
+
+    @admin.display(description="DSCR (underwritten)")
     def dscr(self, financials: DealFinancials) -> str:
-        return formatting.multiple(financials.dscr) if financials.pk else formatting.EMPTY
+        if not financials.pk or financials.dscr is None:
+            return formatting.EMPTY
+        return f"{formatting.multiple(financials.dscr)} ({financials.dscr_basis.replace('_', '-')})"
+
+    @admin.display(description="DSCR interest-only")
+    def dscr_interest_only(self, financials: DealFinancials) -> str:
+        return formatting.multiple(financials.dscr_interest_only) if financials.pk else formatting.EMPTY
+
+    @admin.display(description="DSCR amortizing")
+    def dscr_amortizing(self, financials: DealFinancials) -> str:
+        return formatting.multiple(financials.dscr_amortizing) if financials.pk else formatting.EMPTY
 
 
 # --- list filters -------------------------------------------------------------------------------------
@@ -219,23 +256,24 @@ def _company_ids(cleaned: dict[str, Any], names) -> dict[str, int | None]:
 @admin.register(Deal)
 class DealAdmin(AccountScopedAdmin):
     form = DealForm
-    list_display = ["title", "account", "property_states", "asset_types", "units", "loan", "loan_type_label",
-                    "latest_search"]
+    list_display = ["title", "account", "stage", "owner", "property_states", "asset_types", "units", "loan",
+                    "loan_type_label", "latest_search"]
     list_display_links = ["title"]
-    list_filter = [ArchivedFilter, PropertyStateFilter, AssetTypeFilter, LatestSearchFilter, "loan_type",
+    list_filter = [ArchivedFilter, "stage", PropertyStateFilter, AssetTypeFilter, LatestSearchFilter, "loan_type",
                    "transaction_type", "business_plan", "account"]
     search_fields = ["title", "description", "properties__name", "properties__city"]
-    list_select_related = ["account"]
+    list_select_related = ["account", "stage", "owner"]
     list_per_page = 50
     date_hierarchy = "created_at"
     fieldsets = [
         (None, {"fields": ["account", "title", "loan_amount", ("loan_type", "transaction_type", "business_plan"),
                            "estimated_close_date", ("sponsor", "borrower"), "description"]}),
+        ("Pipeline", {"fields": [("stage", "owner")]}),
         ("Record", {"classes": ["collapse"],
                     "fields": ["archived", "archived_at", "created_by", "created_at", "updated_at", "version"]}),
     ]
     readonly_fields = ["archived", "archived_at", "created_by", "created_at", "updated_at", "version"]
-    inlines = [DealPropertyInline, DealFinancialsInline]
+    inlines = [DealPropertyInline, DealFinancialsInline, StageChangeInline]
     actions = ["find_lenders", "archive"]
 
     class Media:
@@ -286,11 +324,31 @@ class DealAdmin(AccountScopedAdmin):
 
     # -- saving through the services, so every change bumps the deal's version (a lender search of
     #    the old description is then never reused) and archived deals stay unchanged
+    def get_inlines(self, request, obj):
+        # Only a saved deal has a stage history (a new deal's page shows none and posts no formset for it).
+        inlines = super().get_inlines(request, obj)
+        return inlines if obj is not None else [i for i in inlines if i is not StageChangeInline]
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "owner":  # members of the staff user's accounts only, never everyone's users
+            users = db_field.related_model._default_manager.order_by("username")
+            account_ids = staff_account_ids(request)
+            if account_ids is not None:
+                users = users.filter(memberships__account_id__in=account_ids).distinct()
+            kwargs["queryset"] = users
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
     def save_model(self, request, obj, form, change):
+        stage, owner = form.cleaned_data.get("stage"), form.cleaned_data.get("owner")
         if not change:
             data = {name: form.cleaned_data[name] for name in services.DEAL_FIELDS if name in form.cleaned_data}
             data.update(_company_ids(form.cleaned_data, services.COMPANY_FIELDS))
+            if owner is not None:
+                data["owner_id"] = owner.pk
             created = services.deal_create(account=form.cleaned_data["account"], user=request.user, data=data)
+            if stage is not None and stage.pk != created.stage_id:
+                pipeline_services.deal_move_stage(deal=created, stage=stage, user=request.user,
+                                                  reason="Set when the deal was added in the admin.")
             # The admin goes on with its own instance (inlines, log, redirect): make it the saved row.
             obj.pk = created.pk
             obj.refresh_from_db()
@@ -298,8 +356,12 @@ class DealAdmin(AccountScopedAdmin):
             return
         changed = {name: form.cleaned_data[name] for name in form.changed_data if name in services.DEAL_FIELDS}
         changed.update(_company_ids(form.cleaned_data, [n for n in services.COMPANY_FIELDS if n in form.changed_data]))
+        if "owner" in form.changed_data:
+            changed["owner_id"] = owner.pk if owner is not None else None
         if changed:
             services.deal_update(deal=obj, data=changed)
+        if "stage" in form.changed_data and stage is not None:
+            pipeline_services.deal_move_stage(deal=obj, stage=stage, user=request.user, reason="Moved in the admin.")
 
     def save_formset(self, request, form, formset, change):
         deal = form.instance

@@ -8,7 +8,12 @@ class DealsConfig(AppConfig):
     name = "deals"
 
     def ready(self) -> None:
+        from django.db.models.signals import post_save
+
         from deals import tasks  # noqa: F401  (registers the jobs the services send by name)
+        from deals.pipeline.services import on_account_saved
         from deals.searches import health
 
         health.register()
+        # A new account starts with the default pipeline stages (the account lives in lev, below).
+        post_save.connect(on_account_saved, sender="accounts.Account", dispatch_uid="deals.pipeline.defaults")

@@ -8,8 +8,9 @@ from django.db import models
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
+from deals import finance
 from deals.companies.models import Company, Contact
-from deals.finance import amortizing_annual_payment
+from deals.pipeline.models import Stage, StageChange
 from deals.placements.models import BaseRate, Placement, TermSheet
 from deals.searches.models import LenderMatch, LenderSearch
 from lev import limits
@@ -33,6 +34,21 @@ DEAL_SORT_VALUES = {
 }
 
 
+class DealQuerySet(models.QuerySet):
+    def bulk_create(self, objs, *args, **kwargs):
+        """As `save()` does one by one: each deal without a stage starts in its account's first stage,
+        and is owned by its creator unless an owner is given."""
+        objs, first = list(objs), {}
+        for deal in objs:
+            if deal.stage_id is None:
+                if deal.account_id not in first:
+                    first[deal.account_id] = Stage.objects.first_of(deal.account_id)
+                deal.stage = first[deal.account_id]
+            if deal.owner_id is None:
+                deal.owner_id = deal.created_by_id
+        return super().bulk_create(objs, *args, **kwargs)
+
+
 class Deal(models.Model):
     account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="deals")
     title = models.CharField(max_length=limits.DEAL_TITLE_MAX)
@@ -53,11 +69,19 @@ class Deal(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Where the deal is in its account's pipeline (deals.pipeline), and who on the team runs it: a member
+    # of the account, its creator unless changed. A new deal starts in the account's first stage.
+    stage = models.ForeignKey("deals.Stage", on_delete=models.RESTRICT, related_name="deals")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # Bumped by every change to the deal, its properties or financials; lender searches remember
     # the version they ranked, so a changed deal is never served a stale search.
     version = models.PositiveIntegerField(default=1)
+
+    objects = DealQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -65,10 +89,18 @@ class Deal(models.Model):
             models.Index(F("account"), F("archived"), DEAL_SORT_VALUES[key], F("id"), name=f"deals_deal_list_{name}")
             for key, name in (("created_at", "created"), ("updated_at", "updated"), ("title", "title"),
                               ("loan_amount", "amount"), ("estimated_close_date", "close"))
-        ]
+        ] + [models.Index(fields=["account", "archived", "stage"], name="deals_deal_stage")]
 
     def __str__(self) -> str:
         return self.title
+
+    def save(self, *args, **kwargs) -> None:
+        # A deal always has a stage and, from the start, an owner: its creator unless one was given.
+        if self.stage_id is None and self.account_id is not None:
+            self.stage = Stage.objects.first_of(self.account_id)
+        if self._state.adding and self.owner_id is None:
+            self.owner_id = self.created_by_id
+        super().save(*args, **kwargs)
 
 
 class DealProperty(models.Model):
@@ -105,6 +137,9 @@ class DealFinancials(models.Model):
         **limits.INTEREST_RATE_COLUMN, null=True, blank=True, help_text="Annual rate in percent, for DSCR."
     )
     amortization_years = models.PositiveSmallIntegerField(default=limits.AMORTIZATION_YEARS_DEFAULT)
+    interest_only_months = models.PositiveSmallIntegerField(
+        default=0, help_text="Interest-only months at the start of the requested loan (0: it amortizes from the "
+                             "first payment).")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -112,6 +147,11 @@ class DealFinancials(models.Model):
 
     def __str__(self) -> str:
         return f"Financials of {self.deal_id}"
+
+    @property
+    def noi(self) -> Decimal | None:
+        """The NOI the ratios use: in place, else stabilized."""
+        return self.in_place_noi or self.stabilized_noi
 
     @property
     def ltv(self) -> Decimal | None:
@@ -123,22 +163,59 @@ class DealFinancials(models.Model):
         return (loan / value * 100).quantize(Decimal("0.01"))
 
     @property
+    def debt_yield(self) -> Decimal | None:
+        """NOI / loan amount, percent (deals.finance.debt_yield)."""
+        return finance.debt_yield(self.noi, self.deal.loan_amount)
+
+    @property
     def annual_debt_service(self) -> Decimal | None:
+        """The amortizing annual debt service (after any interest-only period)."""
         loan = self.deal.loan_amount
         if not loan or self.interest_rate is None:
             return None
-        return amortizing_annual_payment(loan, self.interest_rate, self.amortization_years * 12)
+        return finance.amortizing_annual_payment(loan, self.interest_rate, self.amortization_years * 12)
+
+    @property
+    def interest_only_debt_service(self) -> Decimal | None:
+        """The annual debt service during the interest-only period; None without one."""
+        loan = self.deal.loan_amount
+        if not loan or self.interest_rate is None or not self.interest_only_months:
+            return None
+        return finance.interest_only_annual_payment(loan, self.interest_rate)
+
+    @property
+    def coverage(self) -> dict[str, Decimal | str | None]:
+        """dscr (what lenders underwrite for this loan type), dscr_basis, dscr_interest_only and
+        dscr_amortizing (deals.finance.coverage), computed once per instance."""
+        cached = self.__dict__.get("_coverage")
+        key = (self.noi, self.deal.loan_amount, self.deal.loan_type, self.interest_rate, self.amortization_years,
+               self.interest_only_months)
+        if cached is None or cached[0] != key:
+            cached = (key, finance.coverage(self.noi, self.deal.loan_type,
+                                            amortizing_service=self.annual_debt_service,
+                                            interest_only_service=self.interest_only_debt_service))
+            self.__dict__["_coverage"] = cached
+        return cached[1]
 
     @property
     def dscr(self) -> Decimal | None:
-        """Debt service coverage: NOI (in place, else stabilized) / annual debt service."""
-        noi = self.in_place_noi or self.stabilized_noi
-        service = self.annual_debt_service
-        if not noi or not service:
-            return None
-        return (noi / service).quantize(Decimal("0.01"))
+        """Debt service coverage lenders underwrite: NOI (in place, else stabilized) / the interest-only
+        or the amortizing annual debt service (deals.finance.underwritten_basis)."""
+        return self.coverage["dscr"]
+
+    @property
+    def dscr_basis(self) -> str | None:
+        return self.coverage["dscr_basis"]
+
+    @property
+    def dscr_interest_only(self) -> Decimal | None:
+        return self.coverage["dscr_interest_only"]
+
+    @property
+    def dscr_amortizing(self) -> Decimal | None:
+        return self.coverage["dscr_amortizing"]
 
 
 # Every model of the app, its rooms' included, so Django registers them with this module.
 __all__ = ["BaseRate", "Company", "Contact", "Deal", "DealFinancials", "DealProperty", "LenderMatch", "LenderSearch",
-           "Placement", "TermSheet"]
+           "Placement", "Stage", "StageChange", "TermSheet"]

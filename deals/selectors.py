@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Sum
+from django.db.models import IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from deals.models import DEAL_SORT_VALUES, Deal, DealFinancials, DealProperty
@@ -30,7 +30,16 @@ class DealFilters:
     max_loan_amount: Decimal | None = None
     archived: bool = False
     search: str | None = None
+    stage: str | None = None
     ordering: str = "-created_at"
+
+
+def stage_matches(text: str) -> Q:
+    """Deals in the stage a filter names: its id, or its key (in_market) or name, in any case."""
+    text = text.strip()
+    if text.isdigit():
+        return Q(stage_id=int(text)) if int(text) <= MAX_ID else Q(pk__in=[])
+    return Q(stage__key=text.lower().replace(" ", "_")) | Q(stage__name__iexact=text)
 
 
 def deal_list_keyset(*, ordering: str) -> Keyset:
@@ -61,11 +70,13 @@ def deal_list(*, account: Account, filters: DealFilters) -> QuerySet[Deal]:
         qs = qs.filter(loan_amount__lte=filters.max_loan_amount)
     if filters.search:
         qs = qs.filter(title__icontains=filters.search)
+    if filters.stage:
+        qs = qs.filter(stage_matches(filters.stage))
     # Each deal of a page comes with the few property fields its lender-search readiness reads
     # (one more query per page, for that page's deals only), which also give its property count.
     # The order (and the page) is the keyset's: deal_list_keyset(ordering=filters.ordering).
     properties = DealProperty.objects.only(*READINESS_FIELDS).order_by("id")
-    return qs.prefetch_related(Prefetch("properties", queryset=properties))
+    return qs.select_related("stage", "owner").prefetch_related(Prefetch("properties", queryset=properties))
 
 
 def deals_with_property_summary(deals: QuerySet[Deal]) -> QuerySet[Deal]:
@@ -86,8 +97,8 @@ def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozen
     # Past the largest bigint id no deal exists (what the ORM's lookup answers, too).
     if not 0 < deal_id <= MAX_ID:
         raise DealNotFound(deal_id)
-    # The sponsor and borrower are named in every answer: joined, not read one by one.
-    qs = Deal.objects.filter(account=account).select_related("sponsor", "borrower")
+    # The stage, owner, sponsor and borrower are named in every answer: joined, not read one by one.
+    qs = Deal.objects.filter(account=account).select_related("stage", "owner", "sponsor", "borrower")
     if "financials" in include:
         qs = qs.select_related("financials")
     if "properties" in include:

@@ -3,8 +3,10 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from deals import finance
 from deals.companies.serializers import CompanyRefSerializer
 from deals.models import Deal, DealFinancials, DealProperty
+from deals.pipeline.serializers import STAGE_HELP, StageRefSerializer, UserRefSerializer
 from deals.searches.ranking.criteria import missing_for_search
 from deals.selectors import DEAL_ORDERINGS, DealFilters
 from lev import limits
@@ -60,6 +62,8 @@ class DealUpdateSerializer(StrictSerializer):
                            help_text="The sponsor: one of the account's companies (null clears it).")
     borrower_id = int_field(min_value=1, max_value=limits.MAX_ID,
                             help_text="The borrowing entity: one of the account's companies (null clears it).")
+    owner_id = int_field(min_value=1, max_value=limits.MAX_ID,
+                         help_text="Who runs the deal: a member of the account (default: its creator; null: nobody).")
 
 
 class DealInputSerializer(DealUpdateSerializer):
@@ -79,16 +83,23 @@ class FinancialsInputSerializer(StrictSerializer):
     stabilized_noi = money_field(positive=False, help_text="Net operating income per year, US dollars.")
     existing_debt = money_field(positive=False)
     cash_out = money_field(positive=False)
-    # Kept to 3 decimals, rounded half-up as the MCP tool does (a rate of 1e-249 is 0.000).
+    # Kept to 3 decimals, rounded half-up as the MCP tool does; a fraction (0.0725) is refused with the
+    # percent it likely means (lev.limits.RATE_PERCENT_FLOOR).
     interest_rate = RoundedDecimalField(
         **limits.INTEREST_RATE_COLUMN, min_value=0, max_value=limits.INTEREST_RATE_MAX, required=False,
-        allow_null=True, coerce_to_string=False, error_messages={
+        allow_null=True, coerce_to_string=False, fraction_floor=limits.RATE_PERCENT_FLOOR,
+        help_text=f"Percent per year (6.25 = 6.25 %): 0, or {limits.RATE_PERCENT_FLOOR} to "
+                  f"{limits.INTEREST_RATE_MAX}; a fraction such as 0.0625 is refused with the percent it likely "
+                  "means.", error_messages={
             "invalid": "must be a number", "min_value": "must be 0 or more",
             "max_value": f"must be at most {limits.INTEREST_RATE_MAX}",
             "max_decimal_places": "may have at most 3 decimal places", "max_digits": "is too large",
         },
     )
     amortization_years = int_field(min_value=limits.AMORTIZATION_YEARS_MIN, max_value=limits.AMORTIZATION_YEARS_MAX)
+    interest_only_months = int_field(
+        min_value=0, max_value=limits.INTEREST_ONLY_MONTHS_MAX,
+        help_text="Interest-only months at the start of the loan (0, or null: none).")
 
 
 class DealListQuerySerializer(StrictSerializer):
@@ -100,6 +111,7 @@ class DealListQuerySerializer(StrictSerializer):
     max_loan_amount = money_field(positive=False, allow_null=False)
     archived = bool_field()
     search = text_field(max_length=limits.SEARCH_TEXT_MAX)
+    stage = text_field(max_length=limits.STAGE_NAME_MAX, help_text=STAGE_HELP)
     ordering = EnumField(DEAL_ORDERINGS, required=False)
     cursor = cursor_field()
     page = page_field(help_text="Deprecated: follow `next` (a cursor) instead; a page number reads the deals "
@@ -136,6 +148,12 @@ class DealPropertySerializer(FieldsBuiltOnce, serializers.ModelSerializer):
                   "square_footage", "year_built", "created_at", "updated_at")
 
 
+def _ratio(help_text: str) -> serializers.DecimalField:
+    return serializers.DecimalField(
+        max_digits=limits.DSCR_MAX_DIGITS, decimal_places=limits.RATIO_DECIMAL_PLACES, read_only=True,
+        allow_null=True, coerce_to_string=False, help_text=help_text)
+
+
 class DealFinancialsSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
     # Wide enough for any ratio the stored inputs allow (lev.limits): a $1 loan on a $12M value,
     # or a $12M loan on a $1 value, must read back, not fail every read of the deal.
@@ -144,28 +162,40 @@ class DealFinancialsSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
         allow_null=True, coerce_to_string=False,
         help_text="Loan-to-value in percent (loan / estimated value, else purchase price); null when not computable.",
     )
-    dscr = serializers.DecimalField(
-        max_digits=limits.DSCR_MAX_DIGITS, decimal_places=limits.RATIO_DECIMAL_PLACES, read_only=True,
+    dscr = _ratio("Debt service coverage lenders underwrite (NOI / annual debt service on dscr_basis); null when "
+                  "not computable.")
+    dscr_basis = serializers.ChoiceField(
+        choices=finance.DSCR_BASES, read_only=True, allow_null=True,
+        help_text="The debt service dscr is on: interest_only (bridge, construction, land and predevelopment "
+                  "loans with an interest-only period) or amortizing (the others).")
+    dscr_interest_only = _ratio("NOI / interest-only debt service, during the interest-only period; null without "
+                                "one.")
+    dscr_amortizing = _ratio("NOI / amortizing debt service (after any interest-only period).")
+    debt_yield = serializers.DecimalField(
+        max_digits=limits.LTV_MAX_DIGITS, decimal_places=limits.RATIO_DECIMAL_PLACES, read_only=True,
         allow_null=True, coerce_to_string=False,
-        help_text="Debt service coverage ratio (NOI / annual debt service); null when not computable.",
+        help_text="Debt yield in percent (NOI / loan amount); null when not computable.",
     )
 
     class Meta:
         model = DealFinancials
         fields = ("purchase_price", "estimated_value", "in_place_noi", "stabilized_noi", "existing_debt",
-                  "cash_out", "interest_rate", "amortization_years", "ltv", "dscr", "updated_at")
+                  "cash_out", "interest_rate", "amortization_years", "interest_only_months", "ltv", "debt_yield",
+                  "dscr", "dscr_basis", "dscr_interest_only", "dscr_amortizing", "updated_at")
 
 
 class DealSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
     sponsor = CompanyRefSerializer(read_only=True, allow_null=True, help_text="The sponsor (a company), or null.")
     borrower = CompanyRefSerializer(read_only=True, allow_null=True,
                                     help_text="The borrowing entity (a company), or null.")
+    stage = StageRefSerializer(help_text="Where the deal is in the account's pipeline.")
+    owner = UserRefSerializer(allow_null=True, help_text="Who on the team runs the deal.")
 
     class Meta:
         model = Deal
         fields = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
-                  "description", "estimated_close_date", "sponsor", "borrower", "archived", "archived_at",
-                  "created_at", "updated_at")
+                  "description", "estimated_close_date", "stage", "owner", "sponsor", "borrower", "archived",
+                  "archived_at", "created_at", "updated_at")
 
     def __init__(self, *args, include: frozenset[str] = frozenset(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -193,12 +223,14 @@ class DealListItemSerializer(serializers.ModelSerializer):
     missing_for_search = serializers.SerializerMethodField(
         help_text="What the deal lacks before a lender search, in words (empty when ready): a loan amount, "
                   "a property, or a property's state or asset type (the first few named, the rest counted).")
+    stage = StageRefSerializer()
+    owner = UserRefSerializer(allow_null=True)
 
     class Meta:
         model = Deal
         fields = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
-                  "estimated_close_date", "archived", "property_count", "ready_for_search", "missing_for_search",
-                  "updated_at")
+                  "estimated_close_date", "stage", "owner", "archived", "property_count", "ready_for_search",
+                  "missing_for_search", "updated_at")
 
     def get_property_count(self, deal: Deal) -> int:
         return len(deal.properties.all())

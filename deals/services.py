@@ -11,8 +11,9 @@ from django.utils import timezone
 from deals.companies.services import company_of_account
 from deals.errors import DealArchived
 from deals.models import Deal, DealFinancials, DealProperty
-from lev.accounts.models import Account
-from lev.errors import DealNotFound
+from deals.pipeline import services as pipeline
+from lev.accounts.models import Account, Membership
+from lev.errors import DealNotFound, ValidationFailed
 from lev.limits import AMORTIZATION_YEARS_DEFAULT
 
 DEAL_FIELDS = (
@@ -26,7 +27,7 @@ PROPERTY_FIELDS = (
 )
 FINANCIAL_FIELDS = (
     "purchase_price", "estimated_value", "in_place_noi", "stabilized_noi", "existing_debt", "cash_out",
-    "interest_rate", "amortization_years",
+    "interest_rate", "amortization_years", "interest_only_months",
 )
 
 
@@ -55,17 +56,33 @@ def _bump_version(deal: Deal, **changes: Any) -> None:
     deal.refresh_from_db(fields=["version", "updated_at"])
 
 
+def _owner(account_id: int, user_id: int | None):
+    """The user of `user_id` when a member of the account (a deal's owner), else a VALIDATION_ERROR."""
+    if user_id is None:
+        return None
+    membership = Membership.objects.select_related("user").filter(account_id=account_id, user_id=user_id).first()
+    if membership is None:
+        raise ValidationFailed({"owner_id": [f"names no member of this account ({user_id})"]})
+    return membership.user
+
+
 @transaction.atomic
 def deal_create(*, account: Account, user, data: dict[str, Any]) -> Deal:
+    """A new deal in the account's first stage (recorded as its start), owned by `data["owner_id"]`
+    (a member) or else by its creator."""
     properties = data.get("properties") or []
     companies = {name: company_of_account(account=account, company_id=data.get(f"{name}_id"))
                  for name in COMPANY_FIELDS}
+    creator = user if getattr(user, "pk", None) else None
+    owner = _owner(account.pk, data.get("owner_id")) or creator
     deal = Deal.objects.create(
         account=account,
-        created_by=user if getattr(user, "pk", None) else None,
+        created_by=creator,
+        owner=owner,
         **{name: data[name] for name in DEAL_FIELDS if name in data and data[name] is not None},
         **companies,
     )
+    pipeline.record_start(deal=deal, user=creator)
     DealProperty.objects.bulk_create(
         [DealProperty(deal=deal, **{k: v for k, v in p.items() if v is not None}) for p in properties]
     )
@@ -88,15 +105,26 @@ def deal_update(*, deal: Deal, data: dict[str, Any]) -> Deal:
             value = ""
         if getattr(deal, name) != value:
             changes[name] = value
-    for name in COMPANY_FIELDS:
-        if f"{name}_id" in data:
-            company = company_of_account(account=deal.account, company_id=data[f"{name}_id"])
-            if getattr(deal, f"{name}_id") != (company.pk if company else None):
-                changes[name] = company
+    # Looked up (another account's company is NotFound) before anything is written.
+    companies = {name: company_of_account(account=deal.account, company_id=data[f"{name}_id"])
+                 for name in COMPANY_FIELDS if f"{name}_id" in data}
+    companies = {name: company for name, company in companies.items()
+                 if getattr(deal, f"{name}_id") != (company.pk if company else None)}
     if changes:
         _bump_version(deal, **changes)
         for name, value in changes.items():
             setattr(deal, name, value)
+    # Nor are the sponsor and borrower: a lender search of the deal stays current when they change.
+    if companies:
+        Deal.objects.filter(pk=deal.pk).update(**companies, updated_at=timezone.now())
+        for name, company in companies.items():
+            setattr(deal, name, company)
+        deal.refresh_from_db(fields=["updated_at"])
+    # Who runs the deal is not what a lender search ranks: a new owner leaves the version alone.
+    if "owner_id" in data and data["owner_id"] != deal.owner_id:
+        deal.owner = _owner(deal.account_id, data["owner_id"])
+        Deal.objects.filter(pk=deal.pk).update(owner=deal.owner, updated_at=timezone.now())
+        deal.refresh_from_db(fields=["updated_at"])
     return deal
 
 
@@ -159,6 +187,8 @@ def deal_financials_update(*, deal: Deal, data: dict[str, Any]) -> DealFinancial
         value = data[name]
         if value is None and name == "amortization_years":  # null puts back the default
             value = AMORTIZATION_YEARS_DEFAULT
+        elif value is None and name == "interest_only_months":  # null: no interest-only period
+            value = 0
         setattr(financials, name, value)
     if changed:
         financials.save(update_fields=[*changed, "updated_at"])

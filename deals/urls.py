@@ -14,4 +14,5 @@ urlpatterns = [
     path("", include("deals.searches.urls")),
     path("", include("deals.placements.urls")),
     path("", include("deals.companies.urls")),
+    path("", include("deals.pipeline.urls")),
 ]

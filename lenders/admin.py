@@ -36,7 +36,7 @@ class LenderProgramForm(forms.ModelForm):
     min_loan_amount = money_field(label="Min loan")
     max_loan_amount = money_field(label="Max loan")
     max_ltv = percent_field(label="Max LTV", max_value=Decimal(limits.LTV_PERCENT_MAX),
-                            help_text="Loan-to-value, percent.")
+                            help_text="Loan-to-value, percent.", fraction_floor=limits.LTV_PERCENT_FLOOR)
     min_dscr = multiple_field(label="Min DSCR", max_value=Decimal("99.99"), help_text="Debt service coverage.")
 
     class Meta:

@@ -13,6 +13,7 @@ from django.utils.html import format_html
 
 from lev import limits
 from lev.formatting import label_choices
+from lev.vocabulary import percent_fraction_message
 
 # What a person may type around a number: "$18,500,000", "18 500 000", "71.5 %", "1.25x".
 _DECORATION = re.compile(r"[\s,$%xX\u00a0]")
@@ -44,7 +45,8 @@ class UnitInput(forms.TextInput):
 class UnitDecimalField(forms.DecimalField):
     """A DecimalField that ignores the unit and separators a person types around the number."""
 
-    def __init__(self, *, unit_hint: str, **kwargs):
+    def __init__(self, *, unit_hint: str, fraction_floor: Decimal | None = None, **kwargs):
+        self.fraction_floor = fraction_floor
         kwargs.setdefault("required", False)
         kwargs.setdefault("error_messages", {"invalid": f"Enter a number, e.g. {unit_hint}."})
         super().__init__(**kwargs)
@@ -53,6 +55,16 @@ class UnitDecimalField(forms.DecimalField):
         if isinstance(value, str):
             value = _DECORATION.sub("", value)
         return super().to_python(value)
+
+    def validate(self, value):
+        # A percent typed as a fraction (0.0725 for 7.25 %): the API's rule and words (lev.vocabulary).
+        if value is not None and self.fraction_floor is not None:
+            message = percent_fraction_message(value, floor=self.fraction_floor, maximum=self.max_value,
+                                               places=self.decimal_places)
+            if message is not None:
+                raise forms.ValidationError(message[0].upper() + message[1:] + ("" if message.endswith("?") else "."),
+                                            code="fraction")
+        super().validate(value)
 
 
 def money_field(*, label: str | None = None, positive: bool = True, help_text: str = "") -> UnitDecimalField:
@@ -67,11 +79,13 @@ def money_field(*, label: str | None = None, positive: bool = True, help_text: s
 
 def percent_field(*, label: str, max_value: Decimal,
                   decimal_places: int = limits.LTV_PERCENT_COLUMN["decimal_places"],
-                  max_digits: int = limits.LTV_PERCENT_COLUMN["max_digits"], help_text: str = "") -> UnitDecimalField:
+                  max_digits: int = limits.LTV_PERCENT_COLUMN["max_digits"], help_text: str = "",
+                  fraction_floor: Decimal | None = None) -> UnitDecimalField:
     """A percent within `max_value`, with the digits and decimal places of its column (lev.limits: a
-    `*_COLUMN` passed as keywords; an LTV's by default)."""
+    `*_COLUMN` passed as keywords; an LTV's by default); `fraction_floor` as the API's (lev.limits)."""
     return UnitDecimalField(
-        label=label, help_text=help_text, unit_hint="72.5 (percent)", min_value=Decimal(0), max_value=max_value,
+        label=label, help_text=help_text, fraction_floor=fraction_floor, unit_hint="72.5 (percent)",
+        min_value=Decimal(0), max_value=max_value,
         max_digits=max_digits, decimal_places=decimal_places, widget=UnitInput(suffix=" %"),
     )
 

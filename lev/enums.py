@@ -50,3 +50,19 @@ RATE_INDEX_NAMES = {
     "treasury_5y": "5-year Treasury", "treasury_7y": "7-year Treasury", "treasury_10y": "10-year Treasury",
     "prime": "Prime",
 }
+
+# The pipeline (deals/pipeline): what a stage means for a deal in it. `open` deals are being worked;
+# `won` (closed) and `dead` end a deal's run, so no automatic move takes a deal out of them.
+STAGE_KINDS = ("open", "won", "dead")
+# The default stages every account starts with, in order: (key, name, kind). The key is the stage's
+# role, stable whatever an admin renames it to: the automatic moves find "in_market" and "closing" by it.
+DEFAULT_STAGES = (
+    ("intake", "Intake", "open"),
+    ("underwriting", "Underwriting", "open"),
+    ("in_market", "In market", "open"),
+    ("term_sheets", "Term sheets", "open"),
+    ("closing", "Closing", "open"),
+    ("closed", "Closed", "won"),
+    ("dead", "Dead", "dead"),
+)
+STAGE_KEYS = tuple(key for key, _, _ in DEFAULT_STAGES)

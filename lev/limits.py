@@ -40,8 +40,10 @@ ZIP_PATTERN = r"^[0-9]{5}(-[0-9]{4})?$"
 # Control characters: PostgreSQL refuses NUL in text, and the other C0 controls (tab, newline and
 # carriage return aside) are never meant in a title or an address. Both the API's text fields and the
 # tools' text arguments refuse them. The patterns are written for JSON Schema (ECMA-262), Python `re`
-# and pydantic's regex engine alike: only `\xHH` / `\uHHHH` escapes and character classes.
-CONTROL_CHARACTERS = r"\x00-\x08\x0b\x0c\x0e-\x1f"
+# and pydantic's regex engine (Rust `regex`) alike: only `\xHH` / `\uHHHH` escapes, `\v` and `\f` (U+000B,
+# U+000C: every schema carries this class, so its bytes count; `\0` and `\b` would be shorter still but
+# pydantic's engine refuses them) and character classes.
+CONTROL_CHARACTERS = r"\x00-\x08\v\f\x0e-\x1f"
 TEXT_PATTERN = rf"^[^{CONTROL_CHARACTERS}]*$"
 # A required text must hold something besides whitespace, because the API strips it and then refuses a
 # blank value. The class lists what Python's str.strip() removes (so the schema and the API agree).
@@ -64,6 +66,17 @@ INTEREST_RATE_MAX = 30  # percent per year
 AMORTIZATION_YEARS_MIN = 1
 AMORTIZATION_YEARS_MAX = 50
 AMORTIZATION_YEARS_DEFAULT = 30  # a deal's amortization when none is given
+INTEREST_ONLY_MONTHS_MAX = 600  # the interest-only period of a deal's loan or a quote (50 years, a term's bound)
+
+# Percent fields refuse a value sent as a fraction (0.0725 meant as 7.25 %): a value above 0 and
+# below the field's floor is refused with value * 100 as the value probably meant (lev.vocabulary.
+# percent_fraction_message). 0 stays allowed (no fee; a 0 % rate). The floors are the smallest figures
+# no real loan has: a rate or a max LTV below 1 %, a fee below 0.1 % (fees of 0.25-1 % are common, so
+# their floor is lower: 0.01 meant as 1 % is still caught). Base rates are not checked: an index
+# such as SOFR has stood below 1 %.
+RATE_PERCENT_FLOOR = Decimal(1)  # a deal's interest_rate, a quote's fixed_rate
+LTV_PERCENT_FLOOR = Decimal(1)  # a quote's max_ltv
+FEE_PERCENT_FLOOR = Decimal("0.1")  # a quote's origination and exit fees
 
 # Lists and pages.
 PAGE_SIZE_DEFAULT = 20
@@ -147,6 +160,10 @@ DSCR_INPUT_COLUMN = MappingProxyType({"max_digits": 4, "decimal_places": 2})  # 
 FEE_PERCENT_COLUMN = MappingProxyType({"max_digits": 6, "decimal_places": 3})  # up to 999.999
 # Live quotes (not removed) one deal may hold: bounds the comparison's work and size.
 TERM_SHEETS_PER_DEAL_MAX = 200
+# The pipeline (deals/pipeline): an account's stages, their names, and why a deal moved.
+STAGES_PER_ACCOUNT_MAX = 30
+STAGE_NAME_MAX = 60
+STAGE_REASON_MAX = 500
 
 # Companies and contacts (deals.companies).
 COMPANY_NAME_MAX = 200

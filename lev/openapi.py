@@ -4,7 +4,7 @@ clients and the schemathesis fuzz suite (tests/fuzz) both take it at its word.""
 
 from __future__ import annotations
 
-from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema_serializer
 from rest_framework import serializers
 
@@ -62,6 +62,23 @@ class StrictSerializerScheme(OpenApiSerializerExtension):
     def map_serializer(self, auto_schema, direction):
         schema = auto_schema._map_basic_serializer(self.target, direction)
         schema["additionalProperties"] = False
+        return schema
+
+
+class PercentFieldScheme(OpenApiSerializerFieldExtension):
+    """A percent field with a `fraction_floor` (lev.serializers.RoundedDecimalField) refuses a value
+    above 0 and below the floor (a fraction sent for a percent): its schema says so with `not`, so a
+    schema-valid value is never refused. OpenAPI 3.0's boolean exclusiveMinimum/Maximum."""
+
+    target_class = "lev.serializers.RoundedDecimalField"
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        floor = getattr(self.target, "fraction_floor", None)
+        if floor is not None and direction == "request":
+            schema["not"] = {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": float(floor),
+                             "exclusiveMaximum": True}
         return schema
 
 

@@ -30,7 +30,14 @@ from lev.limits import (
     PAGE_SIZE_MAX,
     TEXT_PATTERN,
 )
-from lev.vocabulary import MONEY_EXAMPLE, Slip, canonical_choice, loan_amount_too_small_message, money_text_message
+from lev.vocabulary import (
+    MONEY_EXAMPLE,
+    Slip,
+    canonical_choice,
+    loan_amount_too_small_message,
+    money_text_message,
+    percent_fraction_message,
+)
 
 COMMON_MESSAGES = {
     "required": "is required",
@@ -103,9 +110,22 @@ class EnumListField(serializers.ListField):
 class RoundedDecimalField(serializers.DecimalField):
     """A number rounded half-up to `decimal_places` before its digits are checked, as the MCP tools
     do: a JSON number such as 94300242956.43105 (or a rate of 1e-249) is the value it says, not an
-    error about decimals the OpenAPI schema never mentioned (it states minimum and maximum only)."""
+    error about decimals the OpenAPI schema never mentioned (it states minimum and maximum only).
+
+    A percent field passes `fraction_floor`: a value above 0 and below it is a fraction sent for a
+    percent (0.0725 for 7.25) and is refused with the value probably meant (lev.vocabulary)."""
+
+    def __init__(self, *args: Any, fraction_floor: Decimal | None = None, **kwargs: Any):
+        self.fraction_floor = fraction_floor
+        super().__init__(*args, **kwargs)
 
     def validate_precision(self, value: Decimal) -> Decimal:
+        if self.fraction_floor is not None and self.max_value is not None:
+            # The value sent, before rounding: 0.0725 means 7.25, not the 7.3 of 0.073.
+            message = percent_fraction_message(value, floor=self.fraction_floor, maximum=self.max_value,
+                                               places=self.decimal_places)
+            if message is not None:
+                raise serializers.ValidationError(message, code="fraction")
         # The bounds apply to the value sent, as the schema states them: -0.001 is below a
         # minimum of 0 even though it rounds to 0.00.
         if self.min_value is not None and value < self.min_value:
@@ -171,13 +191,15 @@ def money_field(*, required: bool = False, positive: bool = True, allow_null: bo
     )
 
 
-def decimal_field(*, max_value: int, decimal_places: int, max_digits: int, help_text: str = "") -> MoneyField:
+def decimal_field(*, max_value: int, decimal_places: int, max_digits: int, help_text: str = "",
+                  fraction_floor: Decimal | None = None) -> MoneyField:
     """A figure from 0 to `max_value` (a rate, a percentage, a ratio), rounded half-up to
     `decimal_places` like money is to the cent: 6.2555 is 6.256, not an error about decimal places or
-    digits the OpenAPI schema never states (it states minimum and maximum only)."""
+    digits the OpenAPI schema never states (it states minimum and maximum only). A percent passes
+    `fraction_floor` (see RoundedDecimalField)."""
     return MoneyField(
         max_digits=max_digits, decimal_places=decimal_places, min_value=Decimal(0), max_value=Decimal(max_value),
-        required=False, allow_null=True, coerce_to_string=False, help_text=help_text,
+        required=False, allow_null=True, coerce_to_string=False, help_text=help_text, fraction_floor=fraction_floor,
         error_messages=_messages(
             invalid="must be a number", min_value="must be 0 or more", max_value=f"must be at most {max_value}",
             max_digits=f"must be at most {max_value}", max_whole_digits=f"must be at most {max_value}",

@@ -10,7 +10,9 @@ One place for the REST serializers (`lev.serializers`) and the MCP argument type
 * money is a number of US dollars: "18.5M" or "$18,500,000" get a message saying so, with the
   number meant when the text reads as an amount;
 * a loan amount below `LOAN_AMOUNT_MIN` is refused with the amount it was likely meant to be
-  (18.5 -> 18500000).
+  (18.5 -> 18500000);
+* a percent sent as a fraction (an interest rate of 0.0725) is refused with the percent it was
+  likely meant to be (7.25), below each field's floor (`lev.limits.RATE_PERCENT_FLOOR`, …).
 
 Messages here follow a field name (`Validation failed: loan_type "bridge" is ...`), as every
 validation message of the API does.
@@ -19,7 +21,7 @@ validation message of the API does.
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from lev.enums import LOAN_TYPES, US_STATES
@@ -162,3 +164,23 @@ def loan_amount_too_small_message(amount: Decimal) -> str:
     if guesses:
         message += "; did you mean " + " or ".join(f"{_plain(g)} ({_spoken(g)})" for g in guesses) + "?"
     return message
+
+
+# --- percents ------------------------------------------------------------------------------------
+def percent_fraction_message(value: Decimal, *, floor: Decimal, maximum: Decimal | int, places: int = 3) -> str | None:
+    """The message for a percent field's value above 0 and below `floor` (a fraction such as 0.0725
+    sent for 7.25 %), naming value * 100 (to the field's `places`) when that is a value the field
+    takes, at least `floor` and at most `maximum`; None for any other value (the field's own bounds
+    judge it)."""
+    if not 0 < value < floor:
+        return None
+    message = f"must be a percent, not a fraction: 0, or {_number(floor)} to {_number(Decimal(maximum))}"
+    meant = value.scaleb(2).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    if floor <= meant <= maximum:
+        message += f"; did you mean {_number(meant)}?"
+    return message
+
+
+def _number(value: Decimal) -> str:
+    """7.25, 30, 0.1: the JSON number to send, without trailing zeros or an exponent."""
+    return format(value.normalize(), "f")

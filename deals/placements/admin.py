@@ -161,7 +161,8 @@ class TermSheetAdmin(AccountScopedAdmin):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one term sheet as the winner.", messages.WARNING)
             return
-        _run(self, request, queryset, lambda t: services.term_sheet_select_winner(term_sheet=t), "Winner chosen")
+        _run(self, request, queryset, lambda t: services.term_sheet_select_winner(term_sheet=t, user=request.user),
+             "Winner chosen")
 
     @admin.action(description="Remove (kept on record, no longer compared)")
     def remove(self, request, queryset):

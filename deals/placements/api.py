@@ -185,7 +185,8 @@ class TermSheetSelectWinnerApi(PlacementScopedView):
         """Choose the deal's winning quote: its placement becomes won and the deal's other open
         placements lost, at once. Choosing the current winner again changes nothing."""
         def select() -> Response:
-            choice = services.term_sheet_select_winner(term_sheet=self.term_sheet(request, term_sheet_id))
+            choice = services.term_sheet_select_winner(term_sheet=self.term_sheet(request, term_sheet_id),
+                                                        user=request.user)
             choice.term_sheet = self.term_sheet(request, term_sheet_id)
             return Response(WinnerChoiceSerializer(choice).data)
 

@@ -9,8 +9,11 @@ the REST view, the MCP tool (through REST) and an admin template alike. Per quot
 * proceeds — the quoted loan amount, net proceeds after the origination fee, fees in dollars;
 * leverage — loan / value (estimated value, else purchase price), percent;
 * annual debt service — twelve amortizing monthly payments (or interest only when the loan never amortizes),
-  and the interest-only service of an interest-only period; DSCR — NOI (in place, else stabilized)
-  over the annual debt service.
+  and the interest-only service of an interest-only period (`deals.finance.debt_service`);
+* coverage — NOI (in place, else stabilized) over each: `dscr_interest_only` during an interest-only
+  period, `dscr_amortizing` after it, and `dscr`, the one lenders underwrite for the deal's loan type
+  (`dscr_basis`; `deals.finance.underwritten_basis`), which the "below the lender's minimum" note reads;
+* debt yield — NOI over the quoted loan, percent.
 
 What cannot be computed is None, and says why: in `unavailable` for the deal (no NOI, no value) and
 in a quote's notes for the quote (no base rate for its index).
@@ -28,7 +31,8 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.utils import timezone
 
-from deals.finance import amortizing_annual_payment
+from deals import finance
+from deals.finance import debt_service, ratio
 from deals.models import Deal, DealFinancials
 from deals.placements import workflow
 from deals.placements.models import BaseRate, TermSheet
@@ -37,7 +41,6 @@ from lev.enums import RATE_INDEX_NAMES
 
 CENT = Decimal("0.01")
 RATE_PLACES = Decimal("0.001")
-RATIO_PLACES = Decimal("0.01")
 HUNDRED = Decimal(100)
 # Placements whose quotes are no longer in the running: the lender withdrew, or the placement was filed away.
 EXCLUDED_PLACEMENT_STATUSES = workflow.NOT_COMPARED_STATUSES
@@ -70,6 +73,10 @@ class QuoteComparison:
     annual_debt_service: Decimal | None
     interest_only_debt_service: Decimal | None
     dscr: Decimal | None
+    dscr_basis: str | None
+    dscr_interest_only: Decimal | None
+    dscr_amortizing: Decimal | None
+    debt_yield: Decimal | None
     min_dscr: Decimal | None
     term_months: int | None
     amortization_months: int | None
@@ -124,29 +131,6 @@ def all_in_cost(*, rate: Decimal | None, fee_percent: Decimal, term_months: int 
     return (rate + fee_percent * 12 / Decimal(term_months)).quantize(RATE_PLACES, ROUND_HALF_UP)
 
 
-def debt_service(*, loan: Decimal, rate: Decimal | None, amortization_months: int | None,
-                 interest_only_months: int, term_months: int | None) -> tuple[Decimal | None, Decimal | None]:
-    """(annual debt service, interest-only annual debt service or None).
-
-    The annual debt service is the amortizing one when the loan amortizes within its term (after
-    any interest-only period), else interest only; the second value is the interest-only service of
-    an interest-only period that the loan has before it amortizes."""
-    if rate is None:
-        return None, None
-    interest_only = (loan * rate / HUNDRED).quantize(CENT, ROUND_HALF_UP)
-    amortizes = bool(amortization_months) and (term_months is None or interest_only_months < term_months)
-    if not amortizes:
-        return interest_only, None
-    payment = amortizing_annual_payment(loan, rate, amortization_months)
-    return payment, interest_only if interest_only_months else None
-
-
-def ratio(numerator: Decimal | None, denominator: Decimal | None, scale: Decimal = Decimal(1)) -> Decimal | None:
-    if numerator is None or not denominator:
-        return None
-    return (numerator * scale / denominator).quantize(RATIO_PLACES, ROUND_HALF_UP)
-
-
 # --- notes --------------------------------------------------------------------------------------------
 def _num(value: Decimal) -> str:
     text = f"{value:f}"
@@ -180,12 +164,11 @@ def _notes(quote: QuoteComparison, *, requested: Decimal | None, today: dt.date,
         notes.append(f"{money_text(float(requested - quote.proceeds))} short of the "
                      f"{money_text(float(requested))} requested")
     if quote.dscr is not None and quote.min_dscr is not None and quote.dscr < quote.min_dscr:
-        notes.append(f"DSCR {quote.dscr:.2f}x below the lender's {quote.min_dscr:.2f}x minimum")
+        basis = " interest-only" if quote.dscr_basis == finance.INTEREST_ONLY and quote.dscr_amortizing else ""
+        notes.append(f"DSCR{basis} {quote.dscr:.2f}x below the lender's {quote.min_dscr:.2f}x minimum")
     if quote.ltv is not None and quote.max_ltv is not None and quote.ltv > quote.max_ltv:
         notes.append(f"LTV {_num(quote.ltv)}% above the lender's {_num(quote.max_ltv)}% maximum")
-    never_amortizes = not quote.amortization_months or (
-        quote.term_months is not None and quote.interest_only_months >= quote.term_months)
-    if never_amortizes:
+    if not _amortizes(quote.amortization_months, quote.interest_only_months, quote.term_months):
         notes.append("interest-only for the whole term")
     elif quote.interest_only_months:
         notes.append(f"interest-only for {_months(quote.interest_only_months)}")
@@ -225,6 +208,11 @@ def _order(requested: Decimal | None):
 
 
 # --- the comparison ---------------------------------------------------------------------------------------
+def _amortizes(amortization_months: int | None, interest_only_months: int, term_months: int | None) -> bool:
+    """The quote amortizes within its term (after any interest-only period), as debt_service decides."""
+    return bool(amortization_months) and (term_months is None or interest_only_months < term_months)
+
+
 def _basis(financials: DealFinancials | None, *names: str) -> tuple[Decimal | None, str | None]:
     for name in names:
         value = getattr(financials, name, None) if financials is not None else None
@@ -256,6 +244,10 @@ def term_sheet_comparison(*, deal: Deal, today: dt.date | None = None) -> Compar
         fee_percent = (ts.origination_fee_percent or 0) + (ts.exit_fee_percent or 0)
         annual, interest_only = debt_service(loan=ts.loan_amount, rate=rate, amortization_months=ts.amortization_months,
                                              interest_only_months=ts.interest_only_months, term_months=ts.term_months)
+        # A loan that never amortizes pays interest only: its one debt service is the interest-only one.
+        amortizes = _amortizes(ts.amortization_months, ts.interest_only_months, ts.term_months)
+        cover = finance.coverage(noi, deal.loan_type, amortizing_service=annual if amortizes else None,
+                                 interest_only_service=interest_only if amortizes else annual)
         quotes.append(QuoteComparison(
             term_sheet_id=ts.pk, placement_id=ts.placement_id, lender_id=ts.placement.lender_id,
             lender_name=ts.placement.lender.name, placement_status=ts.placement.status, quote_type=ts.quote_type,
@@ -264,8 +256,8 @@ def term_sheet_comparison(*, deal: Deal, today: dt.date | None = None) -> Compar
             all_in_cost=all_in_cost(rate=rate, fee_percent=fee_percent, term_months=ts.term_months),
             proceeds=ts.loan_amount, net_proceeds=ts.loan_amount - origination, origination_fee=origination,
             exit_fee=exit_, total_fees=origination + exit_, ltv=ratio(ts.loan_amount, value, HUNDRED),
-            max_ltv=ts.max_ltv, annual_debt_service=annual, interest_only_debt_service=interest_only,
-            dscr=ratio(noi, annual), min_dscr=ts.min_dscr, term_months=ts.term_months,
+            max_ltv=ts.max_ltv, annual_debt_service=annual, interest_only_debt_service=interest_only, **cover,
+            debt_yield=finance.debt_yield(noi, ts.loan_amount), min_dscr=ts.min_dscr, term_months=ts.term_months,
             amortization_months=ts.amortization_months, interest_only_months=ts.interest_only_months,
             recourse=ts.recourse, prepayment=ts.prepayment, expires_on=ts.expires_on,
             expired=ts.expires_on is not None and ts.expires_on < today,
@@ -278,7 +270,8 @@ def term_sheet_comparison(*, deal: Deal, today: dt.date | None = None) -> Compar
         quote.notes = _notes(quote, requested=requested, today=today, best=best)
     unavailable = []
     if quotes and noi is None:
-        unavailable.append("DSCR: the deal has no NOI (set in_place_noi or stabilized_noi in its financials)")
+        unavailable.append("DSCR and debt yield: the deal has no NOI (set in_place_noi or stabilized_noi in its "
+                           "financials)")
     if quotes and value is None:
         unavailable.append("LTV: the deal has no value (set estimated_value or purchase_price in its financials)")
     missing = sorted(indexes - set(rates))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from deals.placements.models import Placement
-from deals.placements.workflow import MANUAL_TRANSITIONS, QUOTABLE_STATUSES
+from deals.placements.workflow import QUOTABLE_STATUSES, next_statuses
 from lev.errors import BusinessRuleViolation, Conflict
 from lev.limits import TERM_SHEETS_PER_DEAL_MAX
 
@@ -93,7 +93,7 @@ class TransitionRefused(BusinessRuleViolation):
     every status a person may move it to from there (none for a final status)."""
 
     def __init__(self, placement: Placement, requested: str):
-        allowed = MANUAL_TRANSITIONS[placement.status]
+        allowed = next_statuses(placement.status)  # what allowed_next_statuses lists, in its order
         if requested == "quoted":
             how = "A placement becomes quoted when the lender's quote is recorded as a term sheet."
         elif requested == "won":

@@ -7,9 +7,10 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from deals.finance import DSCR_BASES
 from deals.placements.models import BaseRate, Placement, TermSheet
 from deals.placements.selectors import PlacementFilters, TermSheetFilters
-from deals.placements.workflow import STATUS_CHOICES, STATUSES, UPDATE_STATUSES, next_statuses
+from deals.placements.workflow import STATUS_CHOICES, STATUSES, UPDATE_STATUSES, automatic_statuses, next_statuses
 from lev import limits
 from lev.enums import QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES
 from lev.errors import ErrorCode
@@ -39,8 +40,10 @@ def id_field(help_text: str, *, required: bool = False, allow_null: bool = False
 
 
 def rate_field(help_text: str) -> MoneyField:
-    return decimal_field(max_value=limits.RATE_PERCENT_MAX, **limits.RATE_COLUMN,
-                         help_text=help_text)
+    return decimal_field(
+        max_value=limits.RATE_PERCENT_MAX, **limits.RATE_COLUMN, fraction_floor=limits.RATE_PERCENT_FLOOR,
+        help_text=help_text + f" 0, or {limits.RATE_PERCENT_FLOOR} to {limits.RATE_PERCENT_MAX}: a fraction such as "
+                              "0.0625 is refused with the percent it likely means.")
 
 
 def email_field() -> serializers.CharField:
@@ -112,14 +115,20 @@ class TermSheetInputSerializer(StrictSerializer):
                                     help_text="Null or left out: interest-only for the whole term.")
     interest_only_months = int_field(min_value=0, max_value=limits.TERM_MONTHS_MAX)
     max_ltv = decimal_field(max_value=limits.LTV_PERCENT_MAX, **limits.LTV_PERCENT_COLUMN,
-                            help_text="The lender's maximum loan-to-value, percent.")
+                            fraction_floor=limits.LTV_PERCENT_FLOOR,
+                            help_text=f"The lender's maximum loan-to-value, percent (75, not 0.75): 0, or "
+                                      f"{limits.LTV_PERCENT_FLOOR} to {limits.LTV_PERCENT_MAX}.")
     min_dscr = decimal_field(max_value=limits.DSCR_INPUT_MAX, **limits.DSCR_INPUT_COLUMN,
                              help_text="The lender's minimum debt service coverage, e.g. 1.25.")
     recourse = EnumField(RECOURSE_TYPES, required=False, allow_null=True)
     origination_fee_percent = decimal_field(max_value=limits.FEE_PERCENT_MAX, **limits.FEE_PERCENT_COLUMN,
-                                            help_text="Percent of the loan, paid at closing.")
+                                            fraction_floor=limits.FEE_PERCENT_FLOOR,
+                                            help_text=f"Percent of the loan, paid at closing (1, not 0.01): 0, or "
+                                                      f"{limits.FEE_PERCENT_FLOOR} to {limits.FEE_PERCENT_MAX}.")
     exit_fee_percent = decimal_field(max_value=limits.FEE_PERCENT_MAX, **limits.FEE_PERCENT_COLUMN,
-                                     help_text="Percent of the loan, paid at repayment.")
+                                     fraction_floor=limits.FEE_PERCENT_FLOOR,
+                                     help_text=f"Percent of the loan, paid at repayment: 0, or "
+                                               f"{limits.FEE_PERCENT_FLOOR} to {limits.FEE_PERCENT_MAX}.")
     prepayment = text_field(max_length=limits.PREPAYMENT_TEXT_MAX, help_text="Prepayment terms.")
     expires_on = date_field(help_text="The quote's expiry date, YYYY-MM-DD.")
     notes = text_field(max_length=limits.TERM_SHEET_NOTES_MAX)
@@ -161,15 +170,17 @@ class PlacementSerializer(serializers.ModelSerializer):
     program_title = serializers.SerializerMethodField()
     term_sheet_count = serializers.IntegerField(read_only=True, help_text="Live term sheets (quotes).")
     allowed_next_statuses = serializers.SerializerMethodField(
-        help_text="Statuses this placement can move to next (quoted by recording a term sheet, won by choosing "
-                  "the winning term sheet; the others through PATCH).")
+        help_text="Statuses PATCH may set next (every one of them is accepted from this status).")
+    automatic_next_statuses = serializers.SerializerMethodField(
+        help_text="Statuses this placement reaches by another call, never by PATCH: quoted by recording a term "
+                  "sheet, won by choosing its term sheet as the winner.")
 
     class Meta:
         model = Placement
         fields = ("id", "deal_id", "lender_id", "lender_name", "program_id", "program_title", "contact_id",
-                  "contact_name", "contact_email", "status", "allowed_next_statuses", "notes", "source_search_id",
-                  "source_rank", "term_sheet_count", "sent_at", "first_response_at", "decided_at", "archived_at",
-                  "created_at", "updated_at")
+                  "contact_name", "contact_email", "status", "allowed_next_statuses", "automatic_next_statuses",
+                  "notes", "source_search_id", "source_rank", "term_sheet_count", "sent_at", "first_response_at",
+                  "decided_at", "archived_at", "created_at", "updated_at")
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_program_title(self, placement: Placement) -> str | None:
@@ -178,6 +189,10 @@ class PlacementSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.ListField(child=serializers.ChoiceField(choices=STATUS_CHOICES)))
     def get_allowed_next_statuses(self, placement: Placement) -> list[str]:
         return next_statuses(placement.status)
+
+    @extend_schema_field(serializers.ListField(child=serializers.ChoiceField(choices=STATUS_CHOICES)))
+    def get_automatic_next_statuses(self, placement: Placement) -> list[str]:
+        return automatic_statuses(placement.status)
 
     def to_representation(self, instance: Placement) -> dict[str, Any]:
         # A placement just created has no annotation: it has no term sheets yet.
@@ -270,7 +285,14 @@ class QuoteComparisonSerializer(serializers.Serializer):
     max_ltv = _decimal(**limits.LTV_PERCENT_COLUMN)
     annual_debt_service = _decimal(MONEY_OUT + 4, 2, "US dollars per year (amortizing, or interest only).")
     interest_only_debt_service = _decimal(MONEY_OUT + 4, 2, "During the interest-only period, US dollars/year.")
-    dscr = _decimal(limits.DSCR_MAX_DIGITS + 4, 2, "Deal NOI / annual debt service.")
+    dscr = _decimal(limits.DSCR_MAX_DIGITS + 4, 2, "Deal NOI / the debt service lenders underwrite (dscr_basis).")
+    dscr_basis = serializers.ChoiceField(
+        choices=DSCR_BASES, allow_null=True,
+        help_text="interest_only: a bridge, construction, land or predevelopment loan with an interest-only period, "
+                  "or a loan that never amortizes; amortizing: the others.")
+    dscr_interest_only = _decimal(limits.DSCR_MAX_DIGITS + 4, 2, "Deal NOI / interest-only debt service.")
+    dscr_amortizing = _decimal(limits.DSCR_MAX_DIGITS + 4, 2, "Deal NOI / amortizing debt service.")
+    debt_yield = _decimal(limits.LTV_MAX_DIGITS, 2, "Deal NOI / the quoted loan, percent.")
     min_dscr = _decimal(**limits.DSCR_INPUT_COLUMN)
     term_months = serializers.IntegerField(allow_null=True)
     amortization_months = serializers.IntegerField(allow_null=True)

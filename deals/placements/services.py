@@ -22,6 +22,7 @@ from deals.companies.errors import ContactNotPlaced
 from deals.companies.models import Contact
 from deals.companies.services import lender_contact_for
 from deals.models import Deal
+from deals.pipeline import services as pipeline
 from deals.placements.errors import (
     ArchivedDealNotPlaceable,
     ConcurrentPlacement,
@@ -344,10 +345,10 @@ class WinnerChoice:
 
 
 @transaction.atomic
-def term_sheet_select_winner(*, term_sheet: TermSheet, today: dt.date | None = None) -> WinnerChoice:
+def term_sheet_select_winner(*, term_sheet: TermSheet, today: dt.date | None = None, user=None) -> WinnerChoice:
     """Choose the deal's winning quote: its placement becomes `won` and every other open placement
-    of the deal `lost`, in this one transaction. Choosing the current winner again changes nothing
-    (safe to repeat); a deal has at most one winner."""
+    of the deal `lost`, and the deal moves forward to the "closing" stage, in this one transaction.
+    Choosing the current winner again changes nothing (safe to repeat); a deal has at most one winner."""
     term_sheet = _lock_term_sheet(term_sheet)
     deal = term_sheet.deal
     placement = term_sheet.placement
@@ -374,6 +375,10 @@ def term_sheet_select_winner(*, term_sheet: TermSheet, today: dt.date | None = N
     except IntegrityError:  # only a write that skipped the deal lock could get here
         raise ConcurrentWinner(deal) from None
     term_sheet.winning = True
+    # The deal goes to closing: forward only, under the deal's lock, in this transaction.
+    pipeline.deal_advance_stage(
+        deal=deal, key=pipeline.WINNER_CHOSEN, user=user,
+        reason=f"Term sheet {term_sheet.pk} from {placement.lender.name} chosen as the winning quote.")
     return WinnerChoice(term_sheet, lost, changed=True)
 
 

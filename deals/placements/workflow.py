@@ -20,11 +20,14 @@ that the services read says all of it in one screen, with nothing but Django's T
 
 Moves of two kinds:
 
-* manual — what a person (REST `PATCH`, `update_placement`, the admin's actions) may ask for;
-* automatic — what the workflow does itself and `allowed_next_statuses` lists: `quoted` when a
-  term sheet is recorded, `won` when its quote is chosen. Two more automatic moves are not offered
-  as a next status, because they follow another placement's or quote's change: every other open
-  placement of the deal becomes `lost` when a quote wins, and a quoted placement left without a
+* manual — what a person (REST `PATCH`, `update_placement`, the admin's actions) may ask for, and
+  all that `allowed_next_statuses` lists (`next_statuses`): a client never reads a status there that
+  PATCH or update_placement would refuse (issue 22: `quoted` was listed, then refused);
+* automatic — what the workflow does itself when another call is made, listed apart as
+  `automatic_next_statuses` (`automatic_statuses`): `quoted` when a term sheet is recorded
+  (add_term_sheet), `won` when its quote is chosen (select_winning_term_sheet). Two more automatic
+  moves are listed nowhere, because they follow another placement's or quote's change: every other
+  open placement of the deal becomes `lost` when a quote wins, and a quoted placement left without a
   live quote goes back to `reviewing` (`deals.placements.services`).
 
 `lost` → `archived` stays allowed (filing a lost placement away), as docs/placements.md says.
@@ -44,7 +47,7 @@ class State:
     value: str
     label: str
     manual: tuple[str, ...] = ()  # next statuses a person may ask for
-    automatic: tuple[str, ...] = ()  # next statuses the workflow sets (listed in allowed_next_statuses)
+    automatic: tuple[str, ...] = ()  # next statuses the workflow sets (automatic_next_statuses)
     open: bool = False  # the lender may still quote or be chosen; one open placement per (deal, lender)
     quotable: bool = False  # a term sheet may be recorded on it (it went out, no decision yet)
     response: bool = False  # the lender answered: the first such status sets first_response_at
@@ -93,6 +96,10 @@ UPDATE_STATUSES = tuple(value for value in STATUSES if any(value in state.manual
 
 
 def next_statuses(status: str) -> list[str]:
-    """Every status the placement can reach next, the automatic ones included (for clients)."""
-    state = STATES[status]
-    return sorted({*state.manual, *state.automatic}, key=STATUSES.index)
+    """The statuses a caller may set next (PATCH, update_placement): `allowed_next_statuses`."""
+    return sorted(STATES[status].manual, key=STATUSES.index)
+
+
+def automatic_statuses(status: str) -> list[str]:
+    """The statuses the placement reaches next by another call (`automatic_next_statuses`)."""
+    return sorted(STATES[status].automatic, key=STATUSES.index)

@@ -137,7 +137,9 @@ def criteria_summary(criteria: dict[str, Any]) -> list[tuple[str, str]]:
         ("States", formatting.labels(c.get("states"))),
         ("Asset types", formatting.labels(c.get("asset_types"), ASSET_TYPES)),
         ("LTV", formatting.percent(c.get("ltv"))),
-        ("DSCR", formatting.multiple(c.get("dscr"))),
+        ("Debt yield", formatting.percent(c.get("debt_yield"))),
+        ("DSCR", formatting.multiple(c.get("dscr")) + (
+            f" ({c['dscr_basis'].replace('_', '-')})" if c.get("dscr") is not None and c.get("dscr_basis") else "")),
         ("Properties", str(c.get("property_count", 0))),
     ]
     return rows

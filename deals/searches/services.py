@@ -16,6 +16,7 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from deals.models import Deal, DealFinancials, DealProperty
+from deals.pipeline import services as pipeline
 from deals.searches.errors import ArchivedDealNotSearchable, DealNotReadyForSearch
 from deals.searches.metrics import SEARCH_QUEUE_WAIT, SEARCH_RUN
 from deals.searches.models import LenderMatch, LenderSearch
@@ -82,7 +83,8 @@ def lender_search_start(*, deal: Deal, user=None) -> tuple[LenderSearch, bool]:
     """Start a ranking of the deal, or return a recent search of the same deal version.
 
     Returns (search, created). The deal row is locked while deciding, so concurrent starts of one
-    deal make one search. Side effect: queues `run_lender_search` on commit.
+    deal make one search. A new search moves the deal forward to the "in market" stage (recorded as
+    automatic). Side effect: queues `run_lender_search` on commit.
     """
     with transaction.atomic():
         deal = Deal.objects.select_for_update().get(pk=deal.pk)
@@ -101,6 +103,9 @@ def lender_search_start(*, deal: Deal, user=None) -> tuple[LenderSearch, bool]:
             created_by=user if getattr(user, "pk", None) else None,
             queued_at=timezone.now(),
         )
+        # The deal is in market now: forward only, under the same lock, in the same transaction.
+        pipeline.deal_advance_stage(deal=deal, key=pipeline.SEARCH_STARTED, user=search.created_by,
+                                    reason=f"Lender search {search.pk} started.")
         enqueue_search(search.pk)
     return search, True
 

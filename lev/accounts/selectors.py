@@ -44,3 +44,9 @@ def check_staff_can_write(*, user, account_id: int) -> None:
     if membership is None:  # the admin's scoped querysets never show such a deal
         raise Forbidden("Forbidden: your user is not a member of this account.")
     check_can_write(membership=membership)
+
+
+def check_can_administer(*, membership: Membership) -> None:
+    """An account admin (its owner role) sets up what the whole team shares, such as the pipeline's stages."""
+    if membership.role != Membership.Role.OWNER:
+        raise Forbidden("Forbidden: only an account admin (owner) can change this.")

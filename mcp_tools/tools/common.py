@@ -37,7 +37,14 @@ from lev.limits import (
     PAGE_SIZE_MAX,
     TEXT_PATTERN,
 )
-from lev.vocabulary import MONEY_EXAMPLE, Slip, canonical_choice, loan_amount_too_small_message, money_text_message
+from lev.vocabulary import (
+    MONEY_EXAMPLE,
+    Slip,
+    canonical_choice,
+    loan_amount_too_small_message,
+    money_text_message,
+    percent_fraction_message,
+)
 from mcp_tools import budget
 from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev
@@ -137,6 +144,31 @@ def Number(minimum: float, maximum: float, *checks: Callable[[Any], Any]) -> Any
     the range is refused naming the bound. `checks` are before-validators that see the number first."""
     return Annotated[float, Field(ge=minimum, le=maximum, allow_inf_nan=False),
                      BeforeValidator(_within_float_range(minimum, maximum)), *checks]
+
+
+def Percent(maximum: float, floor: Decimal, places: int) -> Any:
+    """A percent from 0 to `maximum`, kept to `places` decimals (rounded half up, as the API does);
+    a value above 0 and below `floor` is a fraction sent for a percent (0.0725 for 7.25) and is
+    refused, before rounding, with the value probably meant (lev.vocabulary, the API's words)."""
+
+    def not_a_fraction(value: Any) -> Any:
+        if _is_number(value) and _finite(value):
+            message = percent_fraction_message(Decimal(repr(value)), floor=floor, maximum=Decimal(maximum),
+                                               places=places)
+            if message is not None:
+                raise PydanticCustomError("percent_fraction", message)
+        return value
+
+    quantum = Decimal(1).scaleb(-places)
+
+    def rounded(value: float) -> float:
+        return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
+
+    # The schema states the gap, so no schema-valid value is refused (null passes: "type" in the `not`).
+    gap = {"not": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": int(floor) if floor == int(floor)
+                   else float(floor)}}
+    return Annotated[Number(0, maximum, BeforeValidator(not_a_fraction)), Field(json_schema_extra=gap),
+                     AfterValidator(rounded)]
 
 
 def _positive(value: Any) -> Any:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from lev import limits
 from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
@@ -27,7 +26,7 @@ from mcp_tools.tools.common import (
     LoanType,
     Money,
     MoneyFilter,
-    Number,
+    Percent,
     StateCode,
     Text,
     TransactionType,
@@ -57,7 +56,7 @@ STATE_DESCRIPTION = "State code (TX) or name (Texas)."
 PropertyName = Text(limits.PROPERTY_NAME_MAX, required=True)
 Address = Text(limits.PROPERTY_ADDRESS_MAX)
 City = Text(limits.PROPERTY_CITY_MAX)
-Zip = Annotated[str, Field(pattern=limits.ZIP_PATTERN, description="ZIP or ZIP+4 (12345-6789).")]
+Zip = Annotated[str, Field(pattern=limits.ZIP_PATTERN, description="12345 or 12345-6789.")]
 Units = Annotated[int, Field(ge=0, le=limits.UNITS_MAX, description=None)]
 SquareFootage = Annotated[int, Field(ge=0, le=limits.SQUARE_FOOTAGE_MAX, description=None)]
 YearBuilt = Annotated[int, Field(ge=limits.YEAR_BUILT_MIN, le=limits.YEAR_BUILT_MAX, description=None)]
@@ -82,7 +81,10 @@ class PropertyInput(BaseModel):
 def _deal_summary(deal: dict[str, Any]) -> dict[str, Any]:
     keys = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
             "estimated_close_date", "archived", "property_count", "ready_for_search", "missing_for_search")
-    return {k: deal[k] for k in keys if k in deal}
+    summary = {k: deal[k] for k in keys if k in deal}
+    if deal.get("stage"):
+        summary["stage"] = deal["stage"]["name"]
+    return summary
 
 
 # A page of 100 deals with long (non-ASCII) titles and many incomplete properties would pass the
@@ -92,8 +94,8 @@ DEAL_LIST_STEPS = [
         clip(m, 80) for m in d.get("missing_for_search", [])[:1]]},
     lambda d: {**d, "title": clip(d["title"], 40), "missing_for_search": []},
     # Both copies of a page of 100 count against the budget: keep what finds and picks a deal.
-    lambda d: {k: d[k] for k in ("id", "title", "loan_amount", "loan_type", "property_count", "ready_for_search")
-               if k in d},
+    lambda d: {k: d[k] for k in ("id", "title", "loan_amount", "loan_type", "stage", "property_count",
+                                 "ready_for_search") if k in d},
 ]
 
 
@@ -120,24 +122,24 @@ def list_deals(
     max_loan_amount: Annotated[MoneyFilter | None, Field(description="US dollars, rounded to the cent.")] = None,
     archived: Annotated[bool, Field(description="true: archived deals instead of active ones.")] = False,
     search: Annotated[Text(limits.SEARCH_TEXT_MAX) | None, Field(description="Words in the deal title.")] = None,
+    stage: Annotated[Text(limits.STAGE_NAME_MAX) | None, Field(description="Stage name, key or id.")] = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
     cursor: ListCursor = None,
 ) -> dict[str, Any]:
     """List the user's deals, newest first: find a deal id, see which are ready for a lender search.
 
-    Filters combine with AND; min_loan_amount may not exceed max_loan_amount. Returns {"deals",
-    "total", "has_more", "next_cursor"}: pass next_cursor back with the same filters for the next
-    page. total counts the matching deals up to 1,000; past that it is 1,000 and "total_capped":
-    true is added. Each deal: id, title, loan fields, archived, property_count, ready_for_search
-    (search_lenders_for_deal can rank it now) and missing_for_search (what to add first, e.g.
-    "state of property 'Pine Court' (id 7)"). A very large page may be trimmed (compacted: true).
+    Filters combine with AND. Returns {"deals", "total", "has_more", "next_cursor"}: pass
+    next_cursor back with the same filters for the next page. total counts up to 1,000, then
+    "total_capped": true. Each deal: id, title, loan fields, stage, archived, property_count,
+    ready_for_search (search_lenders_for_deal can rank it now) and missing_for_search (what to add
+    first). A very large page may be trimmed (compacted: true).
     """
     page = list_page_query(cursor, limit)
     try:
         body = lev().get("/deals/", drop_none(
             loan_type=loan_type, transaction_type=transaction_type, business_plan=business_plan,
             min_loan_amount=min_loan_amount, max_loan_amount=max_loan_amount,
-            archived="true" if archived else None, search=search, **page,
+            archived="true" if archived else None, search=search, stage=stage, **page,
         ))
     except ToolFailure as failure:
         # Only a page-number cursor can miss its page: the list got shorter since it was made.
@@ -171,7 +173,8 @@ def get_deal(
         Field(description="Related data to include."),
     ] = None,
 ) -> dict[str, Any]:
-    """Get one deal, optionally with its properties and financials (ltv percent, dscr).
+    """Get one deal, optionally with its properties and financials (ltv, debt_yield, dscr: see
+    get_deal_financials).
 
     include=["properties"] adds property_count and its first properties (up to 20, fewer if
     too large); then truncated: true and continue_with names the call for the rest.
@@ -277,14 +280,16 @@ def add_deal_property(
     name: PropertyName,
     address: Address | None = None,
     city: City | None = None,
-    state: Annotated[StateCode | None, Field(description=STATE_DESCRIPTION)] = None,
+    state: StateCode | None = None,
     zip: Zip | None = None,
     asset_type: AssetType | None = None,
     units: Units | None = None,
     square_footage: SquareFootage | None = None,
     year_built: YearBuilt | None = None,
 ) -> dict[str, Any]:
-    """Add a property to a deal; lender searches use its state and asset type."""
+    """Lender searches match its state (TX or Texas) and asset type."""
+    # The docstring says what the title ("Add a property to a deal") does not, and carries the state's
+    # description (STATE_DESCRIPTION elsewhere) so the tool fits its catalogue budget (issue 21).
     body = drop_none(name=name, address=address, city=city, state=state, zip=zip, asset_type=asset_type,
                      units=units, square_footage=square_footage, year_built=year_built)
     # One key per call: local retries of this request never add the property twice.
@@ -325,23 +330,22 @@ def remove_deal_property(deal_id: DealId, property_id: PropertyId) -> dict[str, 
 
 
 # --- financials ---------------------------------------------------------------------------------
-def _rate(value: float) -> float:
-    """Percent per year, kept to the 3 decimals the API stores (6.2555 -> 6.256)."""
-    return float(Decimal(repr(value)).quantize(Decimal("0.001"), rounding=ROUND_HALF_UP))
-
-
 AmountOrZero = MoneyFilter  # 0 or more US dollars, rounded to the cent
+_cents = "rounded to the cent."
 _CENTS = "USD, rounded to the cent."
-InterestRate = Annotated[Number(0, limits.INTEREST_RATE_MAX), AfterValidator(_rate)]
+# Percent per year to the 3 decimals the API stores (6.2555 -> 6.256); 0.0725 is refused: did you mean 7.25?
+InterestRate = Percent(limits.INTEREST_RATE_MAX, limits.RATE_PERCENT_FLOOR, limits.RATE_DECIMAL_PLACES)
 AmortizationYears = Annotated[
     int, Field(ge=limits.AMORTIZATION_YEARS_MIN, le=limits.AMORTIZATION_YEARS_MAX),
 ]
+InterestOnlyMonths = Annotated[int, Field(ge=0, le=limits.INTEREST_ONLY_MONTHS_MAX)]
 
 
 @tool(title="Get a deal's financials", scope=DEALS_READ, read_only=True)
 def get_deal_financials(deal_id: DealId) -> dict[str, Any]:
-    """Get a deal's financials (US dollars, NOI per year, rates percent) with ltv (loan over
-    estimated_value, else purchase_price) and dscr (NOI over annual debt service); null when unknown."""
+    """Get a deal's financials (USD, NOI per year, percents) with ltv, debt_yield (NOI/loan) and
+    dscr: NOI over the debt service lenders underwrite (dscr_basis), shown beside
+    dscr_interest_only and dscr_amortizing; null when unknown."""
     return {"financials": lev().get(f"/deals/{deal_id}/financials/")}
 
 
@@ -349,22 +353,23 @@ def get_deal_financials(deal_id: DealId) -> dict[str, Any]:
 def update_deal_financials(
     deal_id: DealId,
     purchase_price: Annotated[Money | None, Field(description=_CENTS)] = None,
-    estimated_value: Annotated[Money | None, Field(description=f"As-is or as-stabilized; {_CENTS}")] = None,
-    in_place_noi: Annotated[AmountOrZero | None, Field(description=f"NOI per year today; {_CENTS}")] = None,
-    stabilized_noi: Annotated[AmountOrZero | None, Field(description=f"NOI per year once stabilized; "
-                                                                     f"{_CENTS}")] = None,
+    estimated_value: Annotated[Money | None, Field(description=f"As-is or stabilized, {_cents}")] = None,
+    in_place_noi: Annotated[AmountOrZero | None, Field(description=f"Per year now, {_cents}")] = None,
+    stabilized_noi: Annotated[AmountOrZero | None, Field(description=f"Per year, stabilized, {_cents}")] = None,
     existing_debt: Annotated[AmountOrZero | None, Field(description=_CENTS)] = None,
-    cash_out: Annotated[AmountOrZero | None, Field(description=f"Taken out at closing; {_CENTS}")] = None,
-    interest_rate: Annotated[InterestRate | None, Field(description="Percent per year (6.25), kept to 3 "
+    cash_out: Annotated[AmountOrZero | None, Field(description=f"At closing, {_cents}")] = None,
+    interest_rate: Annotated[InterestRate | None, Field(description="Percent (6.25, not 0.0625), kept to 3 "
                                                                     "decimals.")] = None,
     amortization_years: Annotated[AmortizationYears | None, Field(
         description=f"Default {limits.AMORTIZATION_YEARS_DEFAULT}.")] = None,
+    interest_only_months: InterestOnlyMonths | None = None,
 ) -> dict[str, Any]:
-    """Set some of a deal's financials (at least one); figures left out or null stay as they are.
-    Searches rank leverage (LTV) with a value, coverage (DSCR) with NOI and interest_rate.
+    """Set some of a deal's financials (at least one; USD; null or left out: kept). Searches
+    rank LTV with a value, DSCR with NOI and interest_rate.
     """
     body = drop_none(purchase_price=purchase_price, estimated_value=estimated_value, in_place_noi=in_place_noi,
                      stabilized_noi=stabilized_noi, existing_debt=existing_debt, cash_out=cash_out,
-                     interest_rate=interest_rate, amortization_years=amortization_years)
+                     interest_rate=interest_rate, amortization_years=amortization_years,
+                     interest_only_months=interest_only_months)
     require_change(body, "deal_id", what="figure")
     return {"financials": lev().patch(f"/deals/{deal_id}/financials/", body)}

@@ -28,6 +28,7 @@ from mcp_tools.tools.common import (
     Limit,
     Money,
     Number,
+    Percent,
     Text,
     _choice,
     clip,
@@ -76,18 +77,23 @@ def _places(places: int):
     return AfterValidator(rounded)
 
 
-def _percent(maximum: int, places: int) -> Any:
+def _multiple(maximum: int, places: int) -> Any:
     return Annotated[Number(0, maximum), _places(places)]
 
 
+# Percents refuse a fraction (0.75 for 75 %) with the value probably meant, as the API does.
+MaxLtv = Percent(limits.LTV_PERCENT_MAX, limits.LTV_PERCENT_FLOOR, limits.LTV_PERCENT_COLUMN["decimal_places"])
+FeePercent = Percent(limits.FEE_PERCENT_MAX, limits.FEE_PERCENT_FLOOR, limits.FEE_PERCENT_COLUMN["decimal_places"])
+
+
 # --- shapes -------------------------------------------------------------------------------------------
-PLACEMENT_KEYS = ("id", "deal_id", "lender_id", "lender_name", "status", "allowed_next_statuses", "program_id",
-                  "source_rank", "term_sheet_count", "contact_id", "contact_name", "contact_email", "sent_at",
-                  "first_response_at", "decided_at", "notes")
+PLACEMENT_KEYS = ("id", "deal_id", "lender_id", "lender_name", "status", "allowed_next_statuses",
+                  "automatic_next_statuses", "program_id", "source_rank", "term_sheet_count", "contact_id",
+                  "contact_name", "contact_email", "sent_at", "first_response_at", "decided_at", "notes")
 TERM_SHEET_KEYS = ("id", "placement_id", "lender_id", "lender_name", "quote_type", "loan_amount", "rate_type",
                    "fixed_rate", "rate_index", "spread_bps", "term_months", "amortization_months",
                    "interest_only_months", "max_ltv", "min_dscr", "recourse", "origination_fee_percent",
-                   "exit_fee_percent", "prepayment", "expires_on", "winning", "received_at")
+                   "exit_fee_percent", "prepayment", "expires_on", "winning", "notes", "received_at")
 
 
 def _placement(item: dict[str, Any]) -> dict[str, Any]:
@@ -111,6 +117,7 @@ PLACEMENT_STEPS = [
     # What the next call needs: get_placement has the rest.
     lambda item: {k: item.get(k) for k in ("id", "lender_id", "lender_name", "status", "term_sheet_count")},
 ]
+# Notes are never trimmed (no other tool reads them back): a page too large ends early instead.
 TERM_SHEET_STEPS = [
     lambda item: {**item, "prepayment": clip(item.get("prepayment") or "", 80)},
     lambda item: {k: v for k, v in item.items() if k not in ("prepayment", "received_at")},
@@ -180,7 +187,7 @@ def list_placements(
     """List the lenders a deal was placed with and where each stands, oldest first.
 
     status: draft (not sent yet), sent, reviewing, quoted (a term sheet recorded), declined,
-    no_response, won, lost, archived; allowed_next_statuses says what each can become. Returns
+    no_response, won, lost, archived; allowed_next_statuses: what update_placement may set. Returns
     {"placements", "total", "has_more", "next_cursor"}; a very large page is compacted.
     """
     page, size = decode_cursor(cursor, limit)
@@ -192,7 +199,8 @@ def list_placements(
 
 @tool(scope=PLACEMENTS_READ, title="Get a placement", read_only=True)
 def get_placement(placement_id: PlacementId) -> dict[str, Any]:
-    """Get one placement: status, allowed_next_statuses, contact, program and its term sheets.
+    """Get one placement: status, allowed_next_statuses, contact, program and its term sheets
+    (with their notes).
     At most the first 20 term sheets are shown (then truncated: true and continue_with names the
     call for the rest).
     """
@@ -236,8 +244,8 @@ def add_term_sheet(
     placement_id: PlacementId,
     loan_amount: Annotated[Money, Field(description="US dollars, rounded to the cent.")],
     rate_type: Annotated[RateType, Field(description="fixed: pass fixed_rate; floating: rate_index, spread_bps.")],
-    fixed_rate: Annotated[InterestRate | None, Field(description="Percent per year (6.125), kept to 3 "
-                                                                 "decimals.")] = None,
+    fixed_rate: Annotated[InterestRate | None, Field(
+        description="Percent (6.125, not 0.06125), kept to 3 decimals.")] = None,
     rate_index: RateIndex | None = None,
     spread_bps: Annotated[int | None, Field(ge=0, le=limits.SPREAD_BPS_MAX,
                                             description="275 means index + 2.75 %.")] = None,
@@ -246,23 +254,22 @@ def add_term_sheet(
     amortization_months: Annotated[int | None, Field(
         ge=1, le=limits.AMORTIZATION_MONTHS_MAX, description="Leave out for interest-only.")] = None,
     interest_only_months: Annotated[int | None, Field(ge=0, le=limits.TERM_MONTHS_MAX)] = None,
-    max_ltv: Annotated[_percent(limits.LTV_PERCENT_MAX, 2) | None, Field(
-        description="Percent (75), kept to 2 decimals.")] = None,
-    min_dscr: Annotated[_percent(limits.DSCR_INPUT_MAX, 2) | None, Field(
+    max_ltv: Annotated[MaxLtv | None, Field(
+        description="Percent (75, not 0.75), kept to 2 decimals.")] = None,
+    min_dscr: Annotated[_multiple(limits.DSCR_INPUT_MAX, 2) | None, Field(
         description="e.g. 1.25, kept to 2 decimals.")] = None,
     recourse: Recourse | None = None,
-    origination_fee_percent: Annotated[_percent(limits.FEE_PERCENT_MAX, 3) | None, Field(
-        description="Percent of the loan (1), kept to 3 decimals.")] = None,
-    exit_fee_percent: Annotated[_percent(limits.FEE_PERCENT_MAX, 3) | None, Field(
-        description="Percent of the loan, kept to 3 decimals.")] = None,
+    origination_fee_percent: Annotated[FeePercent | None, Field(
+        description="Percent of loan (1, not 0.01), kept to 3 decimals.")] = None,
+    exit_fee_percent: Annotated[FeePercent | None, Field(
+        description="Percent of loan, kept to 3 decimals.")] = None,
     prepayment: Annotated[Text(limits.PREPAYMENT_TEXT_MAX) | None, Field(
-        description="e.g. 'yield maintenance' or '3-2-1 step-down'.")] = None,
+        description="e.g. yield maintenance.")] = None,
     expires_on: Annotated[Date | None, Field(description="YYYY-MM-DD.")] = None,
     notes: Annotated[Text(limits.TERM_SHEET_NOTES_MAX) | None, Field(description="Other terms.")] = None,
 ) -> dict[str, Any]:
-    """Record a lender's quote (term sheet) on a placement, which must be sent, reviewing or
-    quoted (mark it sent first with update_placement); it becomes quoted. Each call records one
-    more quote. Returns {"term_sheet", "placement_status"}.
+    """Record a lender's quote (term sheet) on a sent, reviewing or quoted placement (mark it
+    sent first with update_placement); it becomes quoted. Each call adds a quote.
     """
     body = drop_none(
         loan_amount=loan_amount, rate_type=rate_type, fixed_rate=fixed_rate, rate_index=rate_index,
@@ -284,8 +291,8 @@ def list_term_sheets(
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
-    """List a deal's quotes (term sheets) as the lenders gave them, oldest first; to compare them
-    on one basis use compare_term_sheets. Returns {"term_sheets", "total", "has_more",
+    """List a deal's quotes (term sheets) as the lenders gave them, with notes, oldest first; to
+    compare them on one basis use compare_term_sheets. Returns {"term_sheets", "total", "has_more",
     "next_cursor"}; a page too large ends early (truncated: true), next_cursor skips nothing.
     """
     page, size, skip = decode_page_cursor(cursor, limit)
@@ -297,8 +304,9 @@ def list_term_sheets(
 
 COMPARISON_KEYS = ("rank", "term_sheet_id", "placement_id", "lender_id", "lender_name", "quote_type", "winning",
                    "rate_type", "rate_index", "base_rate", "spread_bps", "all_in_rate", "all_in_cost", "proceeds",
-                   "net_proceeds", "total_fees", "origination_fee", "exit_fee", "ltv", "annual_debt_service",
-                   "interest_only_debt_service", "dscr", "term_months", "amortization_months",
+                   "net_proceeds", "total_fees", "origination_fee", "exit_fee", "ltv", "debt_yield",
+                   "annual_debt_service", "interest_only_debt_service", "dscr", "dscr_basis", "dscr_interest_only",
+                   "dscr_amortizing", "term_months", "amortization_months",
                    "interest_only_months", "recourse", "expires_on", "expired", "notes")
 COMPARISON_STEPS = [
     lambda item: {k: v for k, v in item.items()
@@ -306,8 +314,9 @@ COMPARISON_STEPS = [
     lambda item: {**item, "notes": item["notes"][:3]},
     # The figures a choice is made on, and the id to choose with.
     lambda item: {**{k: item.get(k) for k in ("rank", "term_sheet_id", "lender_id", "lender_name", "all_in_rate",
-                                               "all_in_cost", "proceeds", "total_fees", "ltv", "dscr",
-                                               "annual_debt_service", "recourse", "expired")},
+                                               "all_in_cost", "proceeds", "total_fees", "ltv", "debt_yield",
+                                               "dscr", "dscr_basis", "annual_debt_service", "recourse",
+                                               "expired")},
                   "lender_name": clip(item.get("lender_name") or "", 40), "notes": item["notes"][:2]},
 ]
 
@@ -321,7 +330,8 @@ def compare_term_sheets(
     """Compare a deal's quotes on one basis, best first, to help the user pick a winner.
 
     Per quote: all_in_rate (fixed, or current index + spread), all_in_cost (with fees over the
-    term), proceeds, fees, ltv, annual_debt_service, dscr and short notes. Best: valid quotes
+    term), proceeds, fees, ltv, debt_yield, annual_debt_service, dscr (on dscr_basis, as
+    get_deal_financials; dscr_interest_only, dscr_amortizing) and short notes. Best: valid quotes
     covering the loan, then lowest all-in cost, then highest proceeds. A figure that cannot be
     computed is null and "unavailable" says why. Returns {"best_term_sheet_id", "quotes", …}.
     """

@@ -444,3 +444,22 @@ def test_a_property_added_on_its_own_admin_page_bumps_its_deals_version(client, 
         "zip": "", "units": "", "square_footage": "", "year_built": ""})
     assert response.status_code == 302
     assert refresh(deal).version == 2 and deal.properties.get().name == "Lone Property"
+
+
+def test_the_deal_page_sets_interest_only_months_and_shows_debt_yield_and_both_dscrs(client, account):
+    # Issue 22: a bridge loan with an IO period is shown on its interest-only coverage, the amortizing beside it.
+    deal = make_deal(account, loan_type="light_bridge")
+    DealFinancialsFactory(deal=deal, estimated_value=Decimal("16000000"), in_place_noi=Decimal("900000"),
+                          interest_rate=Decimal("7.25"), amortization_years=25)
+    data = change_form_data(client.get(change_url(deal)))
+    data["financials-0-interest_only_months"] = "24"
+    response = client.post(change_url(deal), data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    assert DealFinancials.objects.get(deal=deal).interest_only_months == 24
+    html = client.get(change_url(deal)).content.decode()
+    assert "<dt>Debt yield</dt><dd>9%</dd>" in html
+    assert "1.24x <span class=\"lev-muted\">(interest-only; 1.04x amortizing)</span>" in html
+    data = change_form_data(client.get(change_url(deal)))
+    data["financials-0-interest_rate"] = "0.0725"
+    page = client.post(change_url(deal), data)
+    assert page.status_code == 200 and "did you mean 7.25?" in page.content.decode()

@@ -85,3 +85,47 @@ def test_hand_checked_figures():
                                 amortization_years=30, in_place_noi=Decimal("900000"))
     assert financials.annual_debt_service == Decimal("719460.63")
     assert financials.dscr == Decimal("1.25")
+
+
+# --- interest-only periods and debt yield (issue 22) ---------------------------------------------------
+def test_interest_only_service_and_debt_yield_by_hand():
+    from deals.finance import debt_yield, interest_only_annual_payment
+
+    assert interest_only_annual_payment(Decimal("10000000"), Decimal("7.25")) == Decimal("725000.00")
+    assert interest_only_annual_payment(Decimal("333333.33"), Decimal("6.125")) == Decimal("20416.67")  # half up
+    assert debt_yield(Decimal("900000"), Decimal("10000000")) == Decimal("9.00")
+    assert debt_yield(None, Decimal("1")) is None and debt_yield(Decimal("1"), None) is None
+
+
+def test_lenders_underwrite_interest_only_coverage_for_bridge_loans_and_amortizing_for_the_rest():
+    from deals.finance import AMORTIZING, INTEREST_ONLY, coverage, underwritten_basis
+
+    amortizing, io = Decimal("867368.24"), Decimal("725000.00")
+    for loan_type in ("light_bridge", "heavy_bridge", "construction", "land", "predevelopment"):
+        assert underwritten_basis(loan_type, amortizing_service=amortizing, interest_only_service=io) == INTEREST_ONLY
+    for loan_type in ("permanent", "tbd"):
+        assert underwritten_basis(loan_type, amortizing_service=amortizing, interest_only_service=io) == AMORTIZING
+    # No IO period: amortizing whatever the type; never amortizes: interest only; nothing known: None.
+    assert underwritten_basis("light_bridge", amortizing_service=amortizing, interest_only_service=None) == AMORTIZING
+    assert underwritten_basis("permanent", amortizing_service=None, interest_only_service=io) == INTEREST_ONLY
+    assert underwritten_basis("permanent", amortizing_service=None, interest_only_service=None) is None
+    assert coverage(Decimal("900000"), "light_bridge", amortizing_service=amortizing, interest_only_service=io) == {
+        "dscr": Decimal("1.24"), "dscr_basis": INTEREST_ONLY, "dscr_interest_only": Decimal("1.24"),
+        "dscr_amortizing": Decimal("1.04")}
+    assert coverage(None, "light_bridge", amortizing_service=amortizing, interest_only_service=io) == {
+        "dscr": None, "dscr_basis": None, "dscr_interest_only": None, "dscr_amortizing": None}
+
+
+def test_a_deals_interest_only_period_changes_only_what_it_should():
+    deal = Deal(loan_amount=Decimal("10000000"), loan_type="light_bridge")
+    financials = DealFinancials(deal=deal, in_place_noi=Decimal("900000"), interest_rate=Decimal("7.25"),
+                                amortization_years=25)
+    assert (financials.dscr, financials.dscr_basis, financials.interest_only_debt_service) == (
+        Decimal("1.04"), "amortizing", None)
+    financials.interest_only_months = 24
+    assert (financials.dscr, financials.dscr_basis, financials.dscr_amortizing) == (
+        Decimal("1.24"), "interest_only", Decimal("1.04"))
+    assert financials.annual_debt_service == Decimal("867368.24")  # after the IO period: amortizing
+    deal.loan_type = "permanent"  # the figures follow the deal's loan type
+    assert (financials.dscr, financials.dscr_basis, financials.dscr_interest_only) == (
+        Decimal("1.04"), "amortizing", Decimal("1.24"))

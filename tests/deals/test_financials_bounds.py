@@ -69,11 +69,12 @@ def test_ratios_that_cannot_be_computed_are_null(api, account):
 
 
 def test_an_interest_rate_is_kept_to_three_decimals_as_the_tool_does(api, account):
-    # The schema states a number from 0 to 30; more decimals are rounded half-up, never refused
-    # (the REST fuzzer sent 1.06e-249 and got "is too large").
+    # The schema states a number from 0 to 30 (a fraction above 0 and below 1 excluded: issue 22); more
+    # decimals are rounded half-up, never refused (the REST fuzzer sent 1.06e-249 and got "is too large":
+    # that value is now refused as a fraction, tests/deals/test_real_loans.py).
     deal = DealFactory(account=account)
     path = f"/api/v1/deals/{deal.id}/financials/"
-    for sent, stored in ((6.2555, 6.256), (1.0628458718225772e-249, 0.0), (29.9999, 30.0)):
+    for sent, stored in ((6.2555, 6.256), (1.00049, 1.0), (29.9999, 30.0), (0, 0.0)):
         response = api.patch(path, {"interest_rate": sent}, format="json")
         assert response.status_code == 200, response.content
         assert response.json()["interest_rate"] == stored

@@ -69,9 +69,12 @@ class RawMcp:
         self._next_id += 1
         return self._next_id
 
-    def post(self, body: bytes | str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    def post(self, body: bytes | str, headers: dict[str, str] | None = None, path: str | None = None
+             ) -> tuple[int, str]:
+        """POST to /mcp, or to `path` (an address under it such as /mcp/x/deals, sent as written)."""
         data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
-        response = requests.post(self.url, data=data, headers={**self.headers, **(headers or {})}, timeout=60)
+        url = self.url if path is None else self.url.removesuffix("/mcp") + path
+        response = requests.post(url, data=data, headers={**self.headers, **(headers or {})}, timeout=60)
         STATS.mcp_calls += 1
         if response.status_code >= 500:
             STATS.mcp_5xx += 1
@@ -110,11 +113,15 @@ class World:
     placement_ids: list[int] = dataclasses.field(default_factory=list)
     term_sheet_ids: list[int] = dataclasses.field(default_factory=list)
     company_ids: list[int] = dataclasses.field(default_factory=list)
+    stage_ids: list[int] = dataclasses.field(default_factory=list)
 
 
 def make_world(account_slug: str = "fuzz") -> World:
     account = AccountFactory(slug=account_slug, name="Fuzz Capital")
-    user = MembershipFactory(account=account, user=UserFactory(username=f"{account_slug}-user")).user
+    # The account's admin (owner role): the pipeline's stage changes are theirs alone, and the fuzzers
+    # reach every endpoint's validation.
+    user = MembershipFactory(account=account, user=UserFactory(username=f"{account_slug}-user"),
+                             role="owner").user
     _key, raw = api_key_create(user=user, account=account, name="fuzz")
     other = AccountFactory(slug=f"{account_slug}-other", name="Other Capital")
     other_user = MembershipFactory(account=other, user=UserFactory(username=f"{account_slug}-other")).user
@@ -152,6 +159,7 @@ def make_world(account_slug: str = "fuzz") -> World:
         placement_ids=[sent.id, draft.id],
         term_sheet_ids=[t.id for t in term_sheets],
         company_ids=[sponsor.id],
+        stage_ids=list(account.stages.order_by("position").values_list("id", flat=True)),
     )
 
 

@@ -19,7 +19,8 @@ DEEP = "\u2063DEEP-NESTING\u2063"
 DEEP_LEVELS = 3000
 
 ID_ARGUMENTS = {"deal_id": "deal_ids", "lender_id": "lender_ids", "search_id": "search_ids",
-                "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids", "company_id": "company_ids"}
+                "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids", "stage_id": "stage_ids",
+                "company_id": "company_ids"}
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -40,11 +41,18 @@ def validator(schema: dict[str, Any]) -> Draft202012Validator:
 def from_schema(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> st.SearchStrategy[Any]:
     """Values of a JSON Schema, for the subset pydantic writes for tool arguments (object,
     properties/required/additionalProperties, anyOf, enum, one type or a list of types, $ref to $defs,
-    string with length, pattern and date format, integer and number with bounds, boolean, null, array with maxItems).
+    string with length, pattern and date format, integer and number with bounds and a `not` range, boolean,
+    null, array with maxItems).
     Written here because hypothesis-jsonschema no longer runs on current hypothesis; an unknown
     keyword fails loudly, so a new kind of argument is never fuzzed with values it does not allow."""
     defs = schema.get("$defs", {}) if defs is None else defs
     known = {"title", "description", "default", "examples", "$defs"}
+    if "not" in schema:
+        # A range the value must stay out of (a percent's fraction gap, issue 22): the values of the
+        # rest of the schema, less those the `not` schema holds.
+        excluded = validator(schema["not"])
+        rest = {key: value for key, value in schema.items() if key != "not"}
+        return from_schema(rest, defs).filter(lambda value: not excluded.is_valid(value))
     if "$ref" in schema:
         return from_schema(defs[schema["$ref"].split("/")[-1]], defs)
     if "anyOf" in schema:

@@ -14,8 +14,10 @@ the number of examples.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
+from urllib.parse import quote, unquote_to_bytes
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -25,8 +27,9 @@ from deals.placements.serializers import CREATE_TARGET_MESSAGE
 from deals.placements.services import RATE_TERMS_MESSAGE
 from mcp_tools import resilience
 from mcp_tools.registry import TOOLS
+from mcp_tools.toolsets import toolset_of
 from tests.fuzz.conftest import MODERN_META, RawMcp, World, budget
-from tests.fuzz.contract import Outcome, judge
+from tests.fuzz.contract import Outcome, judge, leaks
 from tests.fuzz.stats import STATS
 from tests.fuzz.strategies import (
     DEEP_LEVELS,
@@ -59,6 +62,8 @@ FUZZ = {
 VALID_EXAMPLES = 70
 HOSTILE_EXAMPLES = 100
 PROTOCOL_EXAMPLES = 300
+TOOLSET_EXAMPLES = 200  # plus each listed toolset segment once, at both addresses
+MODERN = "2026-07-28"
 
 
 class Findings:
@@ -84,6 +89,24 @@ class Findings:
     def assert_none(self) -> None:
         report = [f"{key}\n    sent: {sent}\n    got:  {got}" for key, (sent, got) in sorted(self.failures.items())]
         assert not self.failures, f"{len(self.failures)} distinct failures:\n" + "\n".join(report)
+
+
+def judge_in_era(status: int, text: str, sent: str, *, modern: bool, well_formed: bool,
+                 request_id: Any = None) -> Outcome:
+    """`judge`, with the HTTP statuses of the request's era: 2025-11-25 answers a well-formed request
+    with HTTP 200 whatever its JSON-RPC error; 2026-07-28 answers a result with 200 (403 for the OAuth
+    step-up), -32601 with 404 and its other errors with 400, and every result has resultType "complete"."""
+    if not modern:
+        return judge(status, text, sent, well_formed=well_formed, request_id=request_id)
+    outcome = judge(status, text, sent, well_formed=False, request_id=request_id)
+    code = (outcome.rpc_error or {}).get("code")
+    if outcome.rpc_error is None and isinstance(outcome.body, dict) and "result" in outcome.body:
+        result = outcome.body["result"]
+        if status not in (200, 403) or not isinstance(result, dict) or result.get("resultType") != "complete":
+            outcome.problems.append(f"2026-07-28 result with HTTP {status} or without resultType complete")
+    elif outcome.rpc_error is not None and ((status == 404) != (code == -32601) or status not in (400, 404)):
+        outcome.problems.append(f"2026-07-28 JSON-RPC error {code} with HTTP {status}")
+    return outcome
 
 
 def schemas(raw_mcp: RawMcp) -> dict[str, dict[str, Any]]:
@@ -152,12 +175,24 @@ def contains_lone_surrogate(value: Any) -> bool:
     return False
 
 
+def hostile_call(raw_mcp: RawMcp, tool: str, arguments: Any) -> tuple[int, str, str, int, bool]:
+    """(status, text, body sent, request id, modern) of one tools/call with `arguments` as they are, every
+    other one in MCP 2026-07-28's envelope (valid `_meta`, the mirrored headers)."""
+    request_id = raw_mcp.next_id()
+    modern = request_id % 2 == 0
+    params = {"name": tool, "arguments": arguments, **({"_meta": MODERN_META} if modern else {})}
+    sent = encode({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": tool} if modern else None
+    status, text = raw_mcp.post(sent, headers)
+    return status, text, sent, request_id, modern
+
+
 def judge_hostile(tool: str, arguments: Any, strict, status: int, text: str, sent: str,
-                  request_id: int) -> tuple[Outcome, list[str]]:
+                  request_id: int, modern: bool = False) -> tuple[Outcome, list[str]]:
     non_finite, deep = contains_non_finite(arguments), contains_deep(arguments)
     # A body with NaN/Infinity tokens is not JSON; one nested 3,000 deep may be refused as unparseable.
-    outcome = judge(status, text, sent, well_formed=not (non_finite or deep),
-                    request_id=None if (non_finite or deep) else request_id)
+    outcome = judge_in_era(status, text, sent, modern=modern, well_formed=not (non_finite or deep),
+                           request_id=None if (non_finite or deep) else request_id)
     extra: list[str] = []
     if outcome.tool_payload is None and outcome.rpc_error is None:
         return outcome, extra  # already a problem: no JSON-RPC answer at all
@@ -195,12 +230,9 @@ def test_hostile_arguments_get_the_error_contract(raw_mcp, world: World, tool: s
     @settings(max_examples=budget(HOSTILE_EXAMPLES), **FUZZ)
     @given(arguments=hostile_arguments(schema, world))
     def call(arguments: Any) -> None:
-        request_id = raw_mcp.next_id()
-        sent = encode({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                       "params": {"name": tool, "arguments": arguments}})
-        status, text = raw_mcp.post(sent)
-        outcome, extra = judge_hostile(tool, arguments, strict, status, text, sent, request_id)
-        findings.record(tool, outcome, sent, extra)
+        status, text, sent, request_id, modern = hostile_call(raw_mcp, tool, arguments)
+        outcome, extra = judge_hostile(tool, arguments, strict, status, text, sent, request_id, modern)
+        findings.record(f"{tool} ({MODERN if modern else 'legacy'})", outcome, sent, extra)
 
     call()
     findings.assert_none()
@@ -223,11 +255,8 @@ def test_numbers_no_float_holds_are_refused_naming_the_argument(raw_mcp, world: 
         @given(drawn=huge_number_arguments(published[tool], world))
         def call(drawn: tuple[dict[str, Any], list[str]]) -> None:
             arguments, names = drawn
-            request_id = raw_mcp.next_id()
-            sent = encode({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                           "params": {"name": tool, "arguments": arguments}})
-            status, text = raw_mcp.post(sent)
-            outcome, extra = judge_hostile(tool, arguments, strict, status, text, sent, request_id)
+            status, text, sent, request_id, modern = hostile_call(raw_mcp, tool, arguments)
+            outcome, extra = judge_hostile(tool, arguments, strict, status, text, sent, request_id, modern)
             fields = ((outcome.tool_payload or {}).get("details") or {}).get("fields") or {}
             if outcome.code == "VALIDATION_ERROR":
                 extra += [f"{name} not named among {sorted(fields)}" for name in names if name not in fields]
@@ -253,7 +282,6 @@ methods = st.one_of(
 )
 params = st.one_of(
     nested_garbage,
-    numeric_paths,
     st.fixed_dictionaries({"uri": st.one_of(st.sampled_from(["lev://deals/1", "file:///etc/passwd", "x:y", ""]),
                                             st.text(max_size=30))}),
     st.fixed_dictionaries({"name": st.one_of(st.sampled_from(TOOL_NAMES), st.text(max_size=10))},
@@ -327,70 +355,331 @@ def test_any_json_rpc_message_gets_a_json_rpc_answer(raw_mcp, world: World):
 
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
-MODERN_METHODS = ["tools/call", "tools/list", "server/discover", "resources/read", "resources/list", "prompts/list",
-                  "initialize", "ping", "subscriptions/listen", "logging/setLevel"]
-# MCP 2026-07-28 requests: a valid `_meta` or a damaged one, the mirrored headers right, missing or wrong.
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+# The revisions of the handshake era (docs/mcp-clients.md): a `_meta` naming one of them is a legacy request.
+LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+# What 2026-07-28 answers on /mcp (docs/mcp-clients.md, "How /mcp answers"); any other method is 404/-32601.
+MODERN_ANSWERED = {"server/discover", "tools/list", "tools/call", "resources/list", "resources/templates/list",
+                   "resources/read", "prompts/list"}
+MODERN_METHODS = [*sorted(MODERN_ANSWERED), "initialize", "ping", "subscriptions/listen", "logging/setLevel",
+                  "prompts/get", "notifications/cancelled", "nope/nope"]
+NAME_FIELD = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+MISSING = object()  # a key left out of the request (a sentinel: hypothesis draws it like a value)
+# MCP 2026-07-28 requests: a valid `_meta`, none, garbage, or one with a wrong, unknown, legacy or
+# non-string version or capabilities that are no object.
 modern_metas = st.one_of(
-    st.just(MODERN_META), st.just(MODERN_META), nested_garbage,
-    st.fixed_dictionaries({"io.modelcontextprotocol/protocolVersion": st.sampled_from(["2026-07-28", "2099-01-01", ""]),
-                           "io.modelcontextprotocol/clientCapabilities": nested_garbage}),
+    st.just(MODERN_META), st.just(MODERN_META), st.just(MODERN_META), st.just(MISSING), nested_garbage,
+    st.sampled_from(["2099-01-01", "v999", "", "2025-11-25"]).map(lambda v: {META_VERSION: v, META_CAPABILITIES: {}}),
+    st.fixed_dictionaries({}, optional={
+        META_VERSION: st.one_of(
+            st.sampled_from([MODERN, MODERN, MODERN, "2099-01-01", "v999", "", "2025-11-25", "2026-07-28 "]),
+            json_scalars, st.lists(st.just(MODERN), max_size=1)),
+        META_CAPABILITIES: st.one_of(st.just({}), nested_garbage),
+        "io.modelcontextprotocol/clientInfo": nested_garbage,
+    }),
 )
-modern_requests = st.fixed_dictionaries({
-    "jsonrpc": st.just("2.0"), "id": st.integers(min_value=0, max_value=10**6),
-    "method": st.sampled_from(MODERN_METHODS),
-    "params": st.fixed_dictionaries({"_meta": modern_metas},
-                                    optional={"name": st.sampled_from([*TOOL_NAMES, "nope"]),
-                                              "uri": st.sampled_from(["lev://deals/1", "x"]),
-                                              "arguments": nested_garbage}),
-})
-header_damage = st.sampled_from(["none", "none", "no-method", "wrong-method", "wrong-version", "wrong-name"])
+
+
+def with_meta(params: dict[str, Any], meta: Any) -> dict[str, Any]:
+    return params if meta is MISSING else {**params, "_meta": meta}
+
+
+modern_requests = st.builds(
+    lambda head, request_id, params, meta: {**head, **({} if request_id is MISSING else {"id": request_id}),
+                                            "params": with_meta(params, meta)},
+    st.fixed_dictionaries({"jsonrpc": st.just("2.0"), "method": st.sampled_from(MODERN_METHODS)}),
+    st.one_of(st.integers(min_value=0, max_value=10**6), st.integers(min_value=0, max_value=10**6),
+              st.integers(min_value=0, max_value=10**6), st.text(max_size=8), st.just(MISSING)),
+    st.fixed_dictionaries({}, optional={"name": st.sampled_from([*TOOL_NAMES, "nope", ""]),
+                                        "uri": st.sampled_from(["lev://deals/1", "x"]),
+                                        "arguments": st.one_of(st.just({}), nested_garbage),
+                                        "cursor": st.one_of(st.none(), st.text(max_size=8))}),
+    modern_metas,
+)
+HEADER_DAMAGE = ["none", "none", "none", "no-version", "unknown-version", "legacy-version", "no-method",
+                 "wrong-method", "no-name", "wrong-name", "base64-name", "bad-base64-name"]
 
 
 def modern_headers(message: dict[str, Any], damage: str) -> dict[str, str]:
+    """The headers mirroring the body (MCP-Protocol-Version, Mcp-Method, Mcp-Name), then `damage` done."""
     params = message["params"]
-    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": message["method"]}
-    named = params.get("uri") if message["method"] == "resources/read" else params.get("name")
+    version = params["_meta"].get(META_VERSION) if isinstance(params.get("_meta"), dict) else None
+    # A version an HTTP header cannot carry as it is (not printable ASCII, or with surrounding whitespace
+    # HTTP strips) is mirrored as 2026-07-28: a mismatch.
+    mirrored = isinstance(version, str) and version.isascii() and version.isprintable() and version == version.strip()
+    headers = {"MCP-Protocol-Version": version if mirrored else MODERN, "Mcp-Method": message["method"]}
+    named = params.get(NAME_FIELD.get(message["method"], ""))
     if isinstance(named, str):
         headers["Mcp-Name"] = named
-    if damage == "no-method":
+    if damage == "no-version":
+        headers.pop("MCP-Protocol-Version")
+    elif damage == "unknown-version":
+        headers["MCP-Protocol-Version"] = "2099-01-01"
+    elif damage == "legacy-version":
+        headers["MCP-Protocol-Version"] = "2025-11-25"
+    elif damage == "no-method":
         del headers["Mcp-Method"]
     elif damage == "wrong-method":
         headers["Mcp-Method"] = "tools/list" if message["method"] != "tools/list" else "tools/call"
-    elif damage == "wrong-version":
-        headers["MCP-Protocol-Version"] = "2025-11-25"
+    elif damage == "no-name":
+        headers.pop("Mcp-Name", None)
     elif damage == "wrong-name":
         headers["Mcp-Name"] = "something-else"
+    elif damage == "base64-name" and "Mcp-Name" in headers:
+        headers["Mcp-Name"] = "=?base64?" + base64.b64encode(headers["Mcp-Name"].encode()).decode() + "?="
+    elif damage == "bad-base64-name" and "Mcp-Name" in headers:
+        headers["Mcp-Name"] = "=?base64?not base64!?="
     return headers
 
 
-def test_any_2026_07_28_request_gets_a_json_rpc_answer(raw_mcp, world: World):
-    """The same contract in the modern envelope: never 5xx, always JSON-RPC with the request's id; 404
-    exactly for -32601, 400 for the envelope's errors, 200 for results (tool errors included)."""
+def _header_name(value: str) -> str | None:
+    if value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode()
+        except (ValueError, UnicodeDecodeError):
+            return None
+    return value
+
+
+def expected_answer(message: dict[str, Any], headers: dict[str, str]) -> tuple[str, int | None, int | None]:
+    """(era, HTTP status, JSON-RPC error code) that docs/mcp-clients.md promises for one request sent with
+    `headers` (None, None: a result with HTTP 200, a tool error included). Written from the documentation's
+    tables, not from mcp_tools/modern.py, so the two are checked against each other."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    header_version = headers.get("MCP-Protocol-Version")
+    if isinstance(meta, dict) and META_VERSION in meta:
+        modern = meta[META_VERSION] not in LEGACY_VERSIONS
+    else:
+        modern = header_version == MODERN
+    method, notification = message["method"], "id" not in message
+    if not modern:
+        if header_version is not None and header_version not in LEGACY_VERSIONS and method != "initialize":
+            return "legacy", 400, -32600
+        return "legacy", 202 if notification else 200, None
+    if notification:
+        return "modern", 202, None
+    if not (isinstance(meta, dict) and isinstance(meta.get(META_VERSION), str)
+            and isinstance(meta.get(META_CAPABILITIES), dict)):
+        return "modern", 400, -32602
+    version = meta[META_VERSION]
+    mirrored = [("MCP-Protocol-Version", version), ("Mcp-Method", method)]
+    if isinstance(params.get(NAME_FIELD.get(method, "")), str):
+        mirrored.append(("Mcp-Name", params[NAME_FIELD[method]]))
+    for header, value in mirrored:
+        sent = headers.get(header)
+        if sent is None or (_header_name(sent) if header == "Mcp-Name" else sent) != value:
+            return "modern", 400, -32020
+    if version != MODERN:
+        return "modern", 400, -32022
+    if method not in MODERN_ANSWERED:
+        return "modern", 404, -32601
+    if method == "resources/read":
+        return "modern", 400, -32602  # no resource: "Resource not found" (or no uri at all)
+    if method == "tools/call" and (params.get("name") not in TOOLS or not isinstance(params.get("arguments", {}),
+                                                                                       dict | None)):
+        return "modern", 400, -32602  # an unknown tool, or arguments that are no object
+    return "modern", 200, None
+
+
+def test_any_2026_07_28_request_gets_the_answer_the_documentation_promises(raw_mcp, world: World):
+    """MCP 2026-07-28 envelopes, valid and hostile (no, garbled, legacy or unknown `_meta` versions, headers
+    missing, mismatched or base64-encoded, notifications): never 5xx, always JSON-RPC with the request's id,
+    and exactly the HTTP status and JSON-RPC code docs/mcp-clients.md gives (`expected_answer`); results
+    carry `resultType: "complete"`, tool errors the same contract as in 2025-11-25."""
     findings = Findings()
 
-    @settings(max_examples=budget(PROTOCOL_EXAMPLES // 2), **FUZZ)
-    @given(message=modern_requests, damage=header_damage)
+    @settings(max_examples=budget(PROTOCOL_EXAMPLES), **FUZZ)
+    @given(message=modern_requests, damage=st.sampled_from(HEADER_DAMAGE))
     def call(message: dict[str, Any], damage: str) -> None:
+        headers = modern_headers(message, damage)
         sent = json.dumps(message)
-        status, text = raw_mcp.post(sent, modern_headers(message, damage))
-        outcome = judge(status, text, sent, well_formed=False, request_id=message["id"])
-        extra = []
+        # None removes RawMcp's default MCP-Protocol-Version header (2025-06-18) from the request.
+        status, text = raw_mcp.post(sent, {"MCP-Protocol-Version": None, **headers})
+        era, expected_status, expected_code = expected_answer(message, headers)
+        outcome = judge_in_era(status, text, sent, modern=era == "modern", well_formed=False,
+                               request_id=message.get("id"))
+        STATS.by_code[f"{era} HTTP {expected_status}/{expected_code}"] += 1
         code = (outcome.rpc_error or {}).get("code")
-        meta = message["params"]["_meta"]
-        if damage == "wrong-version" and not (isinstance(meta, dict) and META_VERSION in meta):
-            # Nothing of 2026-07-28 left (a 2025-11-25 header, no protocol version in _meta): a legacy
-            # request, judged as the legacy tests judge it.
-            findings.record("modern", outcome, sent, extra)
-            return
-        if outcome.rpc_error is None and isinstance(outcome.body, dict) and "result" in outcome.body:
-            if status not in (200, 403) or outcome.body["result"].get("resultType") != "complete":
-                extra.append(f"result with HTTP {status} or without resultType")
-        elif (status == 404) != (code == -32601) or (code is not None and status not in (400, 404)):
-            extra.append(f"JSON-RPC error {code} with HTTP {status}")
-        findings.record("modern", outcome, sent, extra)
+        extra = []
+        if expected_status == 202:
+            if status != 202:
+                extra.append(f"{era} notification answered HTTP {status}")
+        elif era == "legacy" and expected_code is None:
+            if status != 200:
+                extra.append(f"well-formed legacy request answered HTTP {status} ({code})")
+        elif (status, code) != (expected_status, expected_code) and not (
+                # params of a listing its model refuses (a cursor that is no string...) are -32602
+                era == "modern" and expected_code is None and message["method"] != "tools/call"
+                and (status, code) == (400, -32602)):
+            extra.append(f"{era}: HTTP {status} / {code}, documented: HTTP {expected_status} / {expected_code}")
+        findings.record(f"{era} envelope", outcome, sent, extra)
 
     call()
     findings.assert_none()
+
+
+# Toolset addresses (mcp_tools.toolsets, docs/mcp-clients.md): /mcp/x/<toolsets>[/readonly] and /mcp/readonly.
+# The toolsets are the modules the tools are written in (the rule mcp_tools.toolsets documents), sorted.
+TOOLSETS = tuple(sorted({toolset_of(spec) for spec in TOOLS.values()}))
+LISTING = object()  # tools/list rather than a tools/call
+# (A literal ".." is not among them: the HTTP client resolves it before sending, RFC 3986 5.2.4; "%2e%2e"
+# reaches the server.)
+TOOLSET_SEGMENTS = ["deals", "lenders", "placements", "deals,placements", "Deals,%20lenders", "deals,,lenders",
+                    "placements,", "DEALS", "nope", "deal", ",", "%20", "deals,nope", "x" * 300, "%00", "%ff",
+                    "%C3%A9", "%2e%2e", "deals%2Freadonly", "deals%2Fnope", "readonly", "deals;x", "*",
+                    "deals%0a", "%E2%80%AE"]
+toolset_segments = st.one_of(
+    st.sampled_from(TOOLSET_SEGMENTS),
+    st.sampled_from([*TOOLSETS, "deals,placements", "lenders,deals"]),
+    st.lists(st.sampled_from(TOOLSETS), min_size=1, max_size=3).map(",".join),
+    st.lists(st.sampled_from([*TOOLSETS, "nope", " ", ""]), min_size=1, max_size=3).map(",".join),
+    st.text(max_size=12).filter(lambda text: text not in (".", "..")).map(lambda text: quote(text, safe="")),
+)
+addresses = st.one_of(
+    st.just("/mcp/readonly"),
+    toolset_segments.map(lambda segment: f"/mcp/x/{segment}"),
+    toolset_segments.map(lambda segment: f"/mcp/x/{segment}/readonly"),
+    st.sampled_from(["/mcp/x", "/mcp/x/", "/mcp/readonly/", "/mcp/readonly/x", "/mcp/x/deals/readonly/x",
+                     "/mcp/x/deals/nope", "/mcp/x//readonly"]),
+)
+selection_headers = st.fixed_dictionaries({}, optional={
+    "X-MCP-Toolsets": st.sampled_from(["deals", "lenders,placements", "Deals , lenders ,", "", "nope", "deals,x"]),
+    "X-MCP-Readonly": st.sampled_from(["true", "1", "Off", "no", "", "maybe"]),
+})
+
+
+def _toolset_names(text: str) -> frozenset[str] | None:
+    """The toolsets a comma-separated list names (case and whitespace ignored); None when it names an
+    unknown one or none at all (the documented 400)."""
+    names = frozenset(part.strip().lower() for part in text.split(",") if part.strip())
+    return names if names and names <= set(TOOLSETS) else None
+
+
+def expected_selection(path: str, headers: dict[str, str]) -> tuple[int, frozenset[str], bool] | tuple[int, str]:
+    """(200, toolsets, read-only) for an address and headers that select part of the catalogue, or
+    (404, "") for a path that is no address of /mcp and (400, field) for an unknown toolset: derived from
+    docs/mcp-clients.md and mcp_tools.toolsets' documentation, not from its code."""
+    # The server sees the path percent-decoded (PEP 3333), bytes that are not UTF-8 kept as %XX.
+    raw = unquote_to_bytes(path)
+    try:
+        decoded = raw.decode()
+    except UnicodeDecodeError:
+        decoded = None
+    parts = (decoded or path).split("/")[1:]
+    if parts == ["mcp", "readonly"]:
+        url_names, read_only = None, True
+    elif len(parts) in (3, 4) and parts[:2] == ["mcp", "x"] and parts[2] and parts[3:] in ([], ["readonly"]):
+        url_names = _toolset_names(parts[2]) if decoded is not None else None
+        if url_names is None:
+            return 400, "url"
+        read_only = len(parts) == 4
+    else:
+        return 404, ""
+    names = url_names if url_names is not None else frozenset(TOOLSETS)
+    header = headers.get("X-MCP-Toolsets", "")
+    if header.strip():
+        chosen = _toolset_names(header)
+        if chosen is None:
+            return 400, "X-MCP-Toolsets"
+        names &= chosen
+    read_only = read_only or headers.get("X-MCP-Readonly", "").strip().lower() not in {
+        "", "false", "f", "no", "n", "0", "off"}
+    return 200, names, read_only
+
+
+def test_toolset_addresses_in_both_eras(raw_mcp, world: World):
+    """tools/list and tools/call, in either era, at /mcp/x/<toolsets>[/readonly] and /mcp/readonly with
+    toolset names valid and hostile (unknown, empty, percent-encoded, not UTF-8, NUL, slashes) and the
+    selection headers: never 5xx; an unknown toolset is the documented 400 VALIDATION_ERROR naming the
+    known ones, a path that is no address the JSON 404; otherwise the era's JSON-RPC answer, tools/list
+    lists only the selected tools and a tool left out is refused (VALIDATION_ERROR, or FORBIDDEN for a
+    tool that writes on a read-only address), never run."""
+    published = schemas(raw_mcp)
+    findings = Findings()
+
+    def check(path: str, selection: dict[str, str], modern: bool, tool: str, arguments: Any) -> None:
+        """One tools/call of `tool` (tools/list when `arguments` is LISTING) at `path`, judged."""
+        listing = arguments is LISTING
+        request_id = raw_mcp.next_id()
+        method = "tools/list" if listing else "tools/call"
+        params: dict[str, Any] = {} if listing else {"name": tool, "arguments": arguments}
+        headers = dict(selection)
+        if modern:
+            params["_meta"] = MODERN_META
+            headers.update({"MCP-Protocol-Version": MODERN, "Mcp-Method": method})
+            if not listing:
+                headers["Mcp-Name"] = tool
+        sent = encode({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        status, text = raw_mcp.post(sent, headers, path=path)
+        expected = expected_selection(path, selection)
+        STATS.by_code[f"toolset address HTTP {expected[0]}"] += 1
+        where = f"{path[:40]} ({MODERN if modern else 'legacy'})"
+        if expected[0] != 200:
+            outcome = Outcome(status=status, text=text)
+            extra = refusal_problems(status, text, sent, expected)
+            findings.record(where, outcome, sent, extra)
+            return
+        _status, names, read_only = expected
+        hostile = not listing and (contains_non_finite(arguments) or contains_deep(arguments))
+        outcome = judge_in_era(status, text, sent, modern=modern, well_formed=not hostile,
+                               request_id=None if hostile else request_id)
+        extra: list[str] = []
+        allowed = {name for name, spec in TOOLS.items()
+                   if toolset_of(spec) in names and (not read_only or spec.annotations.readOnlyHint)}
+        result = outcome.body.get("result") if isinstance(outcome.body, dict) else None
+        if listing and isinstance(result, dict):
+            listed = {t.get("name") for t in result.get("tools", [])}
+            if listed != allowed:
+                extra.append(f"tools/list at {sorted(names)} read-only={read_only} listed {sorted(listed)}")
+        elif not listing and tool not in allowed and outcome.tool_payload is not None:
+            code = outcome.code
+            # A tool that writes, on a read-only connection, is refused as such whatever its toolset.
+            writes = not TOOLS[tool].annotations.readOnlyHint
+            expected_code = "FORBIDDEN" if read_only and writes else "VALIDATION_ERROR"
+            if code != expected_code:
+                extra.append(f"{tool} outside the selection answered {code or 'success'}, not {expected_code}")
+        findings.record(where, outcome, sent, extra)
+
+    # Every listed segment once, at both addresses, whichever else the examples draw.
+    for index, segment in enumerate(TOOLSET_SEGMENTS):
+        for suffix in ("", "/readonly"):
+            check(f"/mcp/x/{segment}{suffix}", {}, index % 2 == 0, "list_deals", LISTING)
+
+    @settings(max_examples=budget(TOOLSET_EXAMPLES), **FUZZ)
+    @given(path=addresses, selection=selection_headers, modern=st.booleans(), data=st.data())
+    def call(path: str, selection: dict[str, str], modern: bool, data: st.DataObject) -> None:
+        tool = data.draw(st.sampled_from(TOOL_NAMES), label="tool")
+        arguments = data.draw(st.one_of(st.just(LISTING), valid_arguments(published[tool], world),
+                                        hostile_arguments(published[tool], world)), label="arguments")
+        check(path, selection, modern, tool, arguments)
+
+    call()
+    findings.assert_none()
+
+
+def refusal_problems(status: int, text: str, sent: str, expected: tuple[Any, ...]) -> list[str]:
+    """The documented refusal of an address: 404 or 400, the API's error body, nothing internal."""
+    problems = [f"response leaks {leak}" for leak in leaks(text, sent)]
+    if status != expected[0]:
+        return [*problems, f"HTTP {status}, documented {expected[0]}"]
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return [*problems, f"HTTP {status} with a body that is not JSON"]
+    if not isinstance(body, dict):
+        return [*problems, "refusal is not a JSON object"]
+    code, message = body.get("code"), body.get("message")
+    if status == 404:
+        if code != "NOT_FOUND" or not isinstance(message, str):
+            problems.append(f"404 without the NOT_FOUND error body: {text[:80]}")
+        return problems
+    fields = (body.get("details") or {}).get("fields") or {}
+    if code != "VALIDATION_ERROR" or not str(message).startswith("Validation failed: "):
+        problems.append(f"unknown toolset answered {code!r}: {str(message)[:80]}")
+    elif f"the toolsets are: {', '.join(TOOLSETS)}" not in " ".join(fields.get(expected[1], [])):
+        problems.append(f"unknown toolset refusal does not name the known ones under {expected[1]}: {fields}")
+    return problems
 
 
 # The issue's reproducers: inputs that made the API answer 500 (and so, once, opened the breaker).

@@ -20,6 +20,7 @@ from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup  # a BaseExceptionGroup: `except Exception` misses it
 from schemathesis.core.parameters import ParameterLocation
 
+from deals.pipeline.services import STAGE_ORDER_MESSAGE
 from deals.placements.serializers import CREATE_TARGET_MESSAGE
 from deals.placements.services import RATE_TERMS_MESSAGE
 from lev.pagination import BAD_CURSOR, CURSOR_WITH_PAGE, OTHER_LIST
@@ -34,7 +35,8 @@ SCHEMA = schemathesis.openapi.from_wsgi("/api/v1/schema/", application)
 OPERATIONS = {result.ok().label: result.ok() for result in SCHEMA.get_all_operations()}
 EXAMPLES = 60
 KNOWN_IDS = {"deal_id": "deal_ids", "property_id": "property_ids", "lender_id": "lender_ids",
-             "search_id": "search_ids", "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids"}
+             "search_id": "search_ids", "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids",
+             "stage_id": "stage_ids"}
 
 
 def first_line(exc: BaseException) -> str:
@@ -58,7 +60,7 @@ def assert_none(failures: dict[str, tuple[str, str]]) -> None:
 # Rules over two fields, which OpenAPI cannot state (the parameters' descriptions say them): a
 # request that breaks one is schema-valid and rightly refused. So is a list cursor the server did not
 # sign for that list (its signature is no pattern a schema can state).
-CROSS_FIELD_RULES = {"Validation failed: min_loan_amount must not exceed max_loan_amount",
+CROSS_FIELD_RULES = {"Validation failed: min_loan_amount must not exceed max_loan_amount", STAGE_ORDER_MESSAGE,
                      f"Validation failed: {CREATE_TARGET_MESSAGE}", RATE_TERMS_MESSAGE,
                      *(f"Validation failed: cursor {reason}" for reason in (BAD_CURSOR, OTHER_LIST, CURSOR_WITH_PAGE))}
 

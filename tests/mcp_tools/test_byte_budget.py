@@ -13,7 +13,8 @@ from decimal import Decimal
 import pytest
 from django.test import Client
 
-from deals.models import DealProperty
+from deals.models import DealProperty, Stage
+from deals.pipeline import services as pipeline
 from lenders import selectors as lender_selectors
 from lenders.models import LenderProgram
 from lev import limits
@@ -287,6 +288,13 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
     quotes = [quote(placement, prepayment=wide(limits.PREPAYMENT_TEXT_MAX), notes=wide(limits.TERM_SHEET_NOTES_MAX))
               for placement in placements[:50] for _ in range(2)]
     notes = wide(limits.PLACEMENT_NOTES_MAX)
+    # The fullest pipeline (every stage named at length) and a deal moved through it 100 times, each move
+    # with the longest reason.
+    for n in range(limits.STAGES_PER_ACCOUNT_MAX - Stage.objects.filter(account=account).count()):
+        pipeline.stage_create(account=account, name=f"{n:02d} " + wide(limits.STAGE_NAME_MAX - 3))
+    stages = list(Stage.objects.filter(account=account).exclude(pk=deal.stage_id))
+    for n in range(100):
+        pipeline.deal_move_stage(deal=deal, stage=stages[n % len(stages)], reason=wide(limits.STAGE_REASON_MAX))
     arguments = {
         "list_deals": {"limit": 100},
         "get_deal": {"deal_id": deal.pk, "include": ["properties", "financials"]},
@@ -317,6 +325,9 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
         "select_winning_term_sheet": {"term_sheet_id": quotes[0].pk},
         "remove_term_sheet": {"term_sheet_id": quotes[-1].pk},
         "get_account": {},
+        "get_pipeline": {},
+        "move_deal_stage": {"deal_id": deal.pk, "stage": stages[-1].name, "reason": wide(limits.STAGE_REASON_MAX)},
+        "get_deal_stage_history": {"deal_id": deal.pk, "limit": 100},
     }
     assert set(arguments) == set(TOOLS), f"add {sorted(set(TOOLS) - set(arguments))} to this table"
     sizes = {}

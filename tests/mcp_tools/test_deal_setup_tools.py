@@ -65,7 +65,7 @@ def test_an_agent_goes_from_its_slips_to_ranked_lenders_whose_insights_assess_le
     financials = mcp.ok("update_deal_financials", {
         "deal_id": deal["id"], "estimated_value": 28_461_538.46, "in_place_noi": 1_650_000, "interest_rate": 6.25,
     })["financials"]
-    assert financials["ltv"] == 65.0 and financials["dscr"] == 1.21
+    assert financials["ltv"] == 65.0 and financials["dscr"] == 1.21 and financials["debt_yield"] == 8.92
     (listed,) = mcp.ok("list_deals", {})["deals"]
     assert (listed["property_count"], listed["ready_for_search"], listed["missing_for_search"]) == (1, True, [])
 
@@ -75,7 +75,7 @@ def test_an_agent_goes_from_its_slips_to_ranked_lenders_whose_insights_assess_le
     assert results["status"] == "completed"
     assert [r["lender_name"] for r in results["results"]] == ["Lone Star Multifamily Bank"]  # TX, not NY
     insights = results["results"][0]["match_insights"]
-    assert "Leverage: 65% LTV, within this program's 75% max" in insights
+    assert "Leverage: 65% LTV, 8.9% debt yield, within this program's 75% max" in insights
     assert "Coverage: 1.21x DSCR, above this program's 1.20x min" in insights
     assert not any("not assessed" in line for line in insights)
 

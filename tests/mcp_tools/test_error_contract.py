@@ -21,6 +21,7 @@ from django.test import RequestFactory
 from deals.companies.errors import ContactNotAtLender, ContactNotPlaced
 from deals.errors import ARCHIVED_CUSTOMER_MESSAGE, DealArchived
 from deals.models import Contact, Deal
+from deals.pipeline.errors import StageNameTaken, TooManyStages
 from deals.placements import errors as placement_errors
 from deals.placements.models import Placement, TermSheet
 from deals.placements.services import RATE_TERMS_MESSAGE
@@ -32,7 +33,7 @@ from lev.accounts.errors import NotAMember
 from lev.accounts.models import Account
 from lev.accounts.permissions import InsufficientScope
 from lev.idempotency.errors import IdempotencyKeyNotClaimed, IdempotencyKeyReused
-from lev.limits import TERM_SHEETS_PER_DEAL_MAX
+from lev.limits import STAGES_PER_ACCOUNT_MAX, TERM_SHEETS_PER_DEAL_MAX
 from mcp_tools.errors import from_application_error
 from mcp_tools.registry import TOOLS
 from mcp_tools.server import run_tool
@@ -134,6 +135,16 @@ TABLE = [
      "BUSINESS_RULE", "business", False, "Not allowed: term sheet 4 expired"),
     (placement_errors.ConcurrentWinner(DEAL), 409, "CONFLICT", "Conflict: another winning term sheet", "CONFLICT",
      "business", False, "Conflict: another winning term sheet"),
+    # The pipeline (deals/pipeline).
+    (errors.NotFound("Stage", "'Signed' (the stages: Intake, Closing)"), 404, "NOT_FOUND",
+     "Stage not found: 'Signed' (the stages: Intake, Closing)", "NOT_FOUND", "validation", False,
+     "Stage not found: 'Signed'"),
+    (DealArchived(DEAL, "moved"), 409, "BUSINESS_RULE", "Not allowed: deal 5 is archived and cannot be moved",
+     "BUSINESS_RULE", "business", False, "Not allowed: deal 5 is archived"),
+    (TooManyStages(3), 409, "BUSINESS_RULE", f"Not allowed: the pipeline already has {STAGES_PER_ACCOUNT_MAX} stages",
+     "BUSINESS_RULE", "business", False, "Not allowed: the pipeline already has"),
+    (StageNameTaken("Closing", 9), 409, "CONFLICT", "Conflict: the pipeline already has a stage named 'Closing'",
+     "CONFLICT", "business", False, "Conflict: the pipeline already has a stage named 'Closing' (stage 9)"),
     (NotAMember(SimpleNamespace(pk=2), Account(pk=3)), 409, "BUSINESS_RULE", "Not allowed: user 2 is not a member",
      "BUSINESS_RULE", "business", False, "Not allowed: user 2 is not a member of account 3"),
     (IdempotencyKeyReused("k-1"), 409, "CONFLICT", "Conflict: this Idempotency-Key was already used", "CONFLICT",
@@ -358,6 +369,12 @@ REFUSAL_BODIES = [
         "choose it.", term_sheet_id=4, expires_on="2026-01-31")),
     (placement_errors.ConcurrentWinner(DEAL), _conflict(
         "another winning term sheet was chosen for this deal at the same time", deal_id=5)),
+    (TooManyStages(3), _business(
+        f"the pipeline already has {STAGES_PER_ACCOUNT_MAX} stages",
+        f"A pipeline holds at most {STAGES_PER_ACCOUNT_MAX} stages. Rename a stage you no longer use instead of "
+        "adding one.", limit=STAGES_PER_ACCOUNT_MAX)),
+    (StageNameTaken("Closing", 9), _conflict("the pipeline already has a stage named 'Closing' (stage 9)",
+                                             name="Closing", stage_id=9)),
     (NotAMember(SimpleNamespace(pk=2), Account(pk=3)), _business(
         "user 2 is not a member of account 3", "API keys can only be issued for an account the user belongs to.")),
     (IdempotencyKeyReused("k-1"), _conflict("this Idempotency-Key was already used with a different request",

@@ -134,7 +134,8 @@ def test_rules_come_back_as_errors_an_agent_can_act_on(mcp, account):
     sent = mcp.ok("update_placement", {"placement_id": draft["id"], "status": "sent", "contact_name": "Dana",
                                        "contact_email": "dana@lender.example.com"})["placement"]
     assert sent["status"] == "sent" and sent["allowed_next_statuses"] == [
-        "reviewing", "quoted", "declined", "no_response", "archived"]
+        "reviewing", "declined", "no_response", "archived"]
+    assert sent["automatic_next_statuses"] == ["quoted"]
     term_sheet = mcp.ok("add_term_sheet", {"placement_id": draft["id"], "loan_amount": 1, "rate_type": "fixed",
                                            "fixed_rate": 6})["term_sheet"]
     detail = mcp.ok("get_placement", {"placement_id": draft["id"]})["placement"]
@@ -228,3 +229,28 @@ def test_lists_page_with_cursors(mcp, account):
     assert mcp.ok("list_term_sheets", {"deal_id": deal.id}) == {"term_sheets": [], "total": 0, "has_more": False,
                                                                "next_cursor": None}
     assert settings.LEV_MCP_MAX_RESPONSE_BYTES > 0
+
+
+def test_term_sheet_notes_written_are_read_back_whole_by_every_term_sheet_tool(mcp, account, settings):
+    # Issue 22: notes could be written with add_term_sheet but no tool returned them.
+    deal = deal_with_financials(account)
+    placement = place(deal, lenders(1)[0])
+    notes = "Rate lock at signing; 2 extensions of 6 months at 25 bps each.\nSponsor guaranty required. é" * 20
+    added = mcp.ok("add_term_sheet", {"placement_id": placement.pk, "loan_amount": 10_000_000, "rate_type": "fixed",
+                                      "fixed_rate": 6.25, "notes": notes})["term_sheet"]
+    assert added["notes"] == notes
+    assert mcp.ok("get_placement", {"placement_id": placement.pk})["placement"]["term_sheets"][0]["notes"] == notes
+    assert mcp.ok("list_term_sheets", {"deal_id": deal.pk})["term_sheets"][0]["notes"] == notes
+    # Within the byte budget: a page of long notes ends early with a cursor, never clipping the notes.
+    for _ in range(11):
+        quote(placement, notes="ü" * 2000)
+    settings.LEV_MCP_MAX_RESPONSE_BYTES = 30_000
+    page = mcp.ok("list_term_sheets", {"deal_id": deal.pk, "limit": 12})
+    assert page["truncated"] is True and page["has_more"] is True and len(page["term_sheets"]) < 12
+    assert [t["notes"] for t in page["term_sheets"][1:]] == ["ü" * 2000] * (len(page["term_sheets"]) - 1)
+    seen = page["term_sheets"]
+    while page["has_more"]:
+        page = mcp.ok("list_term_sheets", {"deal_id": deal.pk, "cursor": page["next_cursor"]})
+        seen += page["term_sheets"]
+    assert [t["id"] for t in seen] == sorted(TermSheet.objects.filter(deal=deal).values_list("id", flat=True))
+    assert all(t["notes"] == "ü" * 2000 for t in seen[1:])

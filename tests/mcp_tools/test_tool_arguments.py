@@ -25,6 +25,7 @@ from deals.companies.serializers import (
     ContactListQuerySerializer,
 )
 from deals.models import Company, Contact, Deal, DealProperty
+from deals.pipeline.serializers import DealMoveSerializer
 from deals.placements.serializers import (
     ComparisonQuerySerializer,
     PlacementCreateInputSerializer,
@@ -262,6 +263,8 @@ API_INPUTS = {
     "list_contacts": (ContactListQuerySerializer, {"limit": "page_size"}),
     "add_contact": (ContactInputSerializer, {}),
     "update_contact": (ContactInputSerializer, {}),
+    "move_deal_stage": (DealMoveSerializer, {}),
+    "get_deal_stage_history": (PageQuerySerializer, {"limit": "page_size"}),
 }
 IDS = {"deal_id", "lender_id", "search_id", "property_id", "placement_id", "term_sheet_id", "program_id",
        "company_id", "contact_id", "sponsor_id", "borrower_id"}
@@ -396,6 +399,8 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "create_company": {"kind": "sponsor", "name": "C"}, "update_company": {"company_id": company.id, "name": "C"},
         "list_contacts": {"company_id": company.id}, "add_contact": {"company_id": company.id, "name": "P"},
         "update_contact": {"contact_id": person.id, "name": "P"},
+        "get_pipeline": {}, "move_deal_stage": {"deal_id": deal.id, "stage": "underwriting"},
+        "get_deal_stage_history": {"deal_id": deal.id},
     }
     # A contact is at a company or at a lender: the lender's id is tried alone.
     alone = {("list_contacts", "lender_id"): {}, ("add_contact", "lender_id"): {"name": "P"}}

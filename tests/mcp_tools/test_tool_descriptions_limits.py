@@ -14,7 +14,7 @@ from mcp_tools.tools.placements import TERM_SHEETS_SHOWN
 
 
 @pytest.mark.parametrize(("tool", "words"), [
-    ("list_deals", f"total counts the matching deals up to {LIST_COUNT_MAX:,}; past that it is {LIST_COUNT_MAX:,}"),
+    ("list_deals", f"total counts up to {LIST_COUNT_MAX:,}, then"),
     ("search_lender_directory", f"up to {LIST_COUNT_MAX:,}; past that it is {LIST_COUNT_MAX:,}"),
     ("get_deal", f"its first properties (up to {PROPERTIES_SHOWN},"),
     ("create_deal", f"at least {LOAN_AMOUNT_MIN}:"),

@@ -8,6 +8,7 @@ from django.db import connection, transaction
 
 from deals.demo_history import seed_base_rates, seed_demo_pipeline, seed_market_history
 from deals.models import Company, Contact, Deal, DealFinancials, DealProperty, Placement
+from deals.pipeline.demo import seed_demo_stages
 from deals.placements.activity import lender_activity_recompute
 from lenders.demo import seed_directory
 from lev.accounts.demo_key import demo_api_key_ensure, key_file
@@ -140,6 +141,9 @@ class Command(BaseCommand):
             if spec.get("financials"):
                 DealFinancials.objects.create(deal=deal, **spec["financials"])
             created += 1
+        # Across the pipeline, each with a believable history (once: a deal with a history keeps it).
+        for deal in Deal.objects.filter(account=account, title__in=[spec["title"] for spec in DEMO_DEALS]):
+            seed_demo_stages(deal=deal, user=user)
         self._seed_companies(account)
         return account, user, created
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from decimal import Decimal
 from typing import Any
 
 from deals.models import Deal, DealFinancials, DealProperty
@@ -22,8 +23,13 @@ class DealCriteria:
     asset_types: tuple[str, ...] = ()
     position: str = DEFAULT_POSITION
     ltv: float | None = None  # percent
-    dscr: float | None = None
+    dscr: float | None = None  # the one lenders underwrite (DealFinancials.dscr), which the ranking scores
     property_count: int = 0
+    # Shown beside it in the insights (searches recorded before issue 22 lack them: None).
+    dscr_basis: str | None = None
+    dscr_interest_only: float | None = None
+    dscr_amortizing: float | None = None
+    debt_yield: float | None = None  # percent
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -76,11 +82,12 @@ def missing_for_search(deal: Deal, properties: list[DealProperty]) -> list[str]:
 def criteria_from_deal(deal: Deal, properties: list[DealProperty],
                        financials: DealFinancials | None) -> DealCriteria:
     """The deal as the ranking sees it. Call only when `missing_for_search` is empty."""
-    ltv = dscr = None
+    figures: dict[str, Any] = {}
     if financials is not None:
-        financials.deal = deal  # ltv/dscr read the loan amount from the deal
-        ltv = float(financials.ltv) if financials.ltv is not None else None
-        dscr = float(financials.dscr) if financials.dscr is not None else None
+        financials.deal = deal  # the ratios read the loan amount and type from the deal
+        figures = {name: _float(getattr(financials, name))
+                   for name in ("ltv", "dscr", "dscr_interest_only", "dscr_amortizing", "debt_yield")}
+        figures["dscr_basis"] = financials.dscr_basis
     return DealCriteria(
         loan_amount=float(deal.loan_amount),
         loan_type=deal.loan_type or "tbd",
@@ -88,7 +95,10 @@ def criteria_from_deal(deal: Deal, properties: list[DealProperty],
         transaction_type=deal.transaction_type or "tbd",
         states=tuple(sorted({p.state for p in properties if p.state})),
         asset_types=tuple(sorted({p.asset_type for p in properties if p.asset_type})),
-        ltv=ltv,
-        dscr=dscr,
         property_count=len(properties),
+        **figures,
     )
+
+
+def _float(value: Decimal | None) -> float | None:
+    return None if value is None else float(value)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from deals.finance import INTEREST_ONLY
 from deals.searches.ranking.scoring import ProgramFit, ProgramRow, loan_position
 
 
@@ -44,27 +47,45 @@ def _num(value: float) -> str:
     return f"{value:.1f}".removesuffix(".0")
 
 
-def leverage_insight(ltv: float | None, max_ltv: float | None) -> str:
-    """The deal's LTV against the program's max LTV, in words."""
+# An insight is one short line; the "(scores lower)" of a limit passed is left out when the figures
+# beside it (debt yield, the second DSCR) would take the line past this.
+LINE_MAX = 80
+
+
+def _line(text: str, suffix: str = "") -> str:
+    return text + suffix if len(text + suffix) <= LINE_MAX else text
+
+
+def leverage_insight(ltv: float | None, max_ltv: float | None, debt_yield: float | None = None) -> str:
+    """The deal's LTV against the program's max LTV, with its debt yield, in words."""
+    yield_text = "" if debt_yield is None else f", {_num(debt_yield)}% debt yield"
     if ltv is None:
+        if debt_yield is not None:
+            return f"Leverage: {_num(debt_yield)}% debt yield; add the deal's value or price for LTV"
         return "Leverage: not assessed; add the deal's value or price to its financials"
     if max_ltv is None:
-        return f"Leverage: {_num(ltv)}% LTV; this program states no max LTV"
+        return f"Leverage: {_num(ltv)}% LTV{yield_text}; this program states no max LTV"
     if ltv <= max_ltv:
-        return f"Leverage: {_num(ltv)}% LTV, within this program's {_num(max_ltv)}% max"
-    return f"Leverage: {_num(ltv)}% LTV, over this program's {_num(max_ltv)}% max (scores lower)"
+        return f"Leverage: {_num(ltv)}% LTV{yield_text}, within this program's {_num(max_ltv)}% max"
+    return _line(f"Leverage: {_num(ltv)}% LTV{yield_text}, over this program's {_num(max_ltv)}% max", " (scores lower)")
 
 
-def coverage_insight(dscr: float | None, min_dscr: float | None) -> str:
-    """The deal's DSCR against the program's min DSCR, in words."""
+def coverage_insight(dscr: float | None, min_dscr: float | None, *, basis: str | None = None,
+                     interest_only: float | None = None, amortizing: float | None = None) -> str:
+    """The deal's DSCR (the one lenders underwrite, deals.finance) against the program's min DSCR, in
+    words; with an interest-only period, which one it is and the other beside it."""
     if dscr is None:
         return "Coverage: not assessed; add NOI and an interest rate to its financials"
+    figure = f"{dscr:.2f}x DSCR"
+    if interest_only is not None and amortizing is not None:
+        figure = (f"{dscr:.2f}x IO DSCR ({amortizing:.2f}x amortizing)" if basis == INTEREST_ONLY
+                  else f"{dscr:.2f}x amortizing DSCR ({interest_only:.2f}x IO)")
     if min_dscr is None:
-        return f"Coverage: {dscr:.2f}x DSCR; this program states no min DSCR"
+        return f"Coverage: {figure}; this program states no min DSCR"
     if dscr >= min_dscr:
         verb = "meets" if dscr == min_dscr else "above"
-        return f"Coverage: {dscr:.2f}x DSCR, {verb} this program's {min_dscr:.2f}x min"
-    return f"Coverage: {dscr:.2f}x DSCR, below this program's {min_dscr:.2f}x min (scores lower)"
+        return f"Coverage: {figure}, {verb} this program's {min_dscr:.2f}x min"
+    return _line(f"Coverage: {figure}, below this program's {min_dscr:.2f}x min", " (scores lower)")
 
 
 def capital_insight(business_plan: str, row: ProgramRow, fit: ProgramFit) -> str:
@@ -87,13 +108,17 @@ def activity_insight(state: str | None, activity: tuple[int, int, float | None] 
 
 class InsightWriter:
     """Writes the reasons of every stored match of one run (the top N): asset type, geography,
-    loan size, leverage (LTV), coverage (DSCR), capital source, activity — from the lender's best
-    program. The parts that depend only on the deal (or on a handful of values) are built once
-    per run."""
+    loan size, leverage (LTV, debt yield), coverage (DSCR; both with an IO period), capital source,
+    activity — from the lender's best program. The parts that depend only on the deal (or on a
+    handful of values) are built once per run."""
 
     def __init__(self, *, amount: float, business_plan: str, ltv: float | None, dscr: float | None,
-                 states: tuple[str, ...], asset_types: tuple[str, ...]):
+                 states: tuple[str, ...], asset_types: tuple[str, ...], debt_yield: float | None = None,
+                 dscr_basis: str | None = None, dscr_interest_only: float | None = None,
+                 dscr_amortizing: float | None = None):
         self.amount, self.business_plan, self.ltv, self.dscr = amount, business_plan, ltv, dscr
+        self.debt_yield = debt_yield
+        self.coverage = {"basis": dscr_basis, "interest_only": dscr_interest_only, "amortizing": dscr_amortizing}
         self.amount_text = money(amount)
         self.asset = asset_type_insight(asset_types)
         self.geography = {True: geography_insight(states, True), False: geography_insight(states, False)}
@@ -112,8 +137,9 @@ class InsightWriter:
             self.asset,
             self.geography[row.state_mask == 0],
             loan_size_insight(self.amount, row, self.amount_text),
-            self._cached(("leverage", row.max_ltv), lambda: leverage_insight(self.ltv, row.max_ltv)),
-            self._cached(("coverage", row.min_dscr), lambda: coverage_insight(self.dscr, row.min_dscr)),
+            self._cached(("leverage", row.max_ltv), lambda: leverage_insight(self.ltv, row.max_ltv, self.debt_yield)),
+            self._cached(("coverage", row.min_dscr), lambda: coverage_insight(self.dscr, row.min_dscr,
+                                                                               **self.coverage)),
             self._cached(capital_key, lambda: capital_insight(self.business_plan, row, fit)),
             activity_insight(activity_state, activity),
         ]
@@ -121,8 +147,10 @@ class InsightWriter:
 
 def match_insights(*, amount: float, business_plan: str, ltv: float | None, dscr: float | None,
                    states: tuple[str, ...], asset_types: tuple[str, ...], row: ProgramRow, fit: ProgramFit,
-                   activity_state: str | None, activity: tuple[int, int, float | None] | None) -> list[str]:
-    """The reasons for one match (see InsightWriter, which the runner uses for many)."""
+                   activity_state: str | None, activity: tuple[int, int, float | None] | None,
+                   **figures: Any) -> list[str]:
+    """The reasons for one match (see InsightWriter, which the runner uses for many); `figures`:
+    debt_yield, dscr_basis, dscr_interest_only, dscr_amortizing."""
     writer = InsightWriter(amount=amount, business_plan=business_plan, ltv=ltv, dscr=dscr, states=states,
-                           asset_types=asset_types)
+                           asset_types=asset_types, **figures)
     return writer.write(row, fit, activity_state, activity)

@@ -143,7 +143,9 @@ def describe_top(criteria: DealCriteria, top: list[tuple[int, float, int]], rows
         by_lender[row.lender_id].append((fit_of(amount=amount, business_plan=plan, ltv=ltv, dscr=dscr, row=row), row))
 
     writer = insights.InsightWriter(amount=amount, business_plan=plan, ltv=ltv, dscr=dscr, states=criteria.states,
-                                    asset_types=criteria.asset_types)
+                                    asset_types=criteria.asset_types, debt_yield=criteria.debt_yield,
+                                    dscr_basis=criteria.dscr_basis, dscr_interest_only=criteria.dscr_interest_only,
+                                    dscr_amortizing=criteria.dscr_amortizing)
     no_activity: dict[str, tuple[float, int, int, float | None]] = {}
     described: list[ScoredLender] = []
     for lender_id, raw, _count in top:

@@ -207,7 +207,8 @@ def test_status_moves_forward_and_stamps_the_times_the_activity_signals_read(api
     assert sent["contact_email"] == "dana@lender.example.com"
     reviewing = patch(api, placement.id, {"status": "reviewing"}).json()
     assert reviewing["first_response_at"] and reviewing["allowed_next_statuses"] == [
-        "quoted", "declined", "no_response", "archived"]
+        "declined", "no_response", "archived"]
+    assert reviewing["automatic_next_statuses"] == ["quoted"]
     again = patch(api, placement.id, {"status": "reviewing"}).json()  # the same status: nothing changes
     assert again["first_response_at"] == reviewing["first_response_at"]
     declined = patch(api, placement.id, {"status": "declined"}).json()

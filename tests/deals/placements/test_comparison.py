@@ -24,7 +24,7 @@ from decimal import Decimal
 import pytest
 
 from deals.finance import amortizing_annual_payment
-from deals.models import DealFinancials
+from deals.models import DealFinancials, TermSheet
 from deals.placements.comparison import all_in_cost, debt_service, term_sheet_comparison
 from deals.placements.services import base_rate_set, placement_update
 from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
@@ -95,7 +95,15 @@ def test_quotes_on_one_basis_best_first_with_notes(quotes):
         D("860541.25"), D("748000.00"), D("1.16"), D("68.75"))
     assert b.notes == ["highest proceeds", "full recourse", "DSCR 1.16x below the lender's 1.25x minimum",
                        "LTV 68.75% above the lender's 65% maximum", "interest-only for 2 years"]
+    # A permanent loan is underwritten amortizing; the IO figure is beside it. Debt yield: NOI / quoted loan.
+    assert (b.dscr_basis, b.dscr_interest_only, b.dscr_amortizing, b.debt_yield) == (
+        "amortizing", D("1.34"), D("1.16"), D("9.09"))
+    assert (a.dscr_basis, a.dscr_interest_only, a.dscr_amortizing, a.debt_yield) == (
+        "amortizing", None, D("1.39"), D("10.00"))
     assert (c.annual_debt_service, c.interest_only_debt_service, c.dscr) == (D("460000.00"), None, D("2.17"))
+    # Never amortizes: interest only is its one debt service.
+    assert (c.dscr_basis, c.dscr_interest_only, c.dscr_amortizing, c.debt_yield) == (
+        "interest_only", D("2.17"), None, D("12.50"))
     assert c.notes == ["lowest all-in cost", "non-recourse", "$2M short of the $10M requested",
                        "interest-only for the whole term", f"expires {(TODAY + dt.timedelta(days=10)).isoformat()}"]
     assert (d.all_in_rate, d.all_in_cost, d.annual_debt_service, d.dscr) == (None, None, None, None)
@@ -105,13 +113,30 @@ def test_quotes_on_one_basis_best_first_with_notes(quotes):
         "All-in rate of floating quotes over Prime: no current base rate is set (an admin sets it under Base rates)"]
 
 
+@pytest.mark.parametrize("loan_type", ["light_bridge", "heavy_bridge", "construction"])
+def test_a_bridge_quote_with_an_interest_only_period_is_held_to_its_interest_only_coverage(quotes, loan_type):
+    # Issue 22: bridge lenders underwrite the interest-only payment; B's 1.16x amortizing DSCR read as
+    # "below the lender's 1.25x minimum" although the loan pays interest only for its first 2 years.
+    deal, ids = quotes
+    deal.loan_type = loan_type
+    deal.save(update_fields=["loan_type"])
+    b = next(q for q in term_sheet_comparison(deal=deal, today=TODAY).quotes if q.term_sheet_id == ids["B"])
+    assert (b.dscr, b.dscr_basis, b.dscr_interest_only, b.dscr_amortizing) == (
+        D("1.34"), "interest_only", D("1.34"), D("1.16"))
+    assert not any(note.startswith("DSCR") for note in b.notes)
+    # Its quote asking 1.40x is below, and the note says which coverage.
+    TermSheet.objects.filter(pk=ids["B"]).update(min_dscr=D("1.40"))
+    b = next(q for q in term_sheet_comparison(deal=deal, today=TODAY).quotes if q.term_sheet_id == ids["B"])
+    assert "DSCR interest-only 1.34x below the lender's 1.40x minimum" in b.notes
+
+
 def test_without_noi_or_value_the_comparison_says_so(quotes):
     deal, ids = quotes
     DealFinancials.objects.filter(deal=deal).update(in_place_noi=None, estimated_value=None, purchase_price=None)
     comparison = term_sheet_comparison(deal=deal, today=TODAY)
-    assert all(q.dscr is None and q.ltv is None for q in comparison.quotes)
+    assert all(q.dscr is None and q.ltv is None and q.debt_yield is None for q in comparison.quotes)
     assert comparison.unavailable[:2] == [
-        "DSCR: the deal has no NOI (set in_place_noi or stabilized_noi in its financials)",
+        "DSCR and debt yield: the deal has no NOI (set in_place_noi or stabilized_noi in its financials)",
         "LTV: the deal has no value (set estimated_value or purchase_price in its financials)",
     ]
     # Stabilized NOI and the purchase price stand in when the primary figures are missing.

@@ -55,17 +55,28 @@ def test_the_sets_are_the_ones_the_workflow_has_always_had():
     assert wf.NOT_COMPARED_STATUSES == ("declined", "archived")
     assert wf.UPDATE_STATUSES == ("sent", "reviewing", "declined", "no_response", "lost", "archived")
     assert wf.MANUAL_TRANSITIONS["lost"] == ("archived",)  # a known item: filing a lost placement away
+    # allowed_next_statuses: only what PATCH / update_placement accept from there (issue 22: `quoted`
+    # was listed, then refused); what another call makes happen is listed apart.
     assert {s: wf.next_statuses(s) for s in wf.STATUSES} == {
         "draft": ["sent", "archived"],
-        "sent": ["reviewing", "quoted", "declined", "no_response", "archived"],
-        "reviewing": ["quoted", "declined", "no_response", "archived"],
-        "quoted": ["declined", "won", "lost", "archived"],
+        "sent": ["reviewing", "declined", "no_response", "archived"],
+        "reviewing": ["declined", "no_response", "archived"],
+        "quoted": ["declined", "lost", "archived"],
         "declined": ["archived"],
         "no_response": ["reviewing", "declined", "lost", "archived"],
         "won": [],
         "lost": ["archived"],
         "archived": [],
     }
+    assert {s: wf.automatic_statuses(s) for s in wf.STATUSES if wf.automatic_statuses(s)} == {
+        "sent": ["quoted"], "reviewing": ["quoted"], "quoted": ["won"]}
+
+
+def test_every_listed_next_status_is_one_the_update_takes():
+    for status in wf.STATUSES:
+        assert set(wf.next_statuses(status)) <= set(wf.UPDATE_STATUSES), status
+        assert set(wf.next_statuses(status)) == set(wf.MANUAL_TRANSITIONS[status]), status
+        assert not set(wf.automatic_statuses(status)) & set(wf.next_statuses(status)), status
 
 
 def test_every_move_leads_to_a_status_of_the_table():

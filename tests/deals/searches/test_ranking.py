@@ -124,10 +124,45 @@ def test_leverage_headroom_ranks_the_more_comfortable_program_first(account, ran
     lender_with("Roomy", max_ltv=Decimal("75"), min_dscr=Decimal("1.15"))
     matches = ranked(rank(deal))
     assert [m.lender.name for m in matches] == ["Roomy", "Tight"]  # over a limit lowers, never excludes
-    assert matches[1].match_insights[3:5] == ["Leverage: 62.5% LTV, over this program's 60% max (scores lower)",
-                                              "Coverage: 1.39x DSCR, below this program's 1.45x min (scores lower)"]
-    assert matches[0].match_insights[3:5] == ["Leverage: 62.5% LTV, within this program's 75% max",
+    assert matches[1].match_insights[3:5] == [
+        "Leverage: 62.5% LTV, 10% debt yield, over this program's 60% max (scores lower)",
+        "Coverage: 1.39x DSCR, below this program's 1.45x min (scores lower)"]
+    assert matches[0].match_insights[3:5] == ["Leverage: 62.5% LTV, 10% debt yield, within this program's 75% max",
                                               "Coverage: 1.39x DSCR, above this program's 1.15x min"]
+
+
+# --- interest-only periods (issue 22) ---------------------------------------------------------------------
+def io_deal(account, loan_type: str, interest_only_months: int):
+    """$10M at 7.25 % over 25 years with $900,000 of NOI: $867,368.24 a year amortizing (DSCR 1.04),
+    $725,000 interest only (DSCR 1.24); debt yield 9 %; no value (LTV not assessed)."""
+    deal = make_deal(account, loan_type=loan_type)
+    DealFinancials.objects.create(deal=deal, in_place_noi=Decimal("900000"), interest_rate=Decimal("7.25"),
+                                  amortization_years=25, interest_only_months=interest_only_months)
+    return deal
+
+
+def test_a_bridge_loan_with_an_interest_only_period_is_scored_on_its_interest_only_coverage(account, rank):
+    # The issue: a bridge loan with an IO period was scored as if it amortized, so every lender read
+    # "coverage below min". Its lenders underwrite the IO payment; the amortizing figure stays beside it.
+    lender_with("Bridge Lender", loan_types=["light_bridge", "permanent"], min_dscr=Decimal("1.20"))
+    bridge = ranked(rank(io_deal(account, "light_bridge", 24)))[0]
+    assert bridge.match_insights[3:5] == [
+        "Leverage: 9% debt yield; add the deal's value or price for LTV",
+        "Coverage: 1.24x IO DSCR (1.04x amortizing), above this program's 1.20x min"]
+    # Without the IO period, the same loan is below the minimum, and scores lower for it.
+    amortizing = ranked(rank(io_deal(account, "light_bridge", 0)))[0]
+    assert amortizing.match_insights[4] == "Coverage: 1.04x DSCR, below this program's 1.20x min (scores lower)"
+    assert bridge.score > amortizing.score
+
+
+def test_a_permanent_loan_with_an_interest_only_period_is_scored_amortizing_with_the_io_figure_beside(
+        account, rank):
+    lender_with("Perm Lender", loan_types=["permanent"], min_dscr=Decimal("1.20"))
+    perm = ranked(rank(io_deal(account, "permanent", 24)))[0]
+    assert perm.match_insights[4] == "Coverage: 1.04x amortizing DSCR (1.24x IO), below this program's 1.20x min"
+    search = perm.search
+    assert (search.criteria["dscr"], search.criteria["dscr_basis"], search.criteria["dscr_interest_only"],
+            search.criteria["debt_yield"]) == (1.04, "amortizing", 1.24, 9.0)
 
 
 def test_capital_source_must_suit_the_business_plan(account, rank):

@@ -1,0 +1,95 @@
+"""The pipeline in the admin: each account's stages (account admins rename, add and reorder them), and
+a deal's stage history as an inline of the deal page (deals/admin.py)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q
+
+from deals.pipeline import services
+from deals.pipeline.models import Stage, StageChange
+from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin
+from lev.accounts.models import Membership
+from lev.errors import ApplicationError
+
+
+def check_staff_can_administer(*, user, account_id: int) -> None:
+    """Superusers, and the account's admins (owner role), may change its stages."""
+    if user.is_superuser:
+        return
+    if not Membership.objects.filter(user=user, account_id=account_id, role=Membership.Role.OWNER).exists():
+        raise PermissionDenied("Only an account admin (owner) can change the pipeline's stages.")
+
+
+@admin.register(Stage)
+class StageAdmin(AccountScopedAdmin):
+    list_display = ["name", "account", "position", "key", "kind", "active_deals"]
+    list_display_links = ["name"]
+    list_filter = ["account", "kind"]
+    ordering = ["account", "position", "id"]
+    fields = ["account", "name", "kind", "position", "key"]
+    list_select_related = ["account"]
+
+    class Media:
+        css = ADMIN_CSS
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(
+            active=Count("deals", filter=Q(deals__archived=False)))
+
+    @admin.display(description="Active deals", ordering="active")
+    def active_deals(self, stage: Stage) -> int:
+        return stage.active
+
+    def get_readonly_fields(self, request, obj=None):
+        # The key is a default stage's role; the kind of a stage is chosen when it is added.
+        return ["key"] if obj is None else ["account", "key", "kind"]
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # deals and their history point at stages: rename one instead
+
+    def save_model(self, request, obj, form, change):
+        check_staff_can_administer(user=request.user, account_id=obj.account_id)
+        try:
+            if not change:
+                created = services.stage_create(account=obj.account, name=obj.name, kind=obj.kind,
+                                                position=obj.position)
+                obj.pk = created.pk
+                obj.refresh_from_db()
+                obj._state.adding = False
+                return
+            if "name" in form.changed_data:
+                services.stage_rename(stage=obj, name=form.cleaned_data["name"])
+            if "position" in form.changed_data:
+                others = [pk for pk in Stage.objects.filter(account_id=obj.account_id).exclude(pk=obj.pk)
+                          .order_by("position", "id").values_list("pk", flat=True)]
+                at = max(0, min(len(others), form.cleaned_data["position"] - 1))
+                services.stages_reorder(account=obj.account, stage_ids=[*others[:at], obj.pk, *others[at:]])
+        except ApplicationError as error:
+            raise PermissionDenied(str(error)) from error
+
+
+class StageChangeInline(admin.TabularInline):
+    """The deal's stage history, oldest first: read-only (a record of what happened)."""
+
+    model = StageChange
+    fk_name = "deal"
+    extra = 0
+    can_delete = False
+    fields = ["at", "from_name", "to_name", "by", "automatic", "reason"]
+    readonly_fields = fields
+    verbose_name = "stage change"
+    verbose_name_plural = "stage history"
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("by").order_by("at", "id")
