@@ -13,7 +13,7 @@ from deals.errors import DealArchived
 from deals.models import Deal, DealFinancials, DealProperty
 from deals.pipeline import services as pipeline
 from lev.accounts.models import Account, Membership
-from lev.errors import DealNotFound, ValidationFailed
+from lev.errors import DealNotFound, NotFound
 from lev.limits import AMORTIZATION_YEARS_DEFAULT
 
 DEAL_FIELDS = (
@@ -57,12 +57,13 @@ def _bump_version(deal: Deal, **changes: Any) -> None:
 
 
 def _owner(account_id: int, user_id: int | None):
-    """The user of `user_id` when a member of the account (a deal's owner), else a VALIDATION_ERROR."""
+    """The user of `user_id` when a member of the account (a deal's owner), else NOT_FOUND: a user of
+    another account, or none, is "Member not found" alike (as another account's company is)."""
     if user_id is None:
         return None
     membership = Membership.objects.select_related("user").filter(account_id=account_id, user_id=user_id).first()
     if membership is None:
-        raise ValidationFailed({"owner_id": [f"names no member of this account ({user_id})"]})
+        raise NotFound("Member", user_id)
     return membership.user
 
 

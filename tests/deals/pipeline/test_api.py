@@ -211,7 +211,12 @@ def test_the_owner_is_a_member_of_the_account(api, account, other_account):
     assert changed.status_code == 200 and changed.json()["owner"] == {"id": colleague.pk, "username": "bob"}
     assert Deal.objects.get(pk=deal.pk).version == version  # who runs it is not what a search ranks
     refused = api.patch(f"/api/v1/deals/{deal.pk}/", {"owner_id": outsider.pk}, format="json")
-    assert refused.status_code == 400 and "owner_id" in refused.json()["details"]["fields"]
+    # Another account's user and no user at all are the same 404 (a well-formed id naming nothing here).
+    nobody = api.patch(f"/api/v1/deals/{deal.pk}/", {"owner_id": 10**9}, format="json")
+    assert refused.status_code == nobody.status_code == 404
+    assert refused.json()["code"] == nobody.json()["code"] == "NOT_FOUND"
+    assert refused.json()["message"] == f"Member not found: {outsider.pk}"
+    assert Deal.objects.get(pk=deal.pk).owner_id == colleague.pk
     created = api.post("/api/v1/deals/", {"title": "Theirs", "owner_id": colleague.pk}, format="json").json()
     assert created["owner"]["id"] == colleague.pk
 
