@@ -355,6 +355,10 @@ SPECTACULAR_SETTINGS = {
         "RateTypeEnum": _enums.choices(_enums.RATE_TYPES),
         "RateIndexEnum": _enums.choices(_enums.RATE_INDEXES),
         "RecourseEnum": _enums.choices(_enums.RECOURSE_TYPES),
+        # Three fields named `kind` (a company's, a pipeline stage's, a credential's): one name each.
+        "CompanyKindEnum": _enums.choices(_enums.COMPANY_KINDS),
+        "StageKindEnum": _enums.choices(_enums.STAGE_KINDS),
+        "CredentialKindEnum": "lev.accounts.serializers.CREDENTIAL_KINDS",
     },
 }
 
