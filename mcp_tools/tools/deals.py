@@ -247,7 +247,8 @@ def update_deal(
     deal_id: DealId,
     title: Title | None = None,
     # Described in full once, in create_deal (the catalogue's bytes).
-    loan_amount: Annotated[LoanAmount | None, Field(description="USD, rounded to the cent.")] = None,
+    loan_amount: Annotated[LoanAmount | None, Field(description=f"USD, at least {LOAN_AMOUNT_MIN}, rounded "
+                                                                "to the cent.")] = None,
     loan_type: LoanType | None = None,
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,

@@ -113,6 +113,7 @@ class World:
     placement_ids: list[int] = dataclasses.field(default_factory=list)
     term_sheet_ids: list[int] = dataclasses.field(default_factory=list)
     company_ids: list[int] = dataclasses.field(default_factory=list)
+    contact_ids: list[int] = dataclasses.field(default_factory=list)
     stage_ids: list[int] = dataclasses.field(default_factory=list)
 
 
@@ -148,8 +149,8 @@ def make_world(account_slug: str = "fuzz") -> World:
     from deals.companies import services as company_services
 
     sponsor = company_services.company_create(account=account, data={"kind": "sponsor", "name": "Fuzz Sponsor"})
-    company_services.contact_create(account=account, company=sponsor, data={"name": "Fuzz Person"})
-    company_services.contact_create(account=account, lender=sent.lender, data={"name": "Fuzz Banker"})
+    person = company_services.contact_create(account=account, company=sponsor, data={"name": "Fuzz Person"})
+    banker = company_services.contact_create(account=account, lender=sent.lender, data={"name": "Fuzz Banker"})
     return World(
         api_key=raw, other_api_key=other_raw,
         deal_ids=[plain.id, full.id, archived.id],
@@ -159,6 +160,7 @@ def make_world(account_slug: str = "fuzz") -> World:
         placement_ids=[sent.id, draft.id],
         term_sheet_ids=[t.id for t in term_sheets],
         company_ids=[sponsor.id],
+        contact_ids=[person.id, banker.id],
         stage_ids=list(account.stages.order_by("position").values_list("id", flat=True)),
     )
 

@@ -13,6 +13,7 @@ from decimal import Decimal
 import pytest
 from django.test import Client
 
+from deals.companies.models import Company, Contact
 from deals.models import DealProperty, Stage
 from deals.pipeline import services as pipeline
 from lenders import selectors as lender_selectors
@@ -295,6 +296,17 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
     stages = list(Stage.objects.filter(account=account).exclude(pk=deal.stage_id))
     for n in range(100):
         pipeline.deal_move_stage(deal=deal, stage=stages[n % len(stages)], reason=wide(limits.STAGE_REASON_MAX))
+    # The fullest company: the longest texts and 110 contacts, each with every text at its longest.
+    company = Company.objects.create(account=account, kind="sponsor", name=wide(limits.COMPANY_NAME_MAX),
+                                     location=wide(limits.COMPANY_LOCATION_MAX), notes=wide(limits.COMPANY_NOTES_MAX))
+    contacts = Contact.objects.bulk_create(
+        Contact(account=account, company=company, name=f"{n:03d} " + wide(limits.CONTACT_NAME_MAX - 4),
+                title=wide(limits.CONTACT_TITLE_MAX), phone="+1 212 555 0100", notes=wide(limits.CONTACT_NOTES_MAX))
+        for n in range(110))
+    Company.objects.bulk_create(
+        Company(account=account, kind="borrower", name=f"{n:03d} " + wide(196),
+                location=wide(limits.COMPANY_LOCATION_MAX), notes=wide(limits.COMPANY_NOTES_MAX))
+        for n in range(110))
     arguments = {
         "list_deals": {"limit": 100},
         "get_deal": {"deal_id": deal.pk, "include": ["properties", "financials"]},
@@ -325,6 +337,15 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
         "select_winning_term_sheet": {"term_sheet_id": quotes[0].pk},
         "remove_term_sheet": {"term_sheet_id": quotes[-1].pk},
         "get_account": {},
+        "list_companies": {"limit": 100},
+        "get_company": {"company_id": company.pk},
+        "create_company": {"kind": "sponsor", "name": wide(limits.COMPANY_NAME_MAX),
+                           "location": wide(limits.COMPANY_LOCATION_MAX), "notes": wide(limits.COMPANY_NOTES_MAX)},
+        "update_company": {"company_id": company.pk, "notes": wide(limits.COMPANY_NOTES_MAX)},
+        "list_contacts": {"company_id": company.pk, "limit": 100},
+        "add_contact": {"company_id": company.pk, "name": wide(limits.CONTACT_NAME_MAX),
+                        "title": wide(limits.CONTACT_TITLE_MAX), "notes": wide(limits.CONTACT_NOTES_MAX)},
+        "update_contact": {"contact_id": contacts[0].pk, "notes": wide(limits.CONTACT_NOTES_MAX)},
         "get_pipeline": {},
         "move_deal_stage": {"deal_id": deal.pk, "stage": stages[-1].name, "reason": wide(limits.STAGE_REASON_MAX)},
         "get_deal_stage_history": {"deal_id": deal.pk, "limit": 100},
