@@ -48,9 +48,9 @@ from django.core import signing
 
 from deals.placements.workflow import DECIDED_STATUSES, FINAL_STATUSES, STATES, UPDATE_STATUSES
 from lev.enums import RATE_INDEX_NAMES
+from mcp_tools.modern import META_CAPABILITIES
 from mcp_tools.registry import lev
 
-META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 # The key of the one input request (and of its answer in inputResponses).
 KEY = "confirm"
 # How long a person has to answer before the call asks again.
