@@ -395,7 +395,7 @@ def test_the_comparison_endpoint_ranks_quotes_and_says_what_it_cannot_compute(ap
     assert body["count"] == 2 and body["quotes"][0]["placement_id"] == cheap.id
     assert body["quotes"][1]["all_in_rate"] is None
     assert any("SOFR" in text for text in body["unavailable"])
-    assert api.get("/api/v1/base-rates/").json() == {"results": []}
+    assert api.get("/api/v1/base-rates/").json() == {"results": []}  # deprecated, read from the market rates
 
 
 # --- tenancy and roles ---------------------------------------------------------------------------------------
