@@ -44,7 +44,7 @@ def test_business_days_of_every_index_at_plausible_levels_once(django_assert_max
     assert MarketRate.objects.get(index="sofr", on=TODAY).rate == Decimal("5.000")
     # The next day adds that day; a date's rate does not depend on when the demo ran.
     assert seed_market_rates(today=TODAY + dt.timedelta(days=1)) == len(RATE_INDEXES)
-    on = TODAY - dt.timedelta(days=30)
+    on = TODAY - dt.timedelta(days=28)
     assert MarketRate.objects.get(index="prime", on=on).rate == demo_rates(on)["prime"]
 
 
