@@ -37,13 +37,14 @@ class MarketRateListApi(APIView):
     @extend_schema(operation_id="market_rates_list", parameters=[MarketRatesQuerySerializer],
                    responses={200: MarketRatesSerializer, **READ_ERRORS})
     def get(self, request: Request) -> Response:
-        """Each rate index's rate as of a date (default today): its latest rate dated on or before it,
-        with that date. An index with no rate that early is listed with rate and date null."""
-        as_of = validated(MarketRatesQuerySerializer, request.query_params.dict()).get("as_of") \
-            or timezone.localdate()
-        rates = selectors.rates_as_of(on=as_of)
+        """Each rate index's rate (or one index's) as of a date (default today): its latest rate dated on
+        or before it, with that date. An index with no rate that early is listed with rate and date null."""
+        query = validated(MarketRatesQuerySerializer, request.query_params.dict())
+        as_of = query.get("as_of") or timezone.localdate()
+        indexes = [query["index"]] if query.get("index") else list(RATE_INDEXES)
+        rates = selectors.rates_as_of(on=as_of, indexes=indexes)
         results = []
-        for index in RATE_INDEXES:
+        for index in indexes:
             row = rates.get(index)
             results.append({"index": index, "name": RATE_INDEX_NAMES[index], "rate": row.rate if row else None,
                             "date": row.on if row else None, "days_old": (as_of - row.on).days if row else None})

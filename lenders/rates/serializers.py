@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from lev import limits
 from lev.enums import RATE_INDEXES
-from lev.serializers import StrictSerializer, date_field, page_field, page_size_field
+from lev.serializers import EnumField, StrictSerializer, date_field, page_field, page_size_field
 
 RATE_HELP = "Percent per year (4.31 = 4.31 %)."
 
@@ -17,6 +17,7 @@ def _rate(help_text: str = RATE_HELP, *, null: bool = True) -> serializers.Decim
 
 
 class MarketRatesQuerySerializer(StrictSerializer):
+    index = EnumField(RATE_INDEXES, required=False, help_text="Only this index (default: every index).")
     as_of = date_field(help_text="The date the rates are read as of (YYYY-MM-DD); default today. Each index's "
                                  "latest rate dated on or before it.")
 

@@ -321,9 +321,8 @@ def get_market_rates(
     if history_days is not None and index is None:
         raise validation_failure({"index": ["is required with history_days (one index's history at a time)"]})
     if history_days is None:
-        body = lev().get("/market-rates/", drop_none(as_of=as_of.isoformat() if as_of else None))
-        rates = [{k: r.get(k) for k in ("index", "name", "rate", "date", "days_old")} for r in body["results"]
-                 if index is None or r["index"] == index]
+        body = lev().get("/market-rates/", drop_none(index=index, as_of=as_of.isoformat() if as_of else None))
+        rates = [{k: r.get(k) for k in ("index", "name", "rate", "date", "days_old")} for r in body["results"]]
         return {"as_of": body["as_of"], "rates": rates}
     until = as_of or timezone.localdate()
     since = until - dt.timedelta(days=min(history_days - 1, (until - dt.date.min).days))

@@ -42,6 +42,7 @@ from deals.serializers import (
     FinancialsInputSerializer,
     PropertyInputSerializer,
 )
+from lenders.rates.serializers import MarketRatesQuerySerializer
 from lenders.serializers import DirectoryQuerySerializer
 from lev import limits
 from lev.serializers import PageQuerySerializer
@@ -247,6 +248,7 @@ API_INPUTS = {
     "list_deals": (DealListQuerySerializer, {"limit": "page_size"}),
     "search_lender_directory": (DirectoryQuerySerializer, {"limit": "page_size", "query": "query"}),
     "get_lender_search_results": (SearchResultsQuerySerializer, {"limit": "page_size"}),
+    "get_market_rates": (MarketRatesQuerySerializer, {}),
     "list_deal_properties": (PageQuerySerializer, {"limit": "page_size"}),
     "list_lender_programs": (PageQuerySerializer, {"limit": "page_size"}),
     "update_deal_property": (PropertyInputSerializer, {}),
@@ -306,6 +308,12 @@ def check_against_field(where: str, prop: dict[str, Any], field: serializers.Fie
         raise AssertionError(f"{where}: no check for {type(field).__name__}")
 
 
+# Arguments no API field takes as such: the tool turns them into what the API takes.
+TOOL_ONLY = {
+    "get_market_rates.history_days": "becomes the history's since and until dates",
+}
+
+
 def test_every_schema_bound_is_the_apis_bound():
     for name, schema in schemas().items():
         defs = schema.get("$defs", {})
@@ -320,6 +328,8 @@ def test_every_schema_bound_is_the_apis_bound():
                 assert branch(prop, defs)["pattern"] == limits.IDEMPOTENCY_KEY_PATTERN, where
             elif argument == "cursor":
                 assert branch(prop, defs)["type"] == "string", where
+            elif where in TOOL_ONLY:
+                assert "maximum" in branch(prop, defs), where
             elif argument != "include":
                 assert serializer is not None, f"{where}: which API field checks it?"
                 check_against_field(where, prop, serializer().fields[renamed.get(argument, argument)], defs)
@@ -401,6 +411,7 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "update_contact": {"contact_id": person.id, "name": "P"},
         "get_pipeline": {}, "move_deal_stage": {"deal_id": deal.id, "stage": "underwriting"},
         "get_deal_stage_history": {"deal_id": deal.id},
+        "get_market_rates": {"index": "sofr"},
     }
     # A contact is at a company or at a lender: the lender's id is tried alone.
     alone = {("list_contacts", "lender_id"): {}, ("add_contact", "lender_id"): {"name": "P"}}

@@ -203,5 +203,6 @@ def test_each_quote_uses_its_index_rate_as_of_its_own_date(account, django_asser
     assert comparison.unavailable == [
         "All-in rate of floating quotes over 3-month Term SOFR: no 3-month Term SOFR rate on or before 2026-10-02 "
         "(an admin adds rates under Market rates, or `manage.py import_market_rates`)"]
-    assert comparison.base_rates == [("sofr", D("4.100"), dt.date(2026, 9, 1)), ("sofr", D("4.400"), dt.date(2026, 9, 30)),
+    assert comparison.base_rates == [("sofr", D("4.100"), dt.date(2026, 9, 1)),
+                                     ("sofr", D("4.400"), dt.date(2026, 9, 30)),
                                      ("term_sofr_3m", D("4.500"), dt.date(2026, 10, 9))]

@@ -1,5 +1,6 @@
-"""The market rate admin: a superuser adds and edits dated rates; a staff member of an account without the model's permissions cannot; the
-list filters by index and walks dates; the old base rate pages lead to the list."""
+"""The market rate admin: a superuser adds and edits dated rates; a staff member of an account without
+the model's permissions cannot; the list filters by index and walks dates; the old base rate pages lead
+to the list."""
 
 from __future__ import annotations
 

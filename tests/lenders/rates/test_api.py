@@ -40,6 +40,8 @@ def test_rates_as_of_a_date_each_with_its_date(api, rates):
     assert rows["prime"] == {"index": "prime", "name": "Prime", "rate": None, "date": None, "days_old": None}
     later = by_index(api.get("/api/v1/market-rates/", {"as_of": "2026-12-01"}).json())
     assert (later["sofr"]["date"], later["sofr"]["days_old"], later["prime"]["rate"]) == ("2026-10-30", 32, 7.5)
+    one = api.get("/api/v1/market-rates/", {"as_of": "2026-10-05", "index": "Term-SOFR-3M"}).json()
+    assert [(r["index"], r["rate"]) for r in one["results"]] == [("term_sofr_3m", None)]
     today = api.get("/api/v1/market-rates/").json()
     assert today["as_of"] == timezone.localdate().isoformat()
 
@@ -63,6 +65,7 @@ def test_history_pages_newest_first_between_dates(api, rates):
     ("/api/v1/market-rates/", {"as_of": "2026-13-01"}, "Validation failed: as_of must be a date in YYYY-MM-DD"),
     ("/api/v1/market-rates/", {"as_of": "yesterday"}, "Validation failed: as_of must be a date"),
     ("/api/v1/market-rates/", {"date": "2026-10-01"}, "Validation failed: date"),
+    ("/api/v1/market-rates/", {"index": "libor"}, "Validation failed: index"),
     ("/api/v1/market-rates/libor/history/", {}, 'Validation failed: index "libor" is not a rate index; the indexes '
                                                 "are: sofr (SOFR)"),
     ("/api/v1/market-rates/sofr/history/", {"since": "2026-10-05", "until": "2026-10-01"},

@@ -5,6 +5,7 @@ an admin's rate kept; and the demo history's floating quotes are priced at their
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from decimal import Decimal
 
 import pytest
@@ -36,7 +37,7 @@ def test_business_days_of_every_index_at_plausible_levels_once(django_assert_max
         rates = [float(r) for r in MarketRate.objects.filter(index=index).values_list("rate", flat=True)]
         assert low < min(rates) and max(rates) < high, index
     daily = [float(r) for r in MarketRate.objects.filter(index="sofr").order_by("on").values_list("rate", flat=True)]
-    assert max(abs(a - b) for a, b in zip(daily, daily[1:], strict=False)) < 0.1  # smooth
+    assert max(abs(a - b) for a, b in itertools.pairwise(daily)) < 0.1  # smooth
     assert set(MarketRate.objects.values_list("source", flat=True)) == {"demo"}
 
     market_rate_set(index="sofr", on=TODAY, rate=Decimal("5.000"))  # an admin's rate is kept
