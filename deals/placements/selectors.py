@@ -1,4 +1,4 @@
-"""Reads of placements, term sheets and base rates. Placements and term sheets are scoped to the
+"""Reads of placements and term sheets. Placements and term sheets are scoped to the
 account of their deal: another account's placement answers exactly like a missing one."""
 
 from __future__ import annotations

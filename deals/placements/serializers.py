@@ -1,4 +1,4 @@
-"""Input and output shapes of the placement, term sheet, comparison and base rate endpoints."""
+"""Input and output shapes of the placement, term sheet and comparison endpoints."""
 
 from __future__ import annotations
 

@@ -31,7 +31,9 @@ class MarketRateForm(forms.ModelForm):
 @admin.register(MarketRate)
 class MarketRateAdmin(GlobalAdmin):
     """Each index's rate by date. A floating quote is compared with its index's latest rate dated on or
-    before the quote's date."""
+    before the quote's date.
+
+    Global (not tenant-scoped): market data every account's comparisons read."""
 
     form = MarketRateForm
     list_display = ["index", "name", "on", "rate", "rate_text", "source", "updated_at"]
