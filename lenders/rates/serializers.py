@@ -9,6 +9,8 @@ from lev.enums import RATE_INDEXES
 from lev.serializers import EnumField, StrictSerializer, date_field, page_field, page_size_field
 
 RATE_HELP = "Percent per year (4.31 = 4.31 %)."
+# A rule over two parameters (OpenAPI cannot state it; the parameters' descriptions do).
+SINCE_AFTER_UNTIL = "must be on or before until"
 
 
 def _rate(help_text: str = RATE_HELP, *, null: bool = True) -> serializers.DecimalField:
@@ -23,7 +25,8 @@ class MarketRatesQuerySerializer(StrictSerializer):
 
 
 class MarketRateHistoryQuerySerializer(StrictSerializer):
-    since = date_field(help_text="The first date (YYYY-MM-DD), included; default: the first rate.")
+    since = date_field(help_text="The first date (YYYY-MM-DD), included, on or before until; default: the first "
+                                 "rate.")
     until = date_field(help_text="The last date (YYYY-MM-DD), included; default: the latest rate.")
     page = page_field()
     page_size = page_size_field()
@@ -31,7 +34,7 @@ class MarketRateHistoryQuerySerializer(StrictSerializer):
     def validate(self, data):
         since, until = data.get("since"), data.get("until")
         if since is not None and until is not None and since > until:
-            raise serializers.ValidationError({"since": [f"must be on or before until ({until.isoformat()})"]})
+            raise serializers.ValidationError({"since": [SINCE_AFTER_UNTIL]})
         return data
 
 

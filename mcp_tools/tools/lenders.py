@@ -305,6 +305,9 @@ def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SI
 
 
 # --- market rates --------------------------------------------------------------------------------
+HISTORY_NEEDS_INDEX = "index is required with history_days (one index's history at a time)"
+
+
 @tool(title="Get market rates", scope=LENDERS_READ, read_only=True)
 def get_market_rates(
     index: RateIndex | None = None,
@@ -319,7 +322,7 @@ def get_market_rates(
     (rate null: none that early), or with index and history_days {"index", "history": [{date, rate}]}.
     """
     if history_days is not None and index is None:
-        raise validation_failure({"index": ["is required with history_days (one index's history at a time)"]})
+        raise validation_failure({"index": [HISTORY_NEEDS_INDEX.removeprefix("index ")]})
     if history_days is None:
         body = lev().get("/market-rates/", drop_none(index=index, as_of=as_of.isoformat() if as_of else None))
         rates = [{k: r.get(k) for k in ("index", "name", "rate", "date", "days_old")} for r in body["results"]]

@@ -23,6 +23,7 @@ from schemathesis.core.parameters import ParameterLocation
 from deals.pipeline.services import STAGE_ORDER_MESSAGE
 from deals.placements.serializers import CREATE_TARGET_MESSAGE
 from deals.placements.services import RATE_TERMS_MESSAGE
+from lenders.rates.serializers import SINCE_AFTER_UNTIL
 from lev.pagination import BAD_CURSOR, CURSOR_WITH_PAGE, OTHER_LIST
 from lev.wsgi import application
 from tests.fuzz.conftest import World, budget
@@ -62,6 +63,7 @@ def assert_none(failures: dict[str, tuple[str, str]]) -> None:
 # sign for that list (its signature is no pattern a schema can state).
 CROSS_FIELD_RULES = {"Validation failed: min_loan_amount must not exceed max_loan_amount", STAGE_ORDER_MESSAGE,
                      f"Validation failed: {CREATE_TARGET_MESSAGE}", RATE_TERMS_MESSAGE,
+                     f"Validation failed: since {SINCE_AFTER_UNTIL}",
                      *(f"Validation failed: cursor {reason}" for reason in (BAD_CURSOR, OTHER_LIST, CURSOR_WITH_PAGE))}
 
 

@@ -69,7 +69,7 @@ def test_history_pages_newest_first_between_dates(api, rates):
     ("/api/v1/market-rates/libor/history/", {}, 'Validation failed: index "libor" is not a rate index; the indexes '
                                                 "are: sofr (SOFR)"),
     ("/api/v1/market-rates/sofr/history/", {"since": "2026-10-05", "until": "2026-10-01"},
-     "Validation failed: since must be on or before until (2026-10-01)"),
+     "Validation failed: since must be on or before until"),
     ("/api/v1/market-rates/sofr/history/", {"until": "0000-01-01"}, "Validation failed: until must be a date"),
     ("/api/v1/market-rates/sofr/history/", {"page_size": "1000"}, "Validation failed: page_size"),
 ])
