@@ -208,7 +208,7 @@ def main() -> int:
 
     with own_database("placements_bench", keepdb=args.keepdb):
         with connection.cursor() as cursor:
-            cursor.execute("TRUNCATE deals_termsheet, deals_placement, deals_baserate, lenders_lenderactivity, "
+            cursor.execute("TRUNCATE deals_termsheet, deals_placement, lenders_marketrate, lenders_lenderactivity, "
                            "lenders_lenderprogram, lenders_lender, deals_dealproperty, deals_dealfinancials, "
                            "deals_deal, deals_apikey, deals_membership, deals_account, auth_user "
                            "RESTART IDENTITY CASCADE")
