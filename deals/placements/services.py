@@ -313,6 +313,11 @@ def term_sheet_add(*, placement: Placement, data: dict[str, Any], user=None) -> 
     return term_sheet
 
 
+# A quote's day (quoted_on) is a rule over today and the placement's sending, which no schema states.
+QUOTED_AFTER_TODAY = "quoted_on is after today"
+QUOTED_BEFORE_SENT = "quoted_on is before the placement was sent"
+
+
 def _quoted_at(placement: Placement, quoted_on: dt.date | None, now: dt.datetime) -> dt.datetime:
     """When a quote was received: now, or noon (local) of the earlier day the lender quoted on. Not in
     the future, nor before the placement was sent."""
@@ -321,12 +326,12 @@ def _quoted_at(placement: Placement, quoted_on: dt.date | None, now: dt.datetime
         return now
     if quoted_on > today:
         raise ValidationFailed({"quoted_on": [f"is after today ({today.isoformat()})"]},
-                               message=f"Validation failed: quoted_on is after today ({today.isoformat()})")
+                               message=f"Validation failed: {QUOTED_AFTER_TODAY} ({today.isoformat()})")
     sent_on = timezone.localdate(placement.sent_at) if placement.sent_at else None
     if sent_on is not None and quoted_on < sent_on:
         raise ValidationFailed(
             {"quoted_on": [f"is before the placement was sent ({sent_on.isoformat()})"]},
-            message=f"Validation failed: quoted_on is before the placement was sent ({sent_on.isoformat()})")
+            message=f"Validation failed: {QUOTED_BEFORE_SENT} ({sent_on.isoformat()})")
     return timezone.make_aware(dt.datetime.combine(quoted_on, dt.time(12)))
 
 

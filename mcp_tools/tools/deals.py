@@ -111,6 +111,7 @@ def require_change(body: dict[str, Any], target: str, *, what: str = "field") ->
 # The deal fields update_deal can empty (null elsewhere means "unchanged").
 CLEARABLE = ("sponsor_id", "borrower_id", "estimated_close_date")
 Clearable = Literal[CLEARABLE]
+GIVEN_AND_CLEARED = "a field is both given a value and named in clear"
 
 
 def _deal_body(*, estimated_close_date: dt.date | None, **fields: Any) -> dict[str, Any]:
@@ -271,10 +272,10 @@ def update_deal(
         business_plan=business_plan, description=description, estimated_close_date=estimated_close_date,
         sponsor_id=sponsor_id, borrower_id=borrower_id,
     )
-    for name in clear or ():
+    for name in sorted(set(clear or ())):  # a name listed twice is cleared once
         if name in body:
             raise validation_failure({"clear": [f"names {name}, which is also given a value"]},
-                                     message=f"Validation failed: {name} is both given and cleared")
+                                     message=f"Validation failed: {GIVEN_AND_CLEARED} ({name})")
         body[name] = None
     require_change(body, "deal_id")
     return {"deal": lev().patch(f"/deals/{deal_id}/", body)}
