@@ -48,7 +48,7 @@ from lev.enums import RATE_INDEX_NAMES, SUMMARY_DETAILS
 
 DETAILS = SUMMARY_DETAILS
 DEFAULT_DETAIL = "standard"
-NAME_SHOWN = 80  # characters of a name the text shows
+NAME_SHOWN = 60  # characters of a name the text shows
 PLACEMENTS_READ_LEFT_OUT = "Placements and quotes: left out (this credential lacks the placements:read scope)."
 
 
@@ -69,7 +69,7 @@ LEVELS = {
                    full_financials=False, quote_terms=False),
     "standard": Level(properties=3, matches=3, quotes=3, placements=0, follow_ups=3, steps=6,
                       full_financials=False, quote_terms=False),
-    "memo": Level(properties=10, matches=10, quotes=10, placements=15, follow_ups=5, steps=10,
+    "memo": Level(properties=5, matches=8, quotes=6, placements=10, follow_ups=5, steps=8,
                   full_financials=True, quote_terms=True),
 }
 _DATETIME = serializers.DateTimeField()
@@ -349,7 +349,9 @@ class _Writer:
         if search.deal_version != self.deal.version:
             text += f" (the deal changed since {self._search('deal_changed', True)})"
         if search.status == LenderSearch.Status.FAILED:
-            text += f": {name(search.error_message or 'the search failed')} {self._search('error.message', search.error_message or 'Internal error: the lender search failed.')}"  # noqa: E501
+            # As the search's answer words it (deals.searches.serializers: `error`).
+            message = search.error_message or "Internal error: the lender search failed."
+            text += f": {name(message)} {self._search('error.message', message)}"
         elif search.status in (LenderSearch.Status.PENDING, LenderSearch.Status.RUNNING):
             text += f", {search.progress}% done {self._search('progress', search.progress)}"
         if search.status in (LenderSearch.Status.COMPLETED, LenderSearch.Status.PARTIAL):
@@ -429,7 +431,7 @@ class _Writer:
         if notes and self.detail != "brief":
             bits.append("; ".join(notes[:4 if self.level.quote_terms else 2]))
         winning = f" WINNER {self._quote(i, 'winning')}" if q.winning else ""
-        return (f"#{q.rank} {self._quote(i, 'rank')} {name(q.lender_name)}{winning}: " + ", ".join(bits) + ".")
+        return f"#{q.rank} {name(q.lender_name)}{winning}: " + ", ".join(bits) + "."
 
 
 class NextSteps:
@@ -497,7 +499,7 @@ class NextSteps:
         winner = next((i for i, q in enumerate(quotes) if q.winning), None)
         if winner is not None:
             q = quotes[winner]
-            text = f"Work the winning quote ({name(q.lender_name)}, {w._quote(winner, 'winning')}) to closing"
+            text = f"Work the winning quote {w._quote(winner, 'winning')} ({name(q.lender_name)}) to closing"
             if self.deal.stage.key != "closing":
                 text += " and move the deal to Closing (move_deal_stage)"
             if not self.deal.estimated_close_date:
@@ -528,11 +530,10 @@ class NextSteps:
         if len(live) >= 2:
             self.add("choose_winner", f"Compare the {len(live)} live quotes and choose a winner "
                                       f"(compare_term_sheets, select_winning_term_sheet); best so far "
-                                      f"{name(quotes[live[0]].lender_name)} {w._quote(live[0], 'rank')}.")
+                                      f"{name(quotes[live[0]].lender_name)} (#{quotes[live[0]].rank}).")
         elif len(live) == 1:
-            self.add("choose_winner", f"One live quote ({name(quotes[live[0]].lender_name)} "
-                                      f"{w._quote(live[0], 'rank')}): choose it (select_winning_term_sheet) or "
-                                      "wait for the other lenders.")
+            self.add("choose_winner", f"One live quote ({name(quotes[live[0]].lender_name)}): choose it "
+                                      "(select_winning_term_sheet) or wait for the other lenders.")
         for i, q in enumerate(quotes):
             if not q.expired and q.expires_on is not None and (q.expires_on - self.w.today).days <= EXPIRES_SOON_DAYS:
                 self.add("quote_expiring", f"The quote of {name(q.lender_name)} expires "
