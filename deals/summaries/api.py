@@ -1,6 +1,7 @@
 """REST view of a deal's summary: a pure read, tenant-scoped (another account's deal is a 404 exactly
-like a missing one). The placements and quotes need placements:read besides deals:read: without it
-they are left out, and the summary says so, rather than refusing the whole summary."""
+like a missing one). The placements and quotes need placements:read besides deals:read, the lender search lenders:read
+(as their own routes do): without one, its part is left out and the summary says so, rather than
+refusing the whole summary."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from deals.summaries.serializers import DealSummarySerializer, SummaryQuerySeria
 from deals.summaries.summary import DEFAULT_DETAIL, deal_summary
 from lev.accounts import scopes
 from lev.accounts.api import validated
-from lev.accounts.scopes import DEALS_READ, PLACEMENTS_READ
+from lev.accounts.scopes import DEALS_READ, LENDERS_READ, PLACEMENTS_READ
 from lev.openapi import READ_ERRORS
 
 
@@ -26,9 +27,10 @@ class DealSummaryApi(DealScopedView):
         underwrite, debt yield), stage, sponsor and borrower, the lender search, the placements and the quotes
         compared, and the next steps. Every figure of `text` cites a source ([n]): the record, the field, the
         value and the path that serves it. The same records give the same bytes. Without placements:read the
-        placements and quotes are left out (`left_out` says so)."""
+        placements and quotes are left out, without lenders:read the lender search (`left_out` says so)."""
         detail = validated(SummaryQuerySerializer, request.query_params.dict()).get("detail") or DEFAULT_DETAIL
         deal = self.deal(request, deal_id)
-        summary = deal_summary(deal=deal, detail=detail,
-                               placements_read=PLACEMENTS_READ in scopes.granted(request.auth))
+        granted = scopes.granted(request.auth)
+        summary = deal_summary(deal=deal, detail=detail, placements_read=PLACEMENTS_READ in granted,
+                               lenders_read=LENDERS_READ in granted)
         return Response(DealSummarySerializer(summary).data)

@@ -1,9 +1,10 @@
 """The records a deal's summary reads, in a bounded number of queries whatever the deal's size: the
-deal with its stage, owner, sponsor, borrower and financials (one), its properties (one, only the
-fields shown), its stage changes counted with the latest (two), its latest lender search and its top
-matches (two), and — when the caller may read placements — the placements counted by status (one),
-the oldest unanswered ones and a page of them (two), and the quote comparison (three,
-`deals.placements.comparison`). Never one query per property, placement or quote."""
+deal's financials and properties (one each; the deal itself comes joined with its stage, owner,
+sponsor and borrower), its stage changes counted with the latest (two), its latest lender search and
+its top matches (two, when the caller may read lender searches), and — when the caller may read
+placements — the placements counted by status (one), the oldest unanswered ones (two) and a page of
+them (one), and the quote comparison (three, `deals.placements.comparison`). Never one query per
+property, placement or quote."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class SummaryRecords:
     search: LenderSearch | None
     matches: list[LenderMatch]
     placements_read: bool
+    lenders_read: bool = True
     placement_counts: dict[str, int] = field(default_factory=dict)  # status -> count, workflow order
     stale: list[Placement] = field(default_factory=list)  # sent, unanswered for FOLLOW_UP_DAYS, oldest first
     stale_count: int = 0
@@ -41,7 +43,7 @@ class SummaryRecords:
 
 
 def summary_records(*, deal: Deal, today: dt.date, matches_shown: int, placements_shown: int,
-                    follow_ups_shown: int, placements_read: bool) -> SummaryRecords:
+                    follow_ups_shown: int, placements_read: bool, lenders_read: bool) -> SummaryRecords:
     """Everything the summary of `deal` (the caller's, read with deals.selectors.deal_get) shows."""
     financials = DealFinancials.objects.filter(deal=deal).first()
     if financials is not None:
@@ -50,7 +52,8 @@ def summary_records(*, deal: Deal, today: dt.date, matches_shown: int, placement
     changes = StageChange.objects.filter(deal=deal)
     stage_changes = changes.count()
     latest_change = changes.order_by("-at", "-id").first()
-    search = LenderSearch.objects.filter(deal=deal).order_by("-created_at", "-id").first()
+    search = (LenderSearch.objects.filter(deal=deal).order_by("-created_at", "-id").first() if lenders_read
+              else None)
     matches: list[LenderMatch] = []
     if (search is not None and search.status in (LenderSearch.Status.COMPLETED, LenderSearch.Status.PARTIAL)
             and search.matches_purged_at is None and matches_shown):
@@ -58,7 +61,7 @@ def summary_records(*, deal: Deal, today: dt.date, matches_shown: int, placement
                        .annotate(lender_name=F("lender__name")).order_by("rank"))
     records = SummaryRecords(deal=deal, financials=financials, properties=properties, stage_changes=stage_changes,
                              latest_change=latest_change, search=search, matches=matches,
-                             placements_read=placements_read)
+                             placements_read=placements_read, lenders_read=lenders_read)
     if not placements_read:
         return records
     placements = Placement.objects.filter(deal=deal)

@@ -50,6 +50,7 @@ DETAILS = SUMMARY_DETAILS
 DEFAULT_DETAIL = "standard"
 NAME_SHOWN = 60  # characters of a name the text shows
 PLACEMENTS_READ_LEFT_OUT = "Placements and quotes: left out (this credential lacks the placements:read scope)."
+LENDERS_READ_LEFT_OUT = "Lender search: left out (this credential lacks the lenders:read scope)."
 
 
 @dataclass(frozen=True)
@@ -149,15 +150,15 @@ class Citations:
 
 # --- the summary --------------------------------------------------------------------------------------
 def deal_summary(*, deal: Deal, detail: str = DEFAULT_DETAIL, placements_read: bool = True,
-                 today: dt.date | None = None) -> Summary:
+                 lenders_read: bool = True, today: dt.date | None = None) -> Summary:
     """The summary of the caller's `deal` (read with deals.selectors.deal_get, which joins its stage,
-    owner, sponsor and borrower). `placements_read` False: the placements and quotes are left out,
-    and the summary says so."""
+    owner, sponsor and borrower). `placements_read` False: the placements and quotes are left out;
+    `lenders_read` False: the lender search is; the summary says so."""
     level = LEVELS[detail]
     today = today or timezone.localdate()
     records = summary_records(deal=deal, today=today, matches_shown=level.matches,
                               placements_shown=level.placements, follow_ups_shown=level.follow_ups,
-                              placements_read=placements_read)
+                              placements_read=placements_read, lenders_read=lenders_read)
     return _Writer(records, level, detail, today).write()
 
 
@@ -341,6 +342,9 @@ class _Writer:
         return "Parties: " + "; ".join(found) + "."
 
     def search(self) -> list[str]:
+        if not self.r.lenders_read:
+            self.left_out.append("lender search: the credential lacks the lenders:read scope")
+            return [LENDERS_READ_LEFT_OUT]
         search = self.r.search
         if search is None:
             return ["Lender search: none yet."]
@@ -457,7 +461,8 @@ class NextSteps:
             self.add("closed", f"None: the deal is closed ({deal.stage.name}).")
             return self.out
         self.deal_gaps()
-        if not self.r.placement_counts:  # once the deal is placed, the search has done its part
+        # Once the deal is placed, the search has done its part.
+        if self.r.lenders_read and not self.r.placement_counts:
             self.search_steps()
         if self.r.placements_read:
             self.placement_steps()

@@ -196,9 +196,22 @@ def test_without_placements_read_the_placements_are_left_out_and_said(user, acco
     api = client_with_key(raw)
     body = checked(api, deal, "memo")
     assert "lacks the placements:read scope" in body["text"]
-    assert body["left_out"] == ["placements and quotes: the credential lacks the placements:read scope"]
+    assert "placements and quotes: the credential lacks the placements:read scope" in body["left_out"]
     assert not any(s["record"] in ("placement", "placement_list", "term_sheet_comparison") for s in body["sources"])
     assert "Quotes" not in body["text"] and "follow_up" not in rules(body)
+    assert "lacks the lenders:read scope" in body["text"] and len(body["left_out"]) == 2
+
+
+def test_without_lenders_read_the_search_is_left_out_and_said(user, account):
+    deal = full_deal(account)
+    searched(deal, matches=3)
+    placements_out(deal, 1)
+    _key, raw = api_key_create(user=user, account=account, name="no lenders",
+                               scopes=frozenset({DEALS_READ, "placements:read"}))
+    body = checked(client_with_key(raw), deal, "memo")
+    assert body["left_out"] == ["lender search: the credential lacks the lenders:read scope"]
+    assert "Lender search: left out" in body["text"] and "Placements: 1 [" in body["text"]
+    assert not any(s["record"] == "lender_search" for s in body["sources"])
 
 
 def test_without_deals_read_it_is_forbidden(user, account):
