@@ -271,3 +271,21 @@ def test_every_placement_closed_without_a_quote_says_place_more(api, account):
     body = checked(api, deal)
     assert "2 declined [" in body["text"] and rules(body) == ["place_more"]
     assert Placement.objects.filter(deal=deal).count() == 2 and LenderSearch.objects.filter(deal=deal).exists()
+
+
+def test_figures_at_the_edges_of_their_columns_are_cited_as_served(api, account):
+    tiny = full_deal(account)
+    tiny.loan_amount = Decimal("1")
+    tiny.save()
+    DealFinancials.objects.filter(deal=tiny).update(
+        in_place_noi=Decimal("999999999999.99"), estimated_value=Decimal("0.01"), purchase_price=None,
+        interest_rate=Decimal("0"), amortization_years=1)
+    body = checked(api, tiny, "memo")
+    assert "LTV 10000%" in body["text"] and "debt yield" in body["text"]
+    huge = full_deal(account)
+    huge.loan_amount = Decimal("999999999999.99")
+    huge.save()
+    DealFinancials.objects.filter(deal=huge).update(in_place_noi=Decimal("0.01"),
+                                                    estimated_value=Decimal("999999999999.99"))
+    body = checked(api, huge, "memo")
+    assert "$999,999,999,999.99 [1]" in body["text"] and "LTV 100% [" in body["text"]
