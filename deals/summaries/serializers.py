@@ -5,13 +5,15 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from deals.summaries.summary import DEFAULT_DETAIL, DETAILS
+from lev.enums import choices
 from lev.serializers import EnumField, StrictSerializer
 
 
 class SummaryQuerySerializer(StrictSerializer):
     detail = EnumField(DETAILS, required=False,
-                       help_text=f"brief: a few lines; standard (default {DEFAULT_DETAIL}): each section's leading "
-                                 "items; memo: the fullest (every financial figure, the placements, more quotes).")
+                       help_text=f"How much to say (default {DEFAULT_DETAIL}). brief: a few lines; standard: each "
+                                 "section's leading items; memo: the fullest (every financial figure, the placements "
+                                 "one by one, more quotes with their terms).")
 
 
 class SummarySourceSerializer(serializers.Serializer):
@@ -32,7 +34,7 @@ class SummaryStepSerializer(serializers.Serializer):
 
 class DealSummarySerializer(serializers.Serializer):
     deal_id = serializers.IntegerField()
-    detail = serializers.ChoiceField(choices=DETAILS)
+    detail = serializers.ChoiceField(choices=choices(DETAILS))
     as_of = serializers.DateField(help_text="The day quotes expire and placements wait by; nothing else is dated "
                                             "by the call.")
     text = serializers.CharField(help_text="The summary for a person, one line a fact, figures cited as [n].")
