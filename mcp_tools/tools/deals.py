@@ -397,5 +397,6 @@ def summarize_deal(
 ) -> dict[str, Any]:
     """A deal summary for a credit committee: property, financials (LTV, DSCR, debt yield), stage,
     parties, lender search, placements, quotes compared, next steps. Every figure in text cites
-    sources [n]: record, field, value, API path. Without placements:read those parts are left_out."""
+    sources [n]: record, field, value, API path. Parts a scope (placements:read, lenders:read)
+    keeps out are named in left_out."""
     return {"summary": lev().get(f"/deals/{deal_id}/summary/", {"detail": detail})}

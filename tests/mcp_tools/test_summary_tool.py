@@ -36,7 +36,7 @@ def test_the_tool_is_listed_read_only_with_its_levels(mcp):
     assert tool.inputSchema["required"] == ["deal_id"]
     detail = tool.inputSchema["properties"]["detail"]
     assert detail["enum"] == list(DETAILS) and detail["default"] == "standard"
-    assert "cites" in tool.description and "left_out" in tool.description
+    assert "cites" in tool.description and "left_out" in tool.description and "placements:read" in tool.description
 
 
 def test_each_level_cites_what_the_api_serves_and_repeats_byte_for_byte(mcp, api, account):
