@@ -292,7 +292,8 @@ class _Writer:
                     f"{self._fin('dscr_basis')} (what lenders underwrite for a {label(self.deal.loan_type)} loan)")
             other = "dscr_amortizing" if data["dscr_basis"] == INTEREST_ONLY else "dscr_interest_only"
             if data[other] is not None and self.detail != "brief":
-                text += f"; {label(other.removeprefix('dscr_'))} {times(data[other])} {self._fin(other)}"
+                words = "amortizing" if other == "dscr_amortizing" else "interest-only"
+                text += f"; {words} {times(data[other])} {self._fin(other)}"
             ratios.append(text)
         elif data["in_place_noi"] is not None or data["stabilized_noi"] is not None:
             ratios.append("DSCR unavailable (no interest rate)" if data["interest_rate"] is None
@@ -513,7 +514,9 @@ class NextSteps:
             return
         search = r.search
         if not counts:
-            if search is not None and search.status == LenderSearch.Status.COMPLETED and search.total_matches:
+            # From a search of the deal as it is now (a changed deal is searched again first).
+            if (search is not None and search.status == LenderSearch.Status.COMPLETED and search.total_matches
+                    and search.deal_version == self.deal.version):
                 top = ", ".join(name(m.lender_name) for m in r.matches[:3])
                 self.add("place_top_lenders", f"Place the top lenders of search {search.pk}"
                          + (f" ({top})" if top else "") + " (create_placements with search_id).")

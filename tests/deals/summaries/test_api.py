@@ -73,7 +73,7 @@ def test_a_full_deal_cites_every_figure_from_its_record(api, account):
     text = body["text"]
     assert "$10,000,000" in text and "LTV 62.5%" in text and "debt yield 10%" in text
     assert "on the amortizing payment" in text and "what lenders underwrite for a permanent loan" in text
-    assert "interest only" in text  # the other coverage figure beside the underwritten one
+    assert "; interest-only 1.54x [" in text  # the other coverage figure beside the underwritten one
     assert "sponsor Oak Sponsor LLC" in text and "borrower Oak Borrower LP" in text
     fields = {(s["record"], s["field"]) for s in body["sources"]}
     assert {("deal", "loan_amount"), ("deal_financials", "ltv"), ("deal_financials", "dscr"),
@@ -128,9 +128,9 @@ def test_quotes_in_fixed_and_floating_without_a_base_rate(api, account):
     text = body["text"]
     assert "Quotes: 2 quotes compared" in text and "6.25% all-in" in text
     assert "all-in rate unavailable (no Prime base rate)" in text
-    assert "Not computable: All-in rate of floating quotes" in text
-    assert {"choose_winner", "quote_expiring", "base_rate"} <= set(rules(body))
     comparison = rest_get(api)(f"/deals/{deal.pk}/term-sheets/comparison/")
+    assert comparison["unavailable"] and all(f"Not computable: {line}" in text for line in comparison["unavailable"])
+    assert {"choose_winner", "quote_expiring", "base_rate"} <= set(rules(body))
     cited = [s for s in body["sources"] if s["record"] == "term_sheet_comparison"]
     assert cited and all(s["value"] == comparison["quotes"][int(s["field"].split(".")[1])][s["field"].split(".")[2]]
                          for s in cited)
@@ -289,3 +289,15 @@ def test_figures_at_the_edges_of_their_columns_are_cited_as_served(api, account)
                                                     estimated_value=Decimal("999999999999.99"))
     body = checked(api, huge, "memo")
     assert "$999,999,999,999.99 [1]" in body["text"] and "LTV 100% [" in body["text"]
+
+
+def test_a_changed_deal_says_search_again_and_drafts_say_send_them(api, account):
+    deal = full_deal(account)
+    search = searched(deal)
+    deal_services.deal_update(deal=deal, data={"title": "Renamed"})
+    body = checked(api, deal)
+    assert "(the deal changed since [" in body["text"] and rules(body) == ["search_again"]
+    assert f"since lender search {search.pk}" in body["next_steps"][0]["text"]
+    place(deal, lenders(1)[0], status="draft")
+    body = checked(api, deal)
+    assert rules(body) == ["send_drafts"] and "1 draft [" in body["text"]
