@@ -66,3 +66,6 @@ DEFAULT_STAGES = (
     ("dead", "Dead", "dead"),
 )
 STAGE_KEYS = tuple(key for key, _, _ in DEFAULT_STAGES)
+
+# How much a deal's summary says (deals/summaries): a few lines, each section's lead items, or the fullest.
+SUMMARY_DETAILS = ("brief", "standard", "memo")

@@ -359,6 +359,8 @@ SPECTACULAR_SETTINGS = {
         "CompanyKindEnum": _enums.choices(_enums.COMPANY_KINDS),
         "StageKindEnum": _enums.choices(_enums.STAGE_KINDS),
         "CredentialKindEnum": "lev.accounts.serializers.CREDENTIAL_KINDS",
+        # A summary's level of detail (deals/summaries), not a generic "detail".
+        "SummaryDetailEnum": _enums.choices(_enums.SUMMARY_DETAILS),
     },
 }
 

@@ -23,7 +23,15 @@ from urllib.parse import parse_qs, urlsplit
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
-from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LENDER_TYPES, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
+from lev.enums import (
+    ASSET_TYPES,
+    BUSINESS_PLANS,
+    LENDER_TYPES,
+    LOAN_TYPES,
+    SUMMARY_DETAILS,
+    TRANSACTION_TYPES,
+    US_STATES,
+)
 from lev.errors import ErrorCode
 from lev.limits import (
     LIST_CURSOR_MAX,
@@ -74,6 +82,8 @@ BusinessPlan = Annotated[Literal[BUSINESS_PLANS], BeforeValidator(_choice(BUSINE
 AssetType = Annotated[Literal[ASSET_TYPES], BeforeValidator(_choice(ASSET_TYPES))]  # type: ignore[valid-type]
 LenderType = Annotated[Literal[LENDER_TYPES], BeforeValidator(_choice(LENDER_TYPES))]  # type: ignore[valid-type]
 StateCode = Annotated[Literal[US_STATES], BeforeValidator(_choice(US_STATES))]  # type: ignore[valid-type]
+SummaryDetail = Annotated[Literal[SUMMARY_DETAILS],  # type: ignore[valid-type]
+                          BeforeValidator(_choice(SUMMARY_DETAILS))]
 
 
 # Id and Text are capitalised: they stand where a type does in tool signatures.

@@ -28,6 +28,7 @@ from mcp_tools.tools.common import (
     MoneyFilter,
     Percent,
     StateCode,
+    SummaryDetail,
     Text,
     TransactionType,
     clip,
@@ -386,3 +387,17 @@ def update_deal_financials(
                      interest_only_months=interest_only_months)
     require_change(body, "deal_id", what="figure")
     return {"financials": lev().patch(f"/deals/{deal_id}/financials/", body)}
+
+
+# --- summary ------------------------------------------------------------------------------------
+@tool(title="Summarize a deal", scope=DEALS_READ, read_only=True)
+def summarize_deal(
+    deal_id: DealId,
+    detail: Annotated[SummaryDetail, Field(
+        description="brief: a few lines; standard: each section's lead items; memo: the fullest.")] = "standard",
+) -> dict[str, Any]:
+    """A deal summary for a credit committee: property, financials (LTV, DSCR, debt yield), stage,
+    parties, lender search, placements, quotes compared, next steps. Every figure in text cites
+    sources [n]: record, field, value, API path. Parts a scope (placements:read, lenders:read)
+    keeps out are named in left_out."""
+    return {"summary": lev().get(f"/deals/{deal_id}/summary/", {"detail": detail})}

@@ -349,6 +349,7 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
         "get_pipeline": {},
         "move_deal_stage": {"deal_id": deal.pk, "stage": stages[-1].name, "reason": wide(limits.STAGE_REASON_MAX)},
         "get_deal_stage_history": {"deal_id": deal.pk, "limit": 100},
+        "summarize_deal": {"deal_id": deal.pk, "detail": "memo"},
     }
     assert set(arguments) == set(TOOLS), f"add {sorted(set(TOOLS) - set(arguments))} to this table"
     sizes = {}

@@ -42,6 +42,7 @@ from deals.serializers import (
     FinancialsInputSerializer,
     PropertyInputSerializer,
 )
+from deals.summaries.serializers import SummaryQuerySerializer
 from lenders.serializers import DirectoryQuerySerializer
 from lev import limits
 from lev.serializers import PageQuerySerializer
@@ -265,6 +266,7 @@ API_INPUTS = {
     "update_contact": (ContactInputSerializer, {}),
     "move_deal_stage": (DealMoveSerializer, {}),
     "get_deal_stage_history": (PageQuerySerializer, {"limit": "page_size"}),
+    "summarize_deal": (SummaryQuerySerializer, {}),
 }
 IDS = {"deal_id", "lender_id", "search_id", "property_id", "placement_id", "term_sheet_id", "program_id",
        "company_id", "contact_id", "sponsor_id", "borrower_id"}
@@ -404,7 +406,7 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "list_contacts": {"company_id": company.id}, "add_contact": {"company_id": company.id, "name": "P"},
         "update_contact": {"contact_id": person.id, "name": "P"},
         "get_pipeline": {}, "move_deal_stage": {"deal_id": deal.id, "stage": "underwriting"},
-        "get_deal_stage_history": {"deal_id": deal.id},
+        "get_deal_stage_history": {"deal_id": deal.id}, "summarize_deal": {"deal_id": deal.id},
     }
     # A contact is at a company or at a lender: the lender's id is tried alone.
     alone = {("list_contacts", "lender_id"): {}, ("add_contact", "lender_id"): {"name": "P"}}

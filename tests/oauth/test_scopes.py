@@ -129,7 +129,7 @@ def _arguments(objects, search_id):
         "list_term_sheets": {"deal_id": deal}, "compare_term_sheets": {"deal_id": deal},
         "select_winning_term_sheet": {"term_sheet_id": winner.pk}, "remove_term_sheet": {"term_sheet_id": spare.pk},
         "get_pipeline": {}, "move_deal_stage": {"deal_id": deal, "stage": "underwriting"},
-        "get_deal_stage_history": {"deal_id": deal},
+        "get_deal_stage_history": {"deal_id": deal}, "summarize_deal": {"deal_id": deal},
         "get_account": {},
         "list_companies": {}, "get_company": {"company_id": objects["company"].pk},
         "create_company": {"kind": "sponsor", "name": "New"},
@@ -194,7 +194,7 @@ def test_a_key_without_lender_scopes_cannot_read_the_directory(user, account):
     assert refused.status_code == 403 and refused.json()["details"] == {"required_scope": "lenders:read"}
     assert tool_names(key) == {"list_deals", "get_deal", "list_deal_properties", "get_deal_financials", "get_account",
                                "get_pipeline", "get_deal_stage_history", "list_companies", "get_company",
-                               "list_contacts"}
+                               "list_contacts", "summarize_deal"}
 
 
 def test_a_method_a_view_does_not_have_is_still_405(user, account):
