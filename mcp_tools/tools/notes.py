@@ -65,13 +65,13 @@ def add_note(
     idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
     """Write a note, or log a call, email or meeting, on one deal, placement, company or contact
-    (pass one id). A placement's notes show on its deal's timeline."""
+    (pass one id). A placement's notes show on its deal's timeline. The answer shortens the body."""
     given = drop_none(deal_id=deal_id, placement_id=placement_id, company_id=company_id, contact_id=contact_id)
     if len(given) != 1:
         raise validation_failure({"deal_id": [ONE_TARGET]}, message=f"Validation failed: {ONE_TARGET}")
     note = lev().post("/notes/", {**given, "kind": kind, "body": body},
                       idempotency_key=idempotency_key or f"mcp-{uuid.uuid4()}")
-    return {"note": _note(note)}
+    return {"note": NOTE_STEPS[0](_note(note))}
 
 
 @tool(title="List notes", scope=DEALS_READ, read_only=True)
