@@ -329,7 +329,7 @@ class DealAdmin(AccountScopedAdmin):
     def get_inlines(self, request, obj):
         # Only a saved deal has a stage history (a new deal's page shows none and posts no formset for it).
         inlines = super().get_inlines(request, obj)
-        return inlines if obj is not None else [i for i in inlines if i not in (StageChangeInline, DealNoteInline)]
+        return inlines if obj is not None else [i for i in inlines if i is not StageChangeInline]
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "owner":  # members of the staff user's accounts only, never everyone's users

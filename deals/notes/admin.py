@@ -50,6 +50,7 @@ class NoteInline(TenancyInlineMixin, admin.TabularInline):
     can_delete = False
     verbose_name = "note"
     verbose_name_plural = "notes, calls, emails and meetings"
+    change_page_only = True  # a record being added has no notes yet (TenancyAdmin.get_inlines)
 
     def get_formset(self, request, obj=None, **kwargs):
         formset = super().get_formset(request, obj, **kwargs)  # a class made for this request
@@ -61,6 +62,9 @@ class NoteInline(TenancyInlineMixin, admin.TabularInline):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False  # what was written stays as written here
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
 
 
 class DealNoteInline(NoteInline):

@@ -105,6 +105,12 @@ class TenancyAdmin(_NarrowedChoices, admin.ModelAdmin):
     def get_queryset(self, request):
         return self.visible(request, super().get_queryset(request))
 
+    def get_inlines(self, request, obj):
+        # An inline that shows a saved record's own rows (`change_page_only`, e.g. its notes) is left out
+        # of the add page: nothing to show yet, and no formset for the add form to post.
+        inlines = super().get_inlines(request, obj)
+        return inlines if obj is not None else [i for i in inlines if not getattr(i, "change_page_only", False)]
+
     def get_list_filter(self, request):
         filters = []
         for item in super().get_list_filter(request):
