@@ -31,6 +31,7 @@ from deals.pipeline.models import StageChange
 from deals.placements.models import Placement, TermSheet
 from deals.placements.workflow import STATES
 from deals.searches.models import LenderSearch
+from lev.enums import RATE_INDEX_NAMES
 from lev.formatting import money, percent
 
 LEV = "Lev"
@@ -143,7 +144,7 @@ def _placements(deal) -> list[Entry]:
 
 def _quote_words(sheet) -> str:
     rate = (f"{percent(sheet.fixed_rate)} fixed" if sheet.rate_type == "fixed"
-            else f"{sheet.rate_index} + {sheet.spread_bps} bps")
+            else f"{RATE_INDEX_NAMES.get(sheet.rate_index, sheet.rate_index)} + {sheet.spread_bps} bps")
     return f"{money(sheet.loan_amount)} at {rate}"
 
 
@@ -170,7 +171,9 @@ def _term_sheets(deal) -> list[Entry]:
             continue
         before = None
         for record in records:
-            who = _who(record.history_user)
+            # The quote's first record without a user (written outside a request: the demo, a job) is
+            # its creator's, as the term sheet says.
+            who = _who(record.history_user or (sheet.created_by if before is None else None))
             if before is None:
                 entries.append(Entry(record.received_at, "quote_received", *who, received, refs,
                                      (5, record.history_id)))
