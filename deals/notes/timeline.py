@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from django.db.models import Q
@@ -124,6 +125,11 @@ def _placements(deal) -> list[Entry]:
                                      f"{lender}: {STATES[placement.status].label.lower()}", refs, (8, pk)))
             continue
         before = None
+        if records[0].history_type != "+" and placement.sent_at:
+            # Its history began after it was sent (a placement older than the history): sent, by its row.
+            entries.append(Entry(placement.sent_at, "placement_sent", *_who(placement.created_by),
+                                 f"Sent to {lender}", refs, (4, pk)))
+            before = "sent"
         for record in records:
             if record.status != before and record.status == "sent":
                 at = record.sent_at or record.history_date
@@ -170,6 +176,11 @@ def _term_sheets(deal) -> list[Entry]:
                                      refs, (6, pk)))
             continue
         before = None
+        if records[0].history_type != "+":
+            # Its history began later (a quote older than the history): received, by its row.
+            entries.append(Entry(sheet.received_at, "quote_received", *_who(sheet.created_by), received, refs,
+                                 (5, pk)))
+            before = SimpleNamespace(winning=False, deleted_at=None)  # as a quote is received
         for record in records:
             # The quote's first record without a user (written outside a request: the demo, a job) is
             # its creator's, as the term sheet says.

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from deals.models import Company, Contact, Note, Placement, TermSheet
+from deals.placements import services as placement_services
 from lev import limits
 from lev.accounts.services import api_key_create
 from lev.enums import TIMELINE_KINDS
@@ -233,10 +234,18 @@ def test_the_timeline_tells_a_real_flow_oldest_first_with_who_did_what(api, user
     assert {r.history_user_id for r in TermSheet.history.filter(deal_id=deal.pk)} == {user.pk}
 
 
-def test_a_placement_written_before_its_history_reads_from_its_timestamps(api, account):
+def test_records_written_before_their_history_read_from_their_timestamps(api, account):
     deal = deal_with_financials(account)
-    placement = place(deal, lenders(1)[0], status="declined")
-    Placement.history.all().delete()  # as a placement written before the history was kept
-    kinds = [(e["kind"], e["actor"]) for e in timeline(api, deal.pk)]
-    assert ("placement_sent", "Lev") in kinds and ("placement_status", "Lev") in kinds
-    assert placement.pk
+    declined = place(deal, lenders(1)[0], status="declined")
+    quoted = place(deal, lenders(1)[0])
+    sheet = placement_services.term_sheet_add(placement=quoted, data=dict(FIXED))
+    # As rows written before the history was kept: none for the declined one, no creation for the others.
+    Placement.history.filter(id=declined.pk).delete()
+    Placement.history.filter(history_type="+").delete()
+    TermSheet.history.all().delete()
+    assert api.post(f"/api/v1/term-sheets/{sheet.pk}/select-winner/", {}, format="json").status_code == 200
+    entries = timeline(api, deal.pk)
+    said = [(e["kind"], e["refs"].get("placement_id"), e["actor"]) for e in entries]
+    assert ("placement_sent", declined.pk, "Lev") in said and ("placement_status", declined.pk, "Lev") in said
+    assert ("placement_sent", quoted.pk, "Lev") in said
+    assert ("quote_received", quoted.pk, "Lev") in said and ("winner_chosen", quoted.pk, "alice") in said
