@@ -132,6 +132,9 @@ class TermSheetInputSerializer(StrictSerializer):
     prepayment = text_field(max_length=limits.PREPAYMENT_TEXT_MAX, help_text="Prepayment terms.")
     expires_on = date_field(help_text="The quote's expiry date, YYYY-MM-DD.")
     notes = text_field(max_length=limits.TERM_SHEET_NOTES_MAX)
+    quoted_on = date_field(help_text="The day the lender quoted, YYYY-MM-DD: today (the default) or earlier, "
+                                     "not before the placement was sent. Floating quotes are compared with "
+                                     "the index rate of that day.")
 
 
 class ComparisonQuerySerializer(StrictSerializer):

@@ -301,18 +301,36 @@ def term_sheet_add(*, placement: Placement, data: dict[str, Any], user=None) -> 
     if TermSheet.objects.filter(deal=deal, deleted_at=None).count() >= TERM_SHEETS_PER_DEAL_MAX:
         raise TooManyQuotes(deal)
     now = _now()
+    received_at = _quoted_at(placement, data.get("quoted_on"), now)
     values = {name: data.get(name) for name in TERM_SHEET_FIELDS}
     for name, default in _TEXT_DEFAULTS.items():
         if values[name] is None:
             values[name] = default
     term_sheet = TermSheet.objects.create(
         placement=placement, deal=deal, created_by=user if getattr(user, "pk", None) else None,
-        received_at=now, created_at=now, **values,
+        received_at=received_at, created_at=now, **values,
     )
     if placement.status != Status.QUOTED:
         changed = _apply_status(placement, Status.QUOTED, now)
         placement.save(update_fields=[*changed, "updated_at"])
     return term_sheet
+
+
+def _quoted_at(placement: Placement, quoted_on: dt.date | None, now: dt.datetime) -> dt.datetime:
+    """When a quote was received: now, or noon (local) of the earlier day the lender quoted on. Not in
+    the future, nor before the placement was sent."""
+    today = timezone.localdate(now)
+    if quoted_on is None or quoted_on == today:
+        return now
+    if quoted_on > today:
+        raise ValidationFailed({"quoted_on": [f"is after today ({today.isoformat()})"]},
+                               message=f"Validation failed: quoted_on is after today ({today.isoformat()})")
+    sent_on = timezone.localdate(placement.sent_at) if placement.sent_at else None
+    if sent_on is not None and quoted_on < sent_on:
+        raise ValidationFailed(
+            {"quoted_on": [f"is before the placement was sent ({sent_on.isoformat()})"]},
+            message=f"Validation failed: quoted_on is before the placement was sent ({sent_on.isoformat()})")
+    return timezone.make_aware(dt.datetime.combine(quoted_on, dt.time(12)))
 
 
 def _lock_term_sheet(term_sheet: TermSheet) -> TermSheet:

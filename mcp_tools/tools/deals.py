@@ -47,6 +47,7 @@ DealId = Id(None)
 # A deal's sponsor or borrower: one of the account's companies (list_companies).
 CompanyId = Id(None)
 Title = Text(limits.DEAL_TITLE_MAX, "Deal name.", required=True)
+NewTitle = Text(limits.DEAL_TITLE_MAX, required=True)  # update_deal's: named already, in create_deal
 Description = Text(limits.DEAL_DESCRIPTION_MAX, "Free-text notes.")
 LOAN_AMOUNT_DESCRIPTION = (f"Requested loan, US dollars (18500000 for $18.5M), rounded to the cent, at least "
                            f"{LOAN_AMOUNT_MIN}.")
@@ -105,6 +106,11 @@ def require_change(body: dict[str, Any], target: str, *, what: str = "field") ->
     if not body:
         raise validation_failure({target: [f"was given without any {what} to change"]},
                                  message=f"Validation failed: pass at least one {what} to change")
+
+
+# The deal fields update_deal can empty (null elsewhere means "unchanged").
+CLEARABLE = ("sponsor_id", "borrower_id", "estimated_close_date")
+Clearable = Literal[CLEARABLE]
 
 
 def _deal_body(*, estimated_close_date: dt.date | None, **fields: Any) -> dict[str, Any]:
@@ -245,7 +251,7 @@ def create_deal(
 @tool(title="Update a deal", scope=DEALS_WRITE, idempotent=True)
 def update_deal(
     deal_id: DealId,
-    title: Title | None = None,
+    title: NewTitle | None = None,
     # Described in full once, in create_deal (the catalogue's bytes).
     loan_amount: Annotated[LoanAmount | None, Field(description=f"USD, at least {LOAN_AMOUNT_MIN}, rounded "
                                                                 "to the cent.")] = None,
@@ -253,18 +259,23 @@ def update_deal(
     transaction_type: TransactionType | None = None,
     business_plan: BusinessPlan | None = None,
     description: Description | None = None,
-    estimated_close_date: Annotated[Date | None, Field(description="YYYY-MM-DD.")] = None,
+    estimated_close_date: Date | None = None,
     sponsor_id: CompanyId | None = None,
     borrower_id: CompanyId | None = None,
+    clear: list[Clearable] | None = None,
 ) -> dict[str, Any]:
-    """Change some fields of a deal (at least one); fields left out or null stay as they are.
-    loan_amount: at least 100000 (see create_deal). sponsor_id, borrower_id: company ids.
-    """
+    """Change fields of a deal: null or left out stays; clear empties the fields it names.
+    loan_amount: at least 100000."""
     body = _deal_body(
         title=title, loan_amount=loan_amount, loan_type=loan_type, transaction_type=transaction_type,
         business_plan=business_plan, description=description, estimated_close_date=estimated_close_date,
         sponsor_id=sponsor_id, borrower_id=borrower_id,
     )
+    for name in clear or ():
+        if name in body:
+            raise validation_failure({"clear": [f"names {name}, which is also given a value"]},
+                                     message=f"Validation failed: {name} is both given and cleared")
+        body[name] = None
     require_change(body, "deal_id")
     return {"deal": lev().patch(f"/deals/{deal_id}/", body)}
 

@@ -252,7 +252,7 @@ def add_term_sheet(
     quote_type: Annotated[QuoteType | None, Field(description="Default term_sheet.")] = None,
     term_months: Annotated[int | None, Field(ge=1, le=limits.TERM_MONTHS_MAX)] = None,
     amortization_months: Annotated[int | None, Field(
-        ge=1, le=limits.AMORTIZATION_MONTHS_MAX, description="Leave out for interest-only.")] = None,
+        ge=1, le=limits.AMORTIZATION_MONTHS_MAX, description="None: interest-only.")] = None,
     interest_only_months: Annotated[int | None, Field(ge=0, le=limits.TERM_MONTHS_MAX)] = None,
     max_ltv: Annotated[MaxLtv | None, Field(
         description="Percent (75, not 0.75), kept to 2 decimals.")] = None,
@@ -265,12 +265,12 @@ def add_term_sheet(
         description="Percent of loan, kept to 3 decimals.")] = None,
     prepayment: Annotated[Text(limits.PREPAYMENT_TEXT_MAX) | None, Field(
         description="e.g. yield maintenance.")] = None,
-    expires_on: Annotated[Date | None, Field(description="YYYY-MM-DD.")] = None,
+    expires_on: Date | None = None,
     notes: Annotated[Text(limits.TERM_SHEET_NOTES_MAX) | None, Field(description="Other terms.")] = None,
+    quoted_on: Annotated[Date | None, Field(description="If not today.")] = None,
 ) -> dict[str, Any]:
-    """Record a lender's quote (term sheet) on a sent, reviewing or quoted placement (mark it
-    sent first with update_placement); it becomes quoted. Each call adds a quote.
-    """
+    """Record a lender's quote on a sent, reviewing or quoted placement (send it with
+    update_placement first); it becomes quoted. Each call adds one."""
     body = drop_none(
         loan_amount=loan_amount, rate_type=rate_type, fixed_rate=fixed_rate, rate_index=rate_index,
         spread_bps=spread_bps, quote_type=quote_type, term_months=term_months,
@@ -278,6 +278,7 @@ def add_term_sheet(
         min_dscr=min_dscr, recourse=recourse, origination_fee_percent=origination_fee_percent,
         exit_fee_percent=exit_fee_percent, prepayment=prepayment,
         expires_on=expires_on.isoformat() if expires_on else None, notes=notes,
+        quoted_on=quoted_on.isoformat() if quoted_on else None,
     )
     # One key per call: a local retry of this request never records the quote twice.
     term_sheet = lev().post(f"/placements/{placement_id}/term-sheets/", body, idempotency_key=f"mcp-{uuid.uuid4()}")

@@ -65,6 +65,18 @@ def test_a_sponsor_with_people_a_deal_naming_it_and_a_placement_sent_to_a_lender
     deal = mcp.ok("update_deal", {"deal_id": deal["id"], "borrower_id": borrower["id"]})["deal"]
     assert deal["borrower"]["id"] == borrower["id"]
     assert mcp.ok("get_deal", {"deal_id": deal["id"]})["deal"]["sponsor"]["id"] == sponsor["id"]
+    # null leaves a field as it is; clear empties it.
+    cleared = mcp.ok("update_deal", {"deal_id": deal["id"], "borrower_id": None, "clear": ["sponsor_id"]})["deal"]
+    assert cleared["sponsor"] is None and cleared["borrower"]["id"] == borrower["id"]
+    both = mcp.error("update_deal", {"deal_id": deal["id"], "borrower_id": borrower["id"], "clear": ["borrower_id"]})
+    assert both["code"] == "VALIDATION_ERROR" and both["message"].startswith("Validation failed: borrower_id is both")
+    dated = mcp.ok("update_deal", {"deal_id": deal["id"], "estimated_close_date": "2027-03-01",
+                                   "sponsor_id": sponsor["id"]})
+    assert dated["deal"]["estimated_close_date"] == "2027-03-01"
+    undated = mcp.ok("update_deal", {"deal_id": deal["id"], "clear": ["estimated_close_date"],
+                                 "description": ""})["deal"]
+    assert undated["estimated_close_date"] is None and undated["description"] == ""
+    assert undated["sponsor"]["id"] == sponsor["id"]
 
     financed = deal_with_financials(account)
     bank, fund = lenders(2)

@@ -324,6 +324,10 @@ def test_every_schema_bound_is_the_apis_bound():
                 assert branch(prop, defs)["pattern"] == limits.IDEMPOTENCY_KEY_PATTERN, where
             elif argument == "cursor":
                 assert branch(prop, defs)["type"] == "string", where
+            elif argument == "clear":  # names API fields, each one the API lets be emptied
+                for field in branch(branch(prop, defs)["items"], defs)["enum"]:
+                    api_field = serializer().fields[field]
+                    assert api_field.allow_null or getattr(api_field, "allow_blank", False), f"{where}: {field}"
             elif argument != "include":
                 assert serializer is not None, f"{where}: which API field checks it?"
                 check_against_field(where, prop, serializer().fields[renamed.get(argument, argument)], defs)

