@@ -10,6 +10,7 @@ from django.db.models.functions import Coalesce
 
 from deals import finance
 from deals.companies.models import Company, Contact
+from deals.notes.models import Note
 from deals.pipeline.models import Stage, StageChange
 from deals.placements.models import BaseRate, Placement, TermSheet
 from deals.searches.models import LenderMatch, LenderSearch
@@ -218,4 +219,4 @@ class DealFinancials(models.Model):
 
 # Every model of the app, its rooms' included, so Django registers them with this module.
 __all__ = ["BaseRate", "Company", "Contact", "Deal", "DealFinancials", "DealProperty", "LenderMatch", "LenderSearch",
-           "Placement", "Stage", "StageChange", "TermSheet"]
+           "Note", "Placement", "Stage", "StageChange", "TermSheet"]

@@ -16,4 +16,5 @@ urlpatterns = [
     path("", include("deals.companies.urls")),
     path("", include("deals.pipeline.urls")),
     path("", include("deals.summaries.urls")),
+    path("", include("deals.notes.urls")),
 ]

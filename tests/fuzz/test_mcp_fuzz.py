@@ -159,6 +159,7 @@ CROSS_ARGUMENT_RULES = {
     "update_contact": "Validation failed: pass at least one field to change",
     "list_contacts": "Validation failed: pass company_id or lender_id (one of them)",
     "add_contact": "Validation failed: pass company_id or lender_id (one of them)",
+    "add_note": "Validation failed: pass one of deal_id, placement_id, company_id or contact_id",
 }
 
 

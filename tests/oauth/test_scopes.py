@@ -137,6 +137,8 @@ def _arguments(objects, search_id):
         "list_contacts": {"lender_id": objects["lender"].pk},
         "add_contact": {"company_id": objects["company"].pk, "name": "Pat"},
         "update_contact": {"contact_id": objects["contact"].pk, "title": "Principal"},
+        "add_note": {"placement_id": placement.pk, "kind": "call", "body": "Asked for the rent roll."},
+        "list_notes": {"deal_id": deal}, "get_deal_timeline": {"deal_id": deal},
     }
 
 
@@ -194,7 +196,7 @@ def test_a_key_without_lender_scopes_cannot_read_the_directory(user, account):
     assert refused.status_code == 403 and refused.json()["details"] == {"required_scope": "lenders:read"}
     assert tool_names(key) == {"list_deals", "get_deal", "list_deal_properties", "get_deal_financials", "get_account",
                                "get_pipeline", "get_deal_stage_history", "list_companies", "get_company",
-                               "list_contacts", "summarize_deal"}
+                               "list_contacts", "summarize_deal", "list_notes", "get_deal_timeline"}
 
 
 def test_a_method_a_view_does_not_have_is_still_405(user, account):
