@@ -20,6 +20,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from deals import selectors, services
 from deals.companies import admin as companies_admin  # noqa: F401  (registers companies, contacts; lender contacts)
 from deals.models import Deal, DealFinancials, DealProperty
+from deals.notes.admin import DealNoteInline  # (registers notes; their inlines on the company and contact pages)
+from deals.notes.timeline import deal_timeline
 from deals.pipeline import services as pipeline_services
 from deals.pipeline.admin import StageChangeInline
 from deals.placements import admin as placements_admin  # noqa: F401  (registers placements, term sheets)
@@ -273,7 +275,7 @@ class DealAdmin(AccountScopedAdmin):
                     "fields": ["archived", "archived_at", "created_by", "created_at", "updated_at", "version"]}),
     ]
     readonly_fields = ["archived", "archived_at", "created_by", "created_at", "updated_at", "version"]
-    inlines = [DealPropertyInline, DealFinancialsInline, StageChangeInline]
+    inlines = [DealPropertyInline, DealFinancialsInline, DealNoteInline, StageChangeInline]
     actions = ["find_lenders", "archive"]
 
     class Media:
@@ -570,6 +572,8 @@ def deal_page_context(deal: Deal) -> dict[str, Any]:
             "placements": list(placement_selectors.placement_list(deal=deal,
                                                                   filters=placement_selectors.PlacementFilters())),
             "comparison": term_sheet_comparison(deal=deal),
+            # Newest first, as a deal team reads what happened lately; the whole of it: GET …/timeline/.
+            "timeline": deal_timeline(deal=deal)[::-1][: limits.ADMIN_TIMELINE_ENTRIES],
         }
     }
 

@@ -15,4 +15,6 @@ urlpatterns = [
     path("", include("deals.placements.urls")),
     path("", include("deals.companies.urls")),
     path("", include("deals.pipeline.urls")),
+    path("", include("deals.summaries.urls")),
+    path("", include("deals.notes.urls")),
 ]

@@ -15,6 +15,13 @@ LENDER_TYPES = ("bank", "credit_union", "life_company", "cmbs", "agency", "debt_
 POSITIONS = ("senior", "mezzanine", "preferred_equity")
 # What a company is to the account (deals.companies).
 COMPANY_KINDS = ("sponsor", "borrower", "broker", "other")
+# What a note records (deals.notes): a plain note, or a call, email or meeting with someone.
+NOTE_KINDS = ("note", "call", "email", "meeting")
+# The kinds of entry of a deal's timeline (deals.notes.timeline), a closed list: docs/notes.md.
+TIMELINE_KINDS = (
+    "stage_changed", "search_started", "search_finished", "placement_sent", "placement_status",
+    "quote_received", "quote_removed", "winner_chosen", "note",
+)
 RECOURSE_TYPES = ("full", "partial", "non_recourse")
 CAPITAL_SOURCE_TYPES = ("balance_sheet", "securitized", "agency", "fund", "private")
 US_STATES = (
@@ -66,3 +73,6 @@ DEFAULT_STAGES = (
     ("dead", "Dead", "dead"),
 )
 STAGE_KEYS = tuple(key for key, _, _ in DEFAULT_STAGES)
+
+# How much a deal's summary says (deals/summaries): a few lines, each section's lead items, or the fullest.
+SUMMARY_DETAILS = ("brief", "standard", "memo")

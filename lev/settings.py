@@ -124,6 +124,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "oauth2_provider",
+    # The history of placements and term sheets (status changes, the winner, removals): docs/notes.md.
+    "simple_history",
     "lev",
     "lev.accounts",
     "lev.idempotency",
@@ -144,6 +146,10 @@ MIDDLEWARE = [
     "lev.middleware.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Hands the request to django-simple-history, so a placement's or term sheet's history records who
+    # changed it. An API call's user is set on the request when DRF authenticates it (a key's user);
+    # the MCP tools' in-process calls run it too (mcp_tools.client.API_MIDDLEWARE).
+    "simple_history.middleware.HistoryRequestMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "lev.middleware.ApiErrorMiddleware",
@@ -359,6 +365,10 @@ SPECTACULAR_SETTINGS = {
         "CompanyKindEnum": _enums.choices(_enums.COMPANY_KINDS),
         "StageKindEnum": _enums.choices(_enums.STAGE_KINDS),
         "CredentialKindEnum": "lev.accounts.serializers.CREDENTIAL_KINDS",
+        # A summary's level of detail (deals/summaries), not a generic "detail".
+        "SummaryDetailEnum": _enums.choices(_enums.SUMMARY_DETAILS),
+        "NoteKindEnum": _enums.choices(_enums.NOTE_KINDS),
+        "TimelineKindEnum": _enums.choices(_enums.TIMELINE_KINDS),
     },
 }
 

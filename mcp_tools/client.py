@@ -62,7 +62,10 @@ class Transport(ABC):
 # exempt and a bearer credential has no cookie), messages, security and clickjacking headers (no client
 # sees this response's headers), static files and the admin login lockout. The /mcp request itself went
 # through all of it already.
-API_MIDDLEWARE = ("lev.middleware.RequestIdMiddleware", "lev.middleware.ApiErrorMiddleware")
+# django-simple-history's middleware too: the history of a placement or term sheet the call changes
+# records the caller (this request's user, set when the view authenticates), not the /mcp request's.
+API_MIDDLEWARE = ("lev.middleware.RequestIdMiddleware", "simple_history.middleware.HistoryRequestMiddleware",
+                  "lev.middleware.ApiErrorMiddleware")
 
 
 class ApiHandler(BaseHandler):

@@ -27,7 +27,7 @@ def latest_market_rates(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("deals", "0013_companies_and_contacts"),
+        ("deals", "0014_notes"),
         ("lenders", "0008_market_rates"),
     ]
 

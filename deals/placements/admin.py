@@ -14,7 +14,7 @@ from django.contrib import admin, messages
 from deals.placements import selectors as placement_selectors
 from deals.placements import services
 from deals.placements.models import Placement, TermSheet
-from lev.accounts.admin_bases import AccountScopedAdmin
+from lev.accounts.admin_bases import AccountScopedHistoryAdmin
 from lev.accounts.selectors import check_staff_can_write
 from lev.enums import RATE_INDEX_NAMES
 from lev.errors import ApplicationError
@@ -77,7 +77,7 @@ def _status_action(status: str, description: str):
 
 
 @admin.register(Placement)
-class PlacementAdmin(AccountScopedAdmin):
+class PlacementAdmin(AccountScopedHistoryAdmin):
     account_path = "deal__account"
     list_display = ["id", "deal", "lender", "status", "source_rank", "quotes", "sent_at", "first_response_at",
                     "decided_at"]
@@ -119,7 +119,7 @@ class PlacementAdmin(AccountScopedAdmin):
 
 
 @admin.register(TermSheet)
-class TermSheetAdmin(AccountScopedAdmin):
+class TermSheetAdmin(AccountScopedHistoryAdmin):
     account_path = "deal__account"
     list_display = ["id", "deal", "lender", "quote_type", "amount", "rate", "term_months", "recourse", "fees",
                     "expires_on", "winning", "received_at", "removed"]

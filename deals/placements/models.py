@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from simple_history.models import HistoricalRecords
 
 from deals.placements import workflow
 from lev import limits
@@ -57,6 +58,9 @@ class Placement(models.Model):
                                    related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
+    # Every change, with who made it (django-simple-history): a deal's timeline reads the status
+    # changes from it (docs/notes.md). Writers that skip save() use its bulk helpers.
+    history = HistoricalRecords()
 
     class Meta:
         ordering = ["id"]
@@ -110,6 +114,8 @@ class TermSheet(models.Model):
                                    related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
+    # Every change, with who made it: the timeline's quote received, winner chosen and quote removed.
+    history = HistoricalRecords()
 
     class Meta:
         ordering = ["id"]

@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from deals.companies.errors import ContactNotPlaced
 from deals.companies.models import Contact
@@ -160,7 +161,9 @@ def placements_create(*, deal: Deal, user=None, lender_ids: list[int] | None = N
         ))
     try:
         with transaction.atomic():
-            batch.created = Placement.objects.bulk_create(new)
+            # With their history's first rows (who placed them): the deal's timeline reads them.
+            batch.created = bulk_create_with_history(new, Placement, default_user=new[0].created_by if new else None,
+                                                     default_date=now)
     except IntegrityError:  # only a write that skipped the deal lock could get here
         raise ConcurrentPlacement(deal) from None
     return batch
@@ -312,6 +315,11 @@ def term_sheet_add(*, placement: Placement, data: dict[str, Any], user=None) -> 
     return term_sheet
 
 
+# A quote's day (quoted_on) is a rule over today and the placement's sending, which no schema states.
+QUOTED_AFTER_TODAY = "quoted_on is after today"
+QUOTED_BEFORE_SENT = "quoted_on is before the placement was sent"
+
+
 def _quoted_at(placement: Placement, quoted_on: dt.date | None, now: dt.datetime) -> dt.datetime:
     """When a quote was received: now, or noon (local) of the earlier day the lender quoted on. Not in
     the future, nor before the placement was sent."""
@@ -320,12 +328,12 @@ def _quoted_at(placement: Placement, quoted_on: dt.date | None, now: dt.datetime
         return now
     if quoted_on > today:
         raise ValidationFailed({"quoted_on": [f"is after today ({today.isoformat()})"]},
-                               message=f"Validation failed: quoted_on is after today ({today.isoformat()})")
+                               message=f"Validation failed: {QUOTED_AFTER_TODAY} ({today.isoformat()})")
     sent_on = timezone.localdate(placement.sent_at) if placement.sent_at else None
     if sent_on is not None and quoted_on < sent_on:
         raise ValidationFailed(
             {"quoted_on": [f"is before the placement was sent ({sent_on.isoformat()})"]},
-            message=f"Validation failed: quoted_on is before the placement was sent ({sent_on.isoformat()})")
+            message=f"Validation failed: {QUOTED_BEFORE_SENT} ({sent_on.isoformat()})")
     return timezone.make_aware(dt.datetime.combine(quoted_on, dt.time(12)))
 
 
@@ -345,12 +353,14 @@ def term_sheet_remove(*, term_sheet: TermSheet) -> None:
     term_sheet = _lock_term_sheet(term_sheet)
     if term_sheet.winning:
         raise WinningQuoteNotRemovable(term_sheet)
-    now = _now()
-    TermSheet.objects.filter(pk=term_sheet.pk).update(deleted_at=now, updated_at=now)
+    # save(), not update(): the term sheet's history records the removal and who removed it.
+    term_sheet.deleted_at = _now()
+    term_sheet.save(update_fields=["deleted_at", "updated_at"])
     placement = term_sheet.placement
     if (placement.status == Status.QUOTED
             and not TermSheet.objects.filter(placement=placement, deleted_at=None).exists()):
         placement.status = Status.REVIEWING
+        placement._change_reason = "its last quote was removed"  # the workflow's move (the timeline: by Lev)
         placement.save(update_fields=["status", "updated_at"])
 
 
@@ -381,17 +391,25 @@ def term_sheet_select_winner(*, term_sheet: TermSheet, today: dt.date | None = N
     if term_sheet.expires_on is not None and term_sheet.expires_on < today:
         raise QuoteExpired(term_sheet)
     now = _now()
-    others = Placement.objects.filter(deal=deal, status__in=OPEN_STATUSES).exclude(pk=placement.pk)
-    lost = list(others.values_list("pk", flat=True))
+    others = list(Placement.objects.filter(deal=deal, status__in=OPEN_STATUSES).exclude(pk=placement.pk))
+    lost = [other.pk for other in others]
+    for other in others:
+        other.status, other.decided_at, other.updated_at = Status.LOST, now, now
     try:
         with transaction.atomic():
-            TermSheet.objects.filter(pk=term_sheet.pk).update(winning=True, updated_at=now)
-            others.update(status=Status.LOST, decided_at=now, updated_at=now)
+            # Saved with their history (who chose, and when): the deal's timeline reads the winner and
+            # the placements lost from it.
+            term_sheet.winning = True
+            term_sheet._history_date = now  # the same moment as the placements it decides
+            term_sheet.save(update_fields=["winning", "updated_at"])
+            bulk_update_with_history(others, Placement, ["status", "decided_at", "updated_at"],
+                                     default_user=user if getattr(user, "pk", None) else None,
+                                     default_change_reason="another quote won", default_date=now)
             changed = _apply_status(placement, Status.WON, now)
             placement.save(update_fields=[*changed, "updated_at"])
     except IntegrityError:  # only a write that skipped the deal lock could get here
+        term_sheet.winning = False
         raise ConcurrentWinner(deal) from None
-    term_sheet.winning = True
     # The deal goes to closing: forward only, under the deal's lock, in this transaction.
     pipeline.deal_advance_stage(
         deal=deal, key=pipeline.WINNER_CHOSEN, user=user,

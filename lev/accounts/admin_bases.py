@@ -30,10 +30,11 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from django.contrib import admin, messages
-from django.contrib.admin.utils import get_fields_from_path
+from django.contrib.admin.utils import get_fields_from_path, unquote
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Model, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseNotAllowed
+from simple_history.admin import SimpleHistoryAdmin
 
 # The admin's own stylesheet (deals/static/lev_admin/admin.css), served by the site itself.
 ADMIN_CSS = {"all": ["lev_admin/admin.css"]}
@@ -104,6 +105,12 @@ class TenancyAdmin(_NarrowedChoices, admin.ModelAdmin):
     def get_queryset(self, request):
         return self.visible(request, super().get_queryset(request))
 
+    def get_inlines(self, request, obj):
+        # An inline that shows a saved record's own rows (`change_page_only`, e.g. its notes) is left out
+        # of the add page: nothing to show yet, and no formset for the add form to post.
+        inlines = super().get_inlines(request, obj)
+        return inlines if obj is not None else [i for i in inlines if not getattr(i, "change_page_only", False)]
+
     def get_list_filter(self, request):
         filters = []
         for item in super().get_list_filter(request):
@@ -135,6 +142,32 @@ class AccountScopedAdmin(TenancyAdmin):
         if self.account_path_is_many:
             return queryset.filter(pk__in=self.model._default_manager.filter(**lookup).values("pk"))
         return queryset.filter(**lookup)
+
+
+class AccountScopedHistoryAdmin(AccountScopedAdmin, SimpleHistoryAdmin):
+    """An account's rows with django-simple-history's history pages (who changed what, when), kept to
+    the account as every other page: another account's row has no history page here (the admin's
+    "doesn't exist" answer, as for its change page) — simple-history's own view would otherwise show
+    a row it cannot find in the scoped queryset from its last historical record. The pages only read:
+    a historical version is never saved back (a revert would skip the services and their rules)."""
+
+    def _scoped_or_missing(self, request, object_id: str):
+        obj = self.get_object(request, unquote(object_id))
+        return obj, (None if obj is not None else
+                     self._get_obj_does_not_exist_redirect(request, self.opts, unquote(object_id)))
+
+    def history_view(self, request, object_id, extra_context=None):
+        _obj, missing = self._scoped_or_missing(request, object_id)
+        return missing or super().history_view(request, object_id, extra_context)
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        if request.method != "GET":
+            return HttpResponseNotAllowed(["GET"])
+        _obj, missing = self._scoped_or_missing(request, object_id)
+        return missing or super().history_form_view(request, object_id, version_id, extra_context)
+
+    def revert_disabled(self, request, obj=None) -> bool:
+        return True
 
 
 class GlobalAdmin(TenancyAdmin):

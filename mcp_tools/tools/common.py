@@ -29,6 +29,7 @@ from lev.enums import (
     LENDER_TYPES,
     LOAN_TYPES,
     RATE_INDEXES,
+    SUMMARY_DETAILS,
     TRANSACTION_TYPES,
     US_STATES,
 )
@@ -83,6 +84,8 @@ AssetType = Annotated[Literal[ASSET_TYPES], BeforeValidator(_choice(ASSET_TYPES)
 LenderType = Annotated[Literal[LENDER_TYPES], BeforeValidator(_choice(LENDER_TYPES))]  # type: ignore[valid-type]
 StateCode = Annotated[Literal[US_STATES], BeforeValidator(_choice(US_STATES))]  # type: ignore[valid-type]
 RateIndex = Annotated[Literal[RATE_INDEXES], BeforeValidator(_choice(RATE_INDEXES))]  # type: ignore[valid-type]
+SummaryDetail = Annotated[Literal[SUMMARY_DETAILS],  # type: ignore[valid-type]
+                          BeforeValidator(_choice(SUMMARY_DETAILS))]
 
 
 # Id and Text are capitalised: they stand where a type does in tool signatures.

@@ -28,6 +28,7 @@ from mcp_tools.tools.common import (
     MoneyFilter,
     Percent,
     StateCode,
+    SummaryDetail,
     Text,
     TransactionType,
     clip,
@@ -111,6 +112,7 @@ def require_change(body: dict[str, Any], target: str, *, what: str = "field") ->
 # The deal fields update_deal can empty (null elsewhere means "unchanged").
 CLEARABLE = ("sponsor_id", "borrower_id", "estimated_close_date")
 Clearable = Literal[CLEARABLE]
+GIVEN_AND_CLEARED = "a field is both given a value and named in clear"
 
 
 def _deal_body(*, estimated_close_date: dt.date | None, **fields: Any) -> dict[str, Any]:
@@ -271,10 +273,10 @@ def update_deal(
         business_plan=business_plan, description=description, estimated_close_date=estimated_close_date,
         sponsor_id=sponsor_id, borrower_id=borrower_id,
     )
-    for name in clear or ():
+    for name in sorted(set(clear or ())):  # a name listed twice is cleared once
         if name in body:
             raise validation_failure({"clear": [f"names {name}, which is also given a value"]},
-                                     message=f"Validation failed: {name} is both given and cleared")
+                                     message=f"Validation failed: {GIVEN_AND_CLEARED} ({name})")
         body[name] = None
     require_change(body, "deal_id")
     return {"deal": lev().patch(f"/deals/{deal_id}/", body)}
@@ -385,3 +387,17 @@ def update_deal_financials(
                      interest_only_months=interest_only_months)
     require_change(body, "deal_id", what="figure")
     return {"financials": lev().patch(f"/deals/{deal_id}/financials/", body)}
+
+
+# --- summary ------------------------------------------------------------------------------------
+@tool(title="Summarize a deal", scope=DEALS_READ, read_only=True)
+def summarize_deal(
+    deal_id: DealId,
+    detail: Annotated[SummaryDetail, Field(
+        description="brief: a few lines; standard: each section's lead items; memo: the fullest.")] = "standard",
+) -> dict[str, Any]:
+    """A deal summary for a credit committee: property, financials (LTV, DSCR, debt yield), stage,
+    parties, lender search, placements, quotes compared, next steps. Every figure in text cites
+    sources [n]: record, field, value, API path. Parts a scope (placements:read, lenders:read)
+    keeps out are named in left_out."""
+    return {"summary": lev().get(f"/deals/{deal_id}/summary/", {"detail": detail})}

@@ -30,7 +30,7 @@ from oauth2_provider.models import (
     get_refresh_token_model,
 )
 
-from deals.models import Company, Contact, Deal, Placement
+from deals.models import Company, Contact, Deal, Note, Placement
 from deals.searches.models import LenderSearch
 from lev.accounts.admin_bases import TenancyAdmin
 from lev.accounts.models import Account, Membership
@@ -60,6 +60,7 @@ def _world(account: Account, username: str) -> dict:
     Contact.objects.create(account=account, company=sponsor, name=f"{username} person {A_SECRET}")
     Contact.objects.create(account=account, lender=sent.lender, name=f"{username} banker {A_SECRET}")
     Deal.objects.filter(pk=deal.pk).update(sponsor=sponsor)
+    Note.objects.create(account=account, deal=deal, author=member, kind="call", body=f"{username} call {A_SECRET}")
     LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version, status="completed")
     IdempotencyRecord.objects.create(account=account, user=member, key=f"{username}-idem", method="POST",
                                      path="/api/v1/deals/", request_hash="0" * 64, status_code=201,

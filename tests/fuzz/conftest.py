@@ -115,6 +115,7 @@ class World:
     company_ids: list[int] = dataclasses.field(default_factory=list)
     contact_ids: list[int] = dataclasses.field(default_factory=list)
     stage_ids: list[int] = dataclasses.field(default_factory=list)
+    note_ids: list[int] = dataclasses.field(default_factory=list)
 
 
 def make_world(account_slug: str = "fuzz") -> World:
@@ -151,6 +152,11 @@ def make_world(account_slug: str = "fuzz") -> World:
     sponsor = company_services.company_create(account=account, data={"kind": "sponsor", "name": "Fuzz Sponsor"})
     person = company_services.contact_create(account=account, company=sponsor, data={"name": "Fuzz Person"})
     banker = company_services.contact_create(account=account, lender=sent.lender, data={"name": "Fuzz Banker"})
+    # Notes (issue: notes and the timeline): a call on the placement, a meeting on the deal.
+    from deals.notes import services as note_services
+
+    notes = [note_services.note_create(account=account, author=user, target=target, kind=kind, body="Fuzz note")
+             for target, kind in (({"placement": sent}, "call"), ({"deal": full}, "meeting"))]
     return World(
         api_key=raw, other_api_key=other_raw,
         deal_ids=[plain.id, full.id, archived.id],
@@ -162,6 +168,7 @@ def make_world(account_slug: str = "fuzz") -> World:
         company_ids=[sponsor.id],
         contact_ids=[person.id, banker.id],
         stage_ids=list(account.stages.order_by("position").values_list("id", flat=True)),
+        note_ids=[n.id for n in notes],
     )
 
 

@@ -20,9 +20,10 @@ from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup  # a BaseExceptionGroup: `except Exception` misses it
 from schemathesis.core.parameters import ParameterLocation
 
+from deals.notes.services import ONE_TARGET
 from deals.pipeline.services import STAGE_ORDER_MESSAGE
 from deals.placements.serializers import CREATE_TARGET_MESSAGE
-from deals.placements.services import RATE_TERMS_MESSAGE
+from deals.placements.services import QUOTED_AFTER_TODAY, QUOTED_BEFORE_SENT, RATE_TERMS_MESSAGE
 from lenders.rates.serializers import SINCE_AFTER_UNTIL
 from lev.pagination import BAD_CURSOR, CURSOR_WITH_PAGE, OTHER_LIST
 from lev.wsgi import application
@@ -37,7 +38,8 @@ OPERATIONS = {result.ok().label: result.ok() for result in SCHEMA.get_all_operat
 EXAMPLES = 60
 KNOWN_IDS = {"deal_id": "deal_ids", "property_id": "property_ids", "lender_id": "lender_ids",
              "search_id": "search_ids", "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids",
-             "stage_id": "stage_ids", "company_id": "company_ids", "contact_id": "contact_ids"}
+             "stage_id": "stage_ids", "company_id": "company_ids", "contact_id": "contact_ids",
+             "note_id": "note_ids"}
 
 
 def first_line(exc: BaseException) -> str:
@@ -64,14 +66,19 @@ def assert_none(failures: dict[str, tuple[str, str]]) -> None:
 CROSS_FIELD_RULES = {"Validation failed: min_loan_amount must not exceed max_loan_amount", STAGE_ORDER_MESSAGE,
                      f"Validation failed: {CREATE_TARGET_MESSAGE}", RATE_TERMS_MESSAGE,
                      f"Validation failed: since {SINCE_AFTER_UNTIL}",
+                     f"Validation failed: {ONE_TARGET}",  # a note's one target of four
                      *(f"Validation failed: cursor {reason}" for reason in (BAD_CURSOR, OTHER_LIST, CURSOR_WITH_PAGE))}
+# Rules over a field and today or the records (a quote's day: not after today, not before its
+# placement was sent); their messages end with the date that bounds them.
+DATED_RULES = tuple(f"Validation failed: {rule} (" for rule in (QUOTED_AFTER_TODAY, QUOTED_BEFORE_SENT))
 
 
 def cross_field_rule(response: Any) -> bool:
     if response.status_code != 400:
         return False
     try:
-        return response.json().get("message") in CROSS_FIELD_RULES
+        message = response.json().get("message") or ""
+        return message in CROSS_FIELD_RULES or message.startswith(DATED_RULES)
     except ValueError:
         return False
 

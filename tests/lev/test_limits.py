@@ -7,7 +7,7 @@ import pytest
 from django.apps import apps
 from django.db import models
 
-from deals.models import Deal, DealFinancials, DealProperty
+from deals.models import Deal, DealFinancials, DealProperty, Note
 from deals.placements.models import Placement, TermSheet
 from lev import limits
 from lev.idempotency.models import IdempotencyRecord
@@ -29,6 +29,7 @@ NAMED_COLUMNS = {
     (Placement, "contact_email", limits.EMAIL_MAX),
     (TermSheet, "prepayment", limits.PREPAYMENT_TEXT_MAX),
     (IdempotencyRecord, "key", limits.IDEMPOTENCY_KEY_MAX),
+    (Note, "body", limits.NOTE_BODY_MAX),
 ])
 def test_text_columns_hold_what_the_api_accepts(model, field, bound):
     assert model._meta.get_field(field).max_length == bound

@@ -15,7 +15,7 @@ import pytest
 from django.test import Client
 
 from deals.companies.models import Company, Contact
-from deals.models import DealProperty, Stage
+from deals.models import DealProperty, Note, Stage
 from deals.pipeline import services as pipeline
 from lenders import selectors as lender_selectors
 from lenders.models import LenderProgram
@@ -312,6 +312,9 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
     today = dt.date.today()
     MarketRate.objects.bulk_create(MarketRate(index="sofr", on=today - dt.timedelta(days=n), rate=Decimal("29.999"),
                                               source=wide(limits.MARKET_RATE_SOURCE_MAX)) for n in range(120))
+    # The longest notes on the deal (list_notes, and the timeline with its 100 placements, quotes, moves).
+    Note.objects.bulk_create(Note(account=account, deal=deal, kind="call", body=wide(limits.NOTE_BODY_MAX))
+                             for _ in range(110))
     arguments = {
         "get_market_rates": {"index": "sofr", "as_of": today.isoformat(),
                              "history_days": limits.MARKET_RATE_HISTORY_DAYS_MAX},
@@ -356,6 +359,10 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
         "get_pipeline": {},
         "move_deal_stage": {"deal_id": deal.pk, "stage": stages[-1].name, "reason": wide(limits.STAGE_REASON_MAX)},
         "get_deal_stage_history": {"deal_id": deal.pk, "limit": 100},
+        "summarize_deal": {"deal_id": deal.pk, "detail": "memo"},
+        "add_note": {"deal_id": deal.pk, "kind": "meeting", "body": wide(limits.NOTE_BODY_MAX)},
+        "list_notes": {"deal_id": deal.pk, "limit": 100},
+        "get_deal_timeline": {"deal_id": deal.pk, "limit": 100},
     }
     assert set(arguments) == set(TOOLS), f"add {sorted(set(TOOLS) - set(arguments))} to this table"
     sizes = {}

@@ -25,6 +25,7 @@ from deals.companies.serializers import (
     ContactListQuerySerializer,
 )
 from deals.models import Company, Contact, Deal, DealProperty
+from deals.notes.serializers import NoteInputSerializer, NoteListQuerySerializer
 from deals.pipeline.serializers import DealMoveSerializer
 from deals.placements.serializers import (
     ComparisonQuerySerializer,
@@ -42,6 +43,7 @@ from deals.serializers import (
     FinancialsInputSerializer,
     PropertyInputSerializer,
 )
+from deals.summaries.serializers import SummaryQuerySerializer
 from lenders.rates.serializers import MarketRatesQuerySerializer
 from lenders.serializers import DirectoryQuerySerializer
 from lev import limits
@@ -267,6 +269,10 @@ API_INPUTS = {
     "update_contact": (ContactInputSerializer, {}),
     "move_deal_stage": (DealMoveSerializer, {}),
     "get_deal_stage_history": (PageQuerySerializer, {"limit": "page_size"}),
+    "summarize_deal": (SummaryQuerySerializer, {}),
+    "add_note": (NoteInputSerializer, {}),
+    "list_notes": (NoteListQuerySerializer, {"limit": "page_size"}),
+    "get_deal_timeline": (PageQuerySerializer, {"limit": "page_size"}),
 }
 IDS = {"deal_id", "lender_id", "search_id", "property_id", "placement_id", "term_sheet_id", "program_id",
        "company_id", "contact_id", "sponsor_id", "borrower_id"}
@@ -414,11 +420,13 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "list_contacts": {"company_id": company.id}, "add_contact": {"company_id": company.id, "name": "P"},
         "update_contact": {"contact_id": person.id, "name": "P"},
         "get_pipeline": {}, "move_deal_stage": {"deal_id": deal.id, "stage": "underwriting"},
-        "get_deal_stage_history": {"deal_id": deal.id},
+        "get_deal_stage_history": {"deal_id": deal.id}, "summarize_deal": {"deal_id": deal.id},
+        "add_note": {"deal_id": deal.id, "body": "B"}, "list_notes": {}, "get_deal_timeline": {"deal_id": deal.id},
         "get_market_rates": {"index": "sofr"},
     }
-    # A contact is at a company or at a lender: the lender's id is tried alone.
-    alone = {("list_contacts", "lender_id"): {}, ("add_contact", "lender_id"): {"name": "P"}}
+    # A contact is at a company or at a lender: the lender's id is tried alone; so is each target of a note.
+    alone = {("list_contacts", "lender_id"): {}, ("add_contact", "lender_id"): {"name": "P"},
+             **{("add_note", target): {"body": "B"} for target in ("placement_id", "company_id", "contact_id")}}
 
     # The rate terms go with their rate type (a rule over two arguments): each bound is tried on its type.
     rate_base = {"fixed_rate": fixed, "spread_bps": floating, "rate_index": floating}

@@ -18,7 +18,7 @@ from mcp_tools.tools.placements import TERM_SHEETS_SHOWN
     ("search_lender_directory", f"up to {LIST_COUNT_MAX:,}; past that it is {LIST_COUNT_MAX:,}"),
     ("get_deal", f"its first properties (up to {PROPERTIES_SHOWN},"),
     ("create_deal", f"at least {LOAN_AMOUNT_MIN}:"),
-    ("update_deal", f"at least {LOAN_AMOUNT_MIN} (see create_deal)"),
+    ("update_deal", f"loan_amount: at least {LOAN_AMOUNT_MIN}."),
     ("get_lender", f"at most the first {PROGRAMS_SHOWN} programs"),
     ("get_lender", f"longer than {ABOUT_MAX} characters is cut"),
     ("get_placement", f"At most the first {TERM_SHEETS_SHOWN} term sheets are shown"),

@@ -130,7 +130,7 @@ def _arguments(objects, search_id):
         "list_term_sheets": {"deal_id": deal}, "compare_term_sheets": {"deal_id": deal},
         "select_winning_term_sheet": {"term_sheet_id": winner.pk}, "remove_term_sheet": {"term_sheet_id": spare.pk},
         "get_pipeline": {}, "move_deal_stage": {"deal_id": deal, "stage": "underwriting"},
-        "get_deal_stage_history": {"deal_id": deal},
+        "get_deal_stage_history": {"deal_id": deal}, "summarize_deal": {"deal_id": deal},
         "get_account": {},
         "list_companies": {}, "get_company": {"company_id": objects["company"].pk},
         "create_company": {"kind": "sponsor", "name": "New"},
@@ -138,6 +138,8 @@ def _arguments(objects, search_id):
         "list_contacts": {"lender_id": objects["lender"].pk},
         "add_contact": {"company_id": objects["company"].pk, "name": "Pat"},
         "update_contact": {"contact_id": objects["contact"].pk, "title": "Principal"},
+        "add_note": {"placement_id": placement.pk, "kind": "call", "body": "Asked for the rent roll."},
+        "list_notes": {"deal_id": deal}, "get_deal_timeline": {"deal_id": deal},
     }
 
 
@@ -195,7 +197,7 @@ def test_a_key_without_lender_scopes_cannot_read_the_directory(user, account):
     assert refused.status_code == 403 and refused.json()["details"] == {"required_scope": "lenders:read"}
     assert tool_names(key) == {"list_deals", "get_deal", "list_deal_properties", "get_deal_financials", "get_account",
                                "get_pipeline", "get_deal_stage_history", "list_companies", "get_company",
-                               "list_contacts"}
+                               "list_contacts", "summarize_deal", "list_notes", "get_deal_timeline"}
 
 
 def test_a_method_a_view_does_not_have_is_still_405(user, account):

@@ -8,6 +8,7 @@ from django.db import connection, transaction
 
 from deals.demo_history import seed_demo_pipeline, seed_market_history
 from deals.models import Company, Contact, Deal, DealFinancials, DealProperty, Placement
+from deals.notes.demo import date_demo_placements, seed_demo_notes
 from deals.pipeline.demo import seed_demo_stages
 from deals.placements.activity import lender_activity_recompute
 from lenders.demo import seed_directory
@@ -172,6 +173,8 @@ class Command(BaseCommand):
                 defaults={"title": title, "email": f"{first.lower()}.{last.lower()}@{domain}",
                           "phone": f"+1 212 555 01{index % 100:02d}"})
             if placement.contact_id is None:
+                # A plain update, not saved with history: who the demo's placement went to was set as it
+                # was sent, which its timeline already says (placement_sent).
                 Placement.objects.filter(pk=placement.pk).update(contact=contact, contact_name=contact.name,
                                                                  contact_email=contact.email)
 
@@ -184,9 +187,16 @@ class Command(BaseCommand):
         self.stdout.write(f"Market history: {history}." if history.deals else "Market history: already there.")
         deal = Deal.objects.filter(account=account, title=DEMO_DEALS[0]["title"]).first()
         if deal is not None and seed_demo_pipeline(deal=deal, user=user):
+            date_demo_placements(deal=deal)  # on the days of its path, as its stage history is
             self.stdout.write(f"Deal {deal.title!r}: placed with lenders, two quotes recorded.")
         if deal is not None:
             self._seed_lender_contacts(account, deal)
+        # Calls with the lenders' people, emails and sponsor meetings: each demo deal's timeline reads
+        # like a real deal's.
+        notes = sum(seed_demo_notes(deal=d, user=user)
+                    for d in Deal.objects.filter(account=account, title__in=[s["title"] for s in DEMO_DEALS]))
+        if notes:
+            self.stdout.write(f"Demo deals: {notes} notes, calls and meetings recorded.")
         # After the demo deal's placements too, so a second run computes the same signals.
         markets = lender_activity_recompute()
         self.stdout.write(f"Lender activity: {markets} lender markets computed from placements and term sheets.")
