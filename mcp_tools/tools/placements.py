@@ -308,10 +308,10 @@ COMPARISON_KEYS = ("rank", "term_sheet_id", "placement_id", "lender_id", "lender
                    "all_in_cost", "proceeds", "net_proceeds", "total_fees", "origination_fee", "exit_fee", "ltv",
                    "debt_yield", "annual_debt_service", "interest_only_debt_service", "dscr", "dscr_basis",
                    "dscr_interest_only", "dscr_amortizing", "term_months", "amortization_months",
-                   "interest_only_months", "recourse", "expires_on", "expired", "notes")
+                   "interest_only_months", "recourse", "quoted_on", "expires_on", "expired", "notes")
 COMPARISON_STEPS = [
     lambda item: {k: v for k, v in item.items()
-                  if k not in ("origination_fee", "exit_fee", "interest_only_debt_service")},
+                  if k not in ("origination_fee", "exit_fee", "interest_only_debt_service", "quoted_on")},
     lambda item: {**item, "notes": item["notes"][:3]},
     # The figures a choice is made on, and the id to choose with.
     lambda item: {**{k: item.get(k) for k in ("rank", "term_sheet_id", "lender_id", "lender_name", "all_in_rate",

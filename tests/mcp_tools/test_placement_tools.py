@@ -80,7 +80,7 @@ def test_from_a_search_to_a_winning_quote(mcp, account):
     assert comparison["count"] == 2 and comparison["best_term_sheet_id"] == fixed["term_sheet"]["id"]
     best, other = comparison["quotes"]
     assert (best["all_in_rate"], other["all_in_rate"], other["base_rate"]) == (6.123, 6.8, 4.3)
-    assert other["base_rate_as_of"] == timezone.localdate().isoformat()
+    assert other["base_rate_as_of"] == other["quoted_on"] == timezone.localdate().isoformat()
     assert "highest proceeds" in other["notes"] and "non-recourse" in best["notes"]
     assert mcp.ok("compare_term_sheets", {"deal_id": deal.id, "limit": 1})["has_more"] is True
 
