@@ -15,11 +15,13 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
+import httpx
 import pytest
 from django.conf import settings
 from django.db import connection
 
 from tests.deals.searches.worker_process import Worker, celery_worker, wait_for
+from tests.deals.summaries.helpers import check_sources
 from tests.factories import LenderProgramFactory
 from tests.mcp_helpers import McpCaller
 
@@ -49,8 +51,41 @@ def completed_search(mcp: McpCaller, deal_id: int, worker: Worker | None) -> dic
     return {"search_id": search["search_id"], "results": page["results"]}
 
 
+def summarized(mcp: McpCaller, rest: httpx.Client, deal_id: int, detail: str) -> dict[str, Any]:
+    """The deal's summary at that level, after checking every figure it cites against the record and
+    field the REST API serves it at (the same key, another door)."""
+    summary = mcp.ok("summarize_deal", {"deal_id": deal_id, "detail": detail})["summary"]
+    assert summary["detail"] == detail
+    assert mcp.ok("summarize_deal", {"deal_id": deal_id, "detail": detail})["summary"] == summary  # records only
+
+    def get(path: str) -> Any:
+        response = rest.get(f"/api/v1{path}")
+        assert response.status_code == 200, (path, response.text)
+        return response.json()
+
+    assert check_sources(get, summary) >= 3
+    return summary
+
+
+def cited(summary: dict[str, Any], field: str) -> Any:
+    """The value of the one source citing `field` (a dotted path into the record's answer)."""
+    [value] = {s["value"] for s in summary["sources"] if s["field"] == field}
+    return value
+
+
+def timeline(mcp: McpCaller, deal_id: int) -> list[dict[str, Any]]:
+    entries, cursor = [], None
+    while True:
+        page = mcp.ok("get_deal_timeline", {"deal_id": deal_id, "limit": 5, **({"cursor": cursor} if cursor else {})})
+        entries += page["entries"]
+        if not page["has_more"]:
+            return entries
+        cursor = page["next_cursor"]
+
+
 def test_an_agent_runs_a_whole_deal(worker, live_server, api_key):
     mcp = McpCaller(live_server.url, api_key)
+    rest = httpx.Client(base_url=live_server.url, headers={"Authorization": f"Bearer {api_key}"}, timeout=30)
     # The directory: five lenders with programs that fit the deal.
     programs = [LenderProgramFactory(lender__name=f"{name} Capital", max_ltv=Decimal("75"))
                 for name in ("Granite", "Harbor Bank", "Summit", "Cedar", "Beacon")]
@@ -74,8 +109,15 @@ def test_an_agent_runs_a_whole_deal(worker, live_server, api_key):
     })["deal"]
     deal_id = deal["id"]
     assert deal["sponsor"]["id"] == sponsor["id"] and deal["stage"]["key"] == "intake"
-    mcp.ok("update_deal_financials", {"deal_id": deal_id, "estimated_value": 16_000_000, "in_place_noi": 1_000_000,
-                                      "interest_rate": 6.25, "amortization_years": 30})
+    financials = mcp.ok("update_deal_financials", {
+        "deal_id": deal_id, "estimated_value": 16_000_000, "in_place_noi": 1_000_000, "interest_rate": 6.25,
+        "amortization_years": 30})["financials"]
+
+    # Summary 1, before the market: the figures are the financials', and the next step is the search.
+    first = summarized(mcp, rest, deal_id, "brief")
+    assert cited(first, "ltv") == financials["ltv"] and cited(first, "debt_yield") == financials["debt_yield"]
+    assert "Intake" in first["text"]
+    assert [step["rule"] for step in first["next_steps"]] == ["start_search"]
 
     # Our people at each lender.
     lender_contact = {
@@ -117,7 +159,47 @@ def test_an_agent_runs_a_whole_deal(worker, live_server, api_key):
     quotes = {q["term_sheet_id"]: q for q in comparison["quotes"]}
     assert set(quotes) == {fixed["id"], floating["id"]}
 
+    # Summary 2, quotes in: the funnel and the quotes compared, each figure as the comparison serves it.
+    second_summary = summarized(mcp, rest, deal_id, "standard")
+    best = comparison["quotes"][0]
+    assert cited(second_summary, "quotes.0.all_in_rate") == best["all_in_rate"]
+    assert "choose_winner" in [step["rule"] for step in second_summary["next_steps"]]
+
     # The winner moves the deal to closing by itself.
     won = mcp.ok("select_winning_term_sheet", {"term_sheet_id": fixed["id"]})
     assert won["term_sheet"]["winning"] is True
     assert stage_of(mcp, deal_id) == "closing"
+
+    # A note of the call with the sponsor.
+    note = mcp.ok("add_note", {"deal_id": deal_id, "kind": "call", "body": "Ada agreed to Granite's terms."})["note"]
+    assert note["kind"] == "call"
+
+    # The timeline reads every step, in order.
+    entries = timeline(mcp, deal_id)
+    assert [e["at"] for e in entries] == sorted(e["at"] for e in entries)
+    names = {lender: next(p.lender.name for p in programs if p.lender_id == lender) for lender in top}
+    assert [(e["kind"], e["text"]) for e in entries] == [
+        ("stage_changed", "Started in Intake: Deal created."),
+        ("stage_changed", "Moved from Intake to Underwriting: Rent roll in"),
+        ("search_started", f"Lender search {search['search_id']} started"),
+        ("stage_changed", f"Moved from Underwriting to In market automatically: Lender search {search['search_id']} "
+                          "started."),
+        ("search_finished", f"Lender search {search['search_id']} finished: 5 lenders matched"),
+        *(("placement_sent", f"Sent to {names[lender]}") for lender in top),
+        ("placement_status", f"{names[top[0]]}: sent → reviewing"),
+        ("quote_received", f"Quote from {names[top[0]]}: $10,000,000 at 6.1% fixed"),
+        ("quote_received", f"Quote from {names[top[1]]}: $10,500,000 at 1-month Term SOFR + 275 bps"),
+        ("placement_status", f"{names[top[2]]}: sent → declined"),
+        ("winner_chosen", f"Winner chosen: {names[top[0]]}'s quote ($10,000,000 at 6.1% fixed)"),
+        ("placement_status", f"{names[top[1]]}: quoted → lost (another quote won)"),
+        ("stage_changed", f"Moved from In market to Closing automatically: Term sheet {fixed['id']} from "
+                          f"{names[top[0]]} chosen as the winning quote."),
+        ("note", "Call: Ada agreed to Granite's terms."),
+    ]
+    by_hand = [e for e in entries if e["kind"] == "stage_changed" and "automatically" not in e["text"]][1]
+    automatic = [e for e in entries if "automatically" in e["text"]]
+    assert by_hand["actor"] != "Lev" and {e["actor"] for e in automatic} == {"Lev"}
+
+    # Summary 3, the memo after the winner: closing, the winner, its figures.
+    memo = summarized(mcp, rest, deal_id, "memo")
+    assert "Closing" in memo["text"]
