@@ -151,6 +151,7 @@ def bench_comparison(counts: list[int], repeat: int) -> list[str]:
     from deals.placements import services
     from deals.placements.comparison import term_sheet_comparison
     from lenders.models import Lender
+    from lenders.rates.services import market_rate_set
     from lev.accounts.models import Membership
     from lev.accounts.services import account_create, api_key_create
     from mcp_tools.server import get_server
@@ -162,7 +163,7 @@ def bench_comparison(counts: list[int], repeat: int) -> list[str]:
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
     request = RequestFactory().post("/mcp", HTTP_AUTHORIZATION=f"Bearer {raw}")
-    services.base_rate_set(index="sofr", rate=Decimal("4.31"))
+    market_rate_set(index="sofr", rate=Decimal("4.31"))
     lender_ids = list(Lender.objects.order_by("id").values_list("id", flat=True)[: max(counts)])
     header = (f"{'quotes':>6} {'service ms':>10} {'REST ms':>8} {'MCP ms':>7} {'MCP bytes':>10} "
               f"{'queries':>8}")
@@ -207,7 +208,7 @@ def main() -> int:
 
     with own_database("placements_bench", keepdb=args.keepdb):
         with connection.cursor() as cursor:
-            cursor.execute("TRUNCATE deals_termsheet, deals_placement, deals_baserate, lenders_lenderactivity, "
+            cursor.execute("TRUNCATE deals_termsheet, deals_placement, lenders_marketrate, lenders_lenderactivity, "
                            "lenders_lenderprogram, lenders_lender, deals_dealproperty, deals_dealfinancials, "
                            "deals_deal, deals_apikey, deals_membership, deals_account, auth_user "
                            "RESTART IDENTITY CASCADE")

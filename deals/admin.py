@@ -24,7 +24,7 @@ from deals.notes.admin import DealNoteInline  # (registers notes; their inlines 
 from deals.notes.timeline import deal_timeline
 from deals.pipeline import services as pipeline_services
 from deals.pipeline.admin import StageChangeInline
-from deals.placements import admin as placements_admin  # noqa: F401  (registers placements, term sheets, base rates)
+from deals.placements import admin as placements_admin  # noqa: F401  (registers placements, term sheets)
 from deals.placements import selectors as placement_selectors
 from deals.placements import services as placement_services
 from deals.placements.comparison import term_sheet_comparison

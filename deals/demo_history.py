@@ -14,8 +14,8 @@ the admin's deal list (active deals by default) shows the deal team's own demo d
 Deterministic: the same directory, seed and `now` give the same records (random draws follow the
 directory's order by website, not database ids). Idempotent: nothing is created when the history is
 already there. `seed_demo_pipeline` puts one demo deal in mid-placement (sent to a few lenders, two
-quotes in) through the placement services, so the workflow can be tried at once. `seed_base_rates`
-sets demo values for the base rate indexes that are not set yet (an admin edits them).
+quotes in) through the placement services, so the workflow can be tried at once. The market rates the
+quotes are compared with (a dated history of every index) are lenders.rates.demo's.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
-from deals.models import BaseRate, Deal, DealFinancials, DealProperty, Placement, TermSheet
+from deals.models import Deal, DealFinancials, DealProperty, Placement, TermSheet
 from deals.placements.workflow import OPEN_STATUSES
 from lenders.models import LenderProgram
 from lev.accounts.models import Account
@@ -41,9 +41,6 @@ HISTORY_DAYS = 150
 # Where the demo deals are: the directory's headquarters markets (lenders.demo.CITIES) and a few more.
 MARKETS = ("TX", "FL", "CA", "NY", "GA", "AZ", "NC", "CO", "IL", "TN", "WA", "OH", "PA", "MA", "MN", "NV", "UT")
 FLOATING_TYPES = ("debt_fund", "private")
-# Demo values of the base rates (percent), set only where an admin has not set one.
-DEMO_BASE_RATES = {"sofr": "4.31", "term_sofr_1m": "4.33", "term_sofr_3m": "4.35", "treasury_5y": "3.95",
-                   "treasury_7y": "4.10", "treasury_10y": "4.25", "prime": "7.50"}
 
 
 @dataclass(frozen=True)
@@ -239,16 +236,6 @@ def _terms(rng: random.Random, kind: str, amount: Decimal, received: dt.datetime
     else:
         fields.update(fixed_rate=Decimal(str(round(rng.uniform(5.4, 7.6), 3))))
     return fields
-
-
-@transaction.atomic
-def seed_base_rates(*, today: dt.date | None = None) -> int:
-    """Set the demo base rates that are not set yet; returns how many were set."""
-    existing = set(BaseRate.objects.values_list("index", flat=True))
-    missing = [BaseRate(index=index, rate=Decimal(rate), as_of=today or timezone.localdate())
-               for index, rate in DEMO_BASE_RATES.items() if index not in existing]
-    BaseRate.objects.bulk_create(missing)
-    return len(missing)
 
 
 def seed_demo_pipeline(*, deal: Deal, user=None) -> int:

@@ -12,7 +12,7 @@ from deals import finance
 from deals.companies.models import Company, Contact
 from deals.notes.models import Note
 from deals.pipeline.models import Stage, StageChange
-from deals.placements.models import BaseRate, Placement, TermSheet
+from deals.placements.models import Placement, TermSheet
 from deals.searches.models import LenderMatch, LenderSearch
 from lev import limits
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES, choices
@@ -218,5 +218,5 @@ class DealFinancials(models.Model):
 
 
 # Every model of the app, its rooms' included, so Django registers them with this module.
-__all__ = ["BaseRate", "Company", "Contact", "Deal", "DealFinancials", "DealProperty", "LenderMatch", "LenderSearch",
-           "Note", "Placement", "Stage", "StageChange", "TermSheet"]
+__all__ = ["Company", "Contact", "Deal", "DealFinancials", "DealProperty", "LenderMatch", "LenderSearch", "Note",
+           "Placement", "Stage", "StageChange", "TermSheet"]

@@ -11,6 +11,7 @@ from django.db.models import Count, Q
 from django.utils.html import format_html
 
 from lenders.models import AssetType, Lender, LenderActivity, LenderProgram
+from lenders.rates import admin as rates_admin  # noqa: F401  (registers market rates)
 from lev import formatting, limits
 from lev.accounts.admin_bases import ADMIN_CSS, GlobalAdmin
 from lev.admin_forms import EnumListField, money_field, multiple_field, percent_field

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.db import models
 
 import lev.lookups  # noqa: F401  (registers the __anybit lookup)
+from lenders.rates.models import MarketRate  # noqa: F401  (the market rates room: registered with the app here)
 from lev import limits
 from lev.enums import (
     ASSET_TYPES,

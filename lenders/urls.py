@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from lenders import api
 
@@ -7,4 +7,5 @@ urlpatterns = [
     path("lenders/<int:lender_id>/", api.LenderDetailApi.as_view(), name="lender-detail"),
     path("lenders/<int:lender_id>/programs/", api.LenderProgramListApi.as_view(), name="lender-program-list"),
     path("asset-types/", api.AssetTypeListApi.as_view(), name="asset-type-list"),
+    path("", include("lenders.rates.urls")),
 ]

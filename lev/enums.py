@@ -50,7 +50,7 @@ def mask_of(values: list[str] | tuple[str, ...] | None, universe: tuple[str, ...
 # (deals.placements.workflow), which also says how a placement moves between them.
 QUOTE_TYPES = ("indicative", "soft_quote", "term_sheet", "commitment")
 RATE_TYPES = ("fixed", "floating")
-# Base rate indexes a floating quote is priced over; BaseRate stores the current value of each.
+# Base rate indexes a floating quote is priced over; lenders.rates.MarketRate holds each one's dated rates.
 RATE_INDEXES = ("sofr", "term_sofr_1m", "term_sofr_3m", "treasury_5y", "treasury_7y", "treasury_10y", "prime")
 RATE_INDEX_NAMES = {
     "sofr": "SOFR", "term_sofr_1m": "1-month Term SOFR", "term_sofr_3m": "3-month Term SOFR",

@@ -72,9 +72,10 @@ INTEREST_ONLY_MONTHS_MAX = 600  # the interest-only period of a deal's loan or a
 # below the field's floor is refused with value * 100 as the value probably meant (lev.vocabulary.
 # percent_fraction_message). 0 stays allowed (no fee; a 0 % rate). The floors are the smallest figures
 # no real loan has: a rate or a max LTV below 1 %, a fee below 0.1 % (fees of 0.25-1 % are common, so
-# their floor is lower: 0.01 meant as 1 % is still caught). Base rates are not checked: an index
-# such as SOFR has stood below 1 %.
-RATE_PERCENT_FLOOR = Decimal(1)  # a deal's interest_rate, a quote's fixed_rate
+# their floor is lower: 0.01 meant as 1 % is still caught). A market rate (lenders.rates) is checked
+# against the same floor where a file is imported (an index such as SOFR stood below 1 % in 2020-21:
+# such a rate is set in the admin, which does not refuse it).
+RATE_PERCENT_FLOOR = Decimal(1)  # a deal's interest_rate, a quote's fixed_rate, an imported market rate
 LTV_PERCENT_FLOOR = Decimal(1)  # a quote's max_ltv
 FEE_PERCENT_FLOOR = Decimal("0.1")  # a quote's origination and exit fees
 
@@ -158,6 +159,13 @@ FEE_PERCENT_MAX = 10  # origination / exit fee, percent of the loan
 LTV_PERCENT_COLUMN = MappingProxyType({"max_digits": 5, "decimal_places": 2})  # up to 999.99
 DSCR_INPUT_COLUMN = MappingProxyType({"max_digits": 4, "decimal_places": 2})  # up to 99.99
 FEE_PERCENT_COLUMN = MappingProxyType({"max_digits": 6, "decimal_places": 3})  # up to 999.999
+# Market rates (lenders.rates): a quote compared with an index's rate dated more than this many days
+# before the quote's date says which date's rate was used; the days of history get_market_rates reads
+# at most (one page of business days); the rows one import may hold; a rate's source text.
+MARKET_RATE_STALE_DAYS = 7
+MARKET_RATE_HISTORY_DAYS_MAX = 92
+MARKET_RATE_IMPORT_ROWS_MAX = 100_000
+MARKET_RATE_SOURCE_MAX = 100
 # Live quotes (not removed) one deal may hold: bounds the comparison's work and size.
 TERM_SHEETS_PER_DEAL_MAX = 200
 # The pipeline (deals/pipeline): an account's stages, their names, and why a deal moved.

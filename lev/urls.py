@@ -24,7 +24,15 @@ MOVED_ADMIN_PAGES = {
     "deals/idempotencyrecord": "idempotency/idempotencyrecord",
 }
 
+# Admin pages of models that were replaced: every old address leads to the new model's list (its rows
+# are not the old rows, so no id carries over).
+REPLACED_ADMIN_PAGES = {
+    "deals/baserate": "lenders/marketrate",  # one rate per index became dated rates (lenders.rates)
+}
+
 urlpatterns = [
+    *(re_path(rf"^admin/{old}/.*$", RedirectView.as_view(url=f"/admin/{new}/", permanent=True))
+      for old, new in REPLACED_ADMIN_PAGES.items()),
     *(re_path(rf"^admin/{old}/(?P<rest>.*)$",
               RedirectView.as_view(url=f"/admin/{new}/%(rest)s", query_string=True, permanent=True))
       for old, new in MOVED_ADMIN_PAGES.items()),

@@ -1,4 +1,4 @@
-"""Admin of placements, term sheets and base rates (registered by an import at the end of deals/admin.py).
+"""Admin of placements and term sheets (registered by an import at the end of deals/admin.py).
 
 Placements and term sheets are made through the workflow (REST, MCP, the deal page), so the admin
 does not add or hard-delete them; status changes, removing a quote and choosing the winner are
@@ -13,8 +13,8 @@ from django.contrib import admin, messages
 
 from deals.placements import selectors as placement_selectors
 from deals.placements import services
-from deals.placements.models import BaseRate, Placement, TermSheet
-from lev.accounts.admin_bases import AccountScopedHistoryAdmin, GlobalAdmin
+from deals.placements.models import Placement, TermSheet
+from lev.accounts.admin_bases import AccountScopedHistoryAdmin
 from lev.accounts.selectors import check_staff_can_write
 from lev.enums import RATE_INDEX_NAMES
 from lev.errors import ApplicationError
@@ -168,30 +168,3 @@ class TermSheetAdmin(AccountScopedHistoryAdmin):
     def remove(self, request, queryset):
         _run(self, request, queryset.filter(deleted_at=None), lambda t: services.term_sheet_remove(term_sheet=t),
              "Term sheets removed")
-
-
-@admin.register(BaseRate)
-class BaseRateAdmin(GlobalAdmin):
-    """The current rate of each index, which floating quotes are compared with. Edit it here.
-
-    Global (not tenant-scoped): market data every account's comparisons read."""
-
-    list_display = ["index", "name", "rate", "rate_text", "as_of", "updated_at"]
-    list_editable = ["rate", "as_of"]
-    readonly_fields = ["updated_at"]
-
-    @admin.display(description="Index name")
-    def name(self, base: BaseRate) -> str:
-        return RATE_INDEX_NAMES.get(base.index, base.index)
-
-    @admin.display(description="Percent per year")
-    def rate_text(self, base: BaseRate) -> str:
-        return percent(base.rate, 3)
-
-    def get_readonly_fields(self, request, obj=None):
-        # An index is the row's identity: a rate is changed, an index is not renamed.
-        return [*self.readonly_fields, "index"] if obj is not None else self.readonly_fields
-
-    def save_model(self, request, obj, form, change) -> None:
-        saved = services.base_rate_set(index=obj.index, rate=obj.rate, as_of=obj.as_of)
-        obj.pk = saved.pk

@@ -1,4 +1,4 @@
-"""REST views of placements, term sheets, their comparison and base rates: validate → call a service
+"""REST views of placements, term sheets and their comparison: validate → call a service
 or selector → serialize. Tenancy as for deals: a placement or term sheet of another account is a 404
 exactly like a missing one."""
 
@@ -15,7 +15,6 @@ from deals.placements import selectors, services
 from deals.placements.comparison import term_sheet_comparison
 from deals.placements.models import Placement, TermSheet
 from deals.placements.serializers import (
-    BaseRateSerializer,
     ComparisonQuerySerializer,
     ComparisonSerializer,
     PlacementBatchSerializer,
@@ -191,13 +190,3 @@ class TermSheetSelectWinnerApi(PlacementScopedView):
             return Response(WinnerChoiceSerializer(choice).data)
 
         return idempotent(request, select)
-
-
-class BaseRateListApi(APIView):
-    required_scopes = {"GET": PLACEMENTS_READ}
-
-    @extend_schema(operation_id="base_rates_list",
-                   responses={200: results_list(BaseRateSerializer, "BaseRateList"), **READ_ERRORS})
-    def get(self, request: Request) -> Response:
-        """Current base rates (percent per year) that floating quotes are compared with."""
-        return Response({"results": BaseRateSerializer(selectors.base_rate_list(), many=True).data})

@@ -3,7 +3,9 @@
 `term_sheet_comparison(deal=…)` returns plain data (dataclasses of Decimals, strings and dates), for
 the REST view, the MCP tool (through REST) and an admin template alike. Per quote:
 
-* all-in rate — the fixed rate, or the index's current BaseRate plus the spread (percent per year);
+* all-in rate — the fixed rate, or the index's rate as of the quote's date (the latest market rate of
+  that index dated on or before the local date the quote was received, lenders.rates) plus the spread
+  (percent per year); a rate dated more than `MARKET_RATE_STALE_DAYS` before the quote says so in a note;
 * all-in cost — the all-in rate plus origination and exit fees spread over the term (percent per
   year): the cost a borrower compares; equal to the all-in rate for a quote without fees;
 * proceeds — the quoted loan amount, net proceeds after the origination fee, fees in dollars;
@@ -16,7 +18,7 @@ the REST view, the MCP tool (through REST) and an admin template alike. Per quot
 * debt yield — NOI over the quoted loan, percent.
 
 What cannot be computed is None, and says why: in `unavailable` for the deal (no NOI, no value) and
-in a quote's notes for the quote (no base rate for its index).
+in a quote's notes for the quote (no rate of its index on or before its date).
 
 Order ("best first"): quotes that are still valid, priced (an all-in rate known) and cover the
 requested loan first; then lowest all-in cost (the all-in rate when the cost is unknown); then
@@ -35,9 +37,11 @@ from deals import finance
 from deals.finance import debt_service, ratio
 from deals.models import Deal, DealFinancials
 from deals.placements import workflow
-from deals.placements.models import BaseRate, TermSheet
+from deals.placements.models import TermSheet
 from deals.searches.ranking.insights import money as money_text
+from lenders.rates.selectors import rates_on_dates
 from lev.enums import RATE_INDEX_NAMES
+from lev.limits import MARKET_RATE_STALE_DAYS
 
 CENT = Decimal("0.01")
 RATE_PLACES = Decimal("0.001")
@@ -60,6 +64,8 @@ class QuoteComparison:
     fixed_rate: Decimal | None
     rate_index: str
     base_rate: Decimal | None
+    base_rate_as_of: dt.date | None  # the date of the index's rate used
+    quoted_on: dt.date  # the local date the quote was received: its rate is read as of it
     spread_bps: int | None
     all_in_rate: Decimal | None
     all_in_cost: Decimal | None
@@ -97,7 +103,7 @@ class Comparison:
     value_basis: str | None  # "estimated_value" | "purchase_price"
     noi: Decimal | None
     noi_basis: str | None  # "in_place_noi" | "stabilized_noi"
-    base_rates: dict[str, tuple[Decimal, dt.date]]  # index -> (rate, as of), those the quotes use
+    base_rates: list[tuple[str, Decimal, dt.date]]  # (index, rate, its date): each rate a quote uses, once
     quotes: list[QuoteComparison]
     unavailable: list[str]
 
@@ -155,9 +161,13 @@ def _notes(quote: QuoteComparison, *, requested: Decimal | None, today: dt.date,
         notes.append("lowest all-in cost")
     if quote.term_sheet_id in best["rate"] and quote.term_sheet_id not in best["cost"]:
         notes.append("lowest all-in rate")
-    if quote.rate_type == "floating" and quote.base_rate is None:
-        notes.append(f"no current {RATE_INDEX_NAMES.get(quote.rate_index, quote.rate_index)} rate set: "
-                     "all-in rate unknown")
+    if quote.rate_type == "floating":
+        index = RATE_INDEX_NAMES.get(quote.rate_index, quote.rate_index)
+        if quote.base_rate_as_of is None:
+            notes.append(f"no {index} rate on or before {quote.quoted_on.isoformat()}: all-in rate unknown")
+        elif (quote.quoted_on - quote.base_rate_as_of).days > MARKET_RATE_STALE_DAYS:
+            notes.append(f"{index} of {quote.base_rate_as_of.isoformat()} used, the latest on or before the "
+                         f"quote's {quote.quoted_on.isoformat()}")
     if quote.recourse in RECOURSE_NOTES:
         notes.append(RECOURSE_NOTES[quote.recourse])
     if requested and quote.proceeds < requested:
@@ -223,7 +233,8 @@ def _basis(financials: DealFinancials | None, *names: str) -> tuple[Decimal | No
 
 def term_sheet_comparison(*, deal: Deal, today: dt.date | None = None) -> Comparison:
     """Every live quote of the deal (not those of declined or archived placements), compared.
-    Three queries whatever the number of quotes (at most TERM_SHEETS_PER_DEAL_MAX)."""
+    Three queries whatever the number of quotes (at most TERM_SHEETS_PER_DEAL_MAX): the financials,
+    the quotes, and the market rates as of every floating quote's date."""
     today = today or timezone.localdate()
     financials = DealFinancials.objects.filter(deal=deal).first()
     value, value_basis = _basis(financials, "estimated_value", "purchase_price")
@@ -234,11 +245,16 @@ def term_sheet_comparison(*, deal: Deal, today: dt.date | None = None) -> Compar
         .select_related("placement__lender")
         .order_by("id")
     )
-    indexes = {t.rate_index for t in term_sheets if t.rate_type == "floating"}
-    rates = {b.index: (b.rate, b.as_of) for b in BaseRate.objects.filter(index__in=indexes)}
+    quoted_on = {ts.pk: timezone.localdate(ts.received_at) for ts in term_sheets}
+    wanted: dict[str, set[dt.date]] = {}
+    for ts in term_sheets:
+        if ts.rate_type == "floating":
+            wanted.setdefault(ts.rate_index, set()).add(quoted_on[ts.pk])
+    rates = rates_on_dates(dates=wanted)
     quotes = []
     for ts in term_sheets:
-        base = rates.get(ts.rate_index, (None, None))[0] if ts.rate_type == "floating" else None
+        market = rates.get((ts.rate_index, quoted_on[ts.pk])) if ts.rate_type == "floating" else None
+        base = market.rate if market is not None else None
         rate = all_in_rate(rate_type=ts.rate_type, fixed_rate=ts.fixed_rate, base_rate=base, spread_bps=ts.spread_bps)
         origination, exit_ = fee(ts.loan_amount, ts.origination_fee_percent), fee(ts.loan_amount, ts.exit_fee_percent)
         fee_percent = (ts.origination_fee_percent or 0) + (ts.exit_fee_percent or 0)
@@ -252,7 +268,8 @@ def term_sheet_comparison(*, deal: Deal, today: dt.date | None = None) -> Compar
             term_sheet_id=ts.pk, placement_id=ts.placement_id, lender_id=ts.placement.lender_id,
             lender_name=ts.placement.lender.name, placement_status=ts.placement.status, quote_type=ts.quote_type,
             winning=ts.winning, rate_type=ts.rate_type, fixed_rate=ts.fixed_rate, rate_index=ts.rate_index,
-            base_rate=base, spread_bps=ts.spread_bps, all_in_rate=rate,
+            base_rate=base, base_rate_as_of=market.on if market is not None else None, quoted_on=quoted_on[ts.pk],
+            spread_bps=ts.spread_bps, all_in_rate=rate,
             all_in_cost=all_in_cost(rate=rate, fee_percent=fee_percent, term_months=ts.term_months),
             proceeds=ts.loan_amount, net_proceeds=ts.loan_amount - origination, origination_fee=origination,
             exit_fee=exit_, total_fees=origination + exit_, ltv=ratio(ts.loan_amount, value, HUNDRED),
@@ -274,11 +291,16 @@ def term_sheet_comparison(*, deal: Deal, today: dt.date | None = None) -> Compar
                            "financials)")
     if quotes and value is None:
         unavailable.append("LTV: the deal has no value (set estimated_value or purchase_price in its financials)")
-    missing = sorted(indexes - set(rates))
-    if missing:
-        names = ", ".join(RATE_INDEX_NAMES.get(i, i) for i in missing)
-        unavailable.append(f"All-in rate of floating quotes over {names}: no current base rate is set "
-                           "(an admin sets it under Base rates)")
-    used = {index: rates[index] for index in sorted(indexes & set(rates))}
+    # Per index, the last date with no rate on or before it: no earlier date of that index has one either.
+    missing: dict[str, dt.date] = {}
+    for (index, day), market in rates.items():
+        if market is None:
+            missing[index] = max(day, missing.get(index, day))
+    for index in sorted(missing):
+        name = RATE_INDEX_NAMES.get(index, index)
+        unavailable.append(f"All-in rate of floating quotes over {name}: no {name} rate on or before "
+                           f"{missing[index].isoformat()} (an admin adds rates under Market rates, or "
+                           "`manage.py import_market_rates`)")
+    used = sorted({(m.index, m.rate, m.on) for m in rates.values() if m is not None})
     return Comparison(deal_id=deal.pk, requested_loan_amount=requested, value=value, value_basis=value_basis,
                       noi=noi, noi_basis=noi_basis, base_rates=used, quotes=quotes, unavailable=unavailable)

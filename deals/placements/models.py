@@ -136,18 +136,3 @@ class TermSheet(models.Model):
 
     def __str__(self) -> str:
         return f"Term sheet {self.pk} on placement {self.placement_id}"
-
-
-class BaseRate(models.Model):
-    """The current value of a base rate index, which floating quotes are compared with. Admin-edited."""
-
-    index = models.CharField(max_length=16, choices=choices(RATE_INDEXES), unique=True)
-    rate = models.DecimalField(**limits.RATE_COLUMN, help_text="Percent per year.")
-    as_of = models.DateField(default=timezone.localdate)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["index"]
-
-    def __str__(self) -> str:
-        return f"{self.get_index_display()} {self.rate}%"

@@ -1,4 +1,4 @@
-"""Reads of placements, term sheets and base rates. Placements and term sheets are scoped to the
+"""Reads of placements and term sheets. Placements and term sheets are scoped to the
 account of their deal: another account's placement answers exactly like a missing one."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q, QuerySet
 
 from deals.models import Deal
-from deals.placements.models import BaseRate, Placement, TermSheet
+from deals.placements.models import Placement, TermSheet
 from lev.accounts.models import Account
 from lev.errors import NotFound
 
@@ -79,6 +79,3 @@ def term_sheet_get(*, account: Account, term_sheet_id: int) -> TermSheet:
         raise NotFound("Term sheet", term_sheet_id)
     return term_sheet
 
-
-def base_rate_list() -> QuerySet[BaseRate]:
-    return BaseRate.objects.order_by("index")

@@ -1,4 +1,4 @@
-"""Input and output shapes of the placement, term sheet, comparison and base rate endpoints."""
+"""Input and output shapes of the placement, term sheet and comparison endpoints."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from deals.finance import DSCR_BASES
-from deals.placements.models import BaseRate, Placement, TermSheet
+from deals.placements.models import Placement, TermSheet
 from deals.placements.selectors import PlacementFilters, TermSheetFilters
 from deals.placements.workflow import STATUS_CHOICES, STATUSES, UPDATE_STATUSES, automatic_statuses, next_statuses
 from lev import limits
@@ -275,9 +275,14 @@ class QuoteComparisonSerializer(serializers.Serializer):
     rate_type = serializers.CharField()
     fixed_rate = _decimal(**limits.RATE_COLUMN)
     rate_index = serializers.CharField()
-    base_rate = _decimal(**limits.RATE_COLUMN, help_text="The index's current rate used, percent.")
+    base_rate = _decimal(**limits.RATE_COLUMN, help_text="Floating: the index's rate as of the quote's date (its "
+                                                         "latest rate dated on or before it), percent.")
+    base_rate_as_of = serializers.DateField(allow_null=True, help_text="The date of the base_rate used.")
+    quoted_on = serializers.DateField(help_text="The local date the quote was received: its base rate is read "
+                                                "as of it.")
     spread_bps = serializers.IntegerField(allow_null=True)
-    all_in_rate = _decimal(8, 3, "Fixed rate, or base rate + spread; percent per year. Null: no base rate set.")
+    all_in_rate = _decimal(8, 3, "Fixed rate, or base rate + spread; percent per year. Null: no rate of the index "
+                                  "on or before the quote's date.")
     all_in_cost = _decimal(8, 3, "All-in rate plus fees spread over the term; percent per year.")
     proceeds = _decimal(MONEY_OUT, 2, "The quoted loan, US dollars.", null=False)
     net_proceeds = _decimal(MONEY_OUT, 2, "Proceeds less the origination fee.", null=False)
@@ -310,7 +315,7 @@ class QuoteComparisonSerializer(serializers.Serializer):
 class BaseRateUsedSerializer(serializers.Serializer):
     index = serializers.CharField()
     rate = _decimal(**limits.RATE_COLUMN, null=False)
-    as_of = serializers.DateField()
+    as_of = serializers.DateField(help_text="The date of this rate of the index.")
 
 
 ORDER_TEXT = ("Valid, priced quotes that cover the requested loan first; then lowest all-in cost; then highest "
@@ -324,7 +329,8 @@ class ComparisonSerializer(serializers.Serializer):
     value_basis = serializers.CharField(allow_null=True)
     noi = _decimal(limits.MONEY_MAX_DIGITS, 2, "The NOI the DSCR is measured with, US dollars per year.")
     noi_basis = serializers.CharField(allow_null=True)
-    base_rates = serializers.SerializerMethodField()
+    base_rates = serializers.SerializerMethodField(
+        help_text="Each market rate the floating quotes use (an index may appear with several dates).")
     order = serializers.SerializerMethodField()
     best_term_sheet_id = serializers.IntegerField(allow_null=True)
     count = serializers.SerializerMethodField(help_text="Quotes compared (all of them, whatever `limit`).")
@@ -335,7 +341,7 @@ class ComparisonSerializer(serializers.Serializer):
     @extend_schema_field(BaseRateUsedSerializer(many=True))
     def get_base_rates(self, comparison) -> list[dict[str, Any]]:
         return [{"index": index, "rate": rate, "as_of": as_of.isoformat()}
-                for index, (rate, as_of) in comparison.base_rates.items()]
+                for index, rate, as_of in comparison.base_rates]
 
     def get_order(self, comparison) -> str:
         return ORDER_TEXT
@@ -348,8 +354,3 @@ class ComparisonSerializer(serializers.Serializer):
         limit = self.context.get("limit")
         return QuoteComparisonSerializer(comparison.quotes[:limit], many=True).data
 
-
-class BaseRateSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = BaseRate
-        fields = ("index", "rate", "as_of", "updated_at")

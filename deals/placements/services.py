@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -40,7 +39,7 @@ from deals.placements.errors import (
     WinnerNotQuoted,
     WinningQuoteNotRemovable,
 )
-from deals.placements.models import BaseRate, Placement, TermSheet
+from deals.placements.models import Placement, TermSheet
 from deals.placements.workflow import (
     DECIDED_STATUSES,
     MANUAL_TRANSITIONS,
@@ -416,12 +415,3 @@ def term_sheet_select_winner(*, term_sheet: TermSheet, today: dt.date | None = N
         deal=deal, key=pipeline.WINNER_CHOSEN, user=user,
         reason=f"Term sheet {term_sheet.pk} from {placement.lender.name} chosen as the winning quote.")
     return WinnerChoice(term_sheet, lost, changed=True)
-
-
-# --- base rates -------------------------------------------------------------------------------------
-@transaction.atomic
-def base_rate_set(*, index: str, rate: Decimal, as_of: dt.date | None = None) -> BaseRate:
-    """Set the current value of a base rate index (admin)."""
-    base, _ = BaseRate.objects.update_or_create(
-        index=index, defaults={"rate": rate, "as_of": as_of or timezone.localdate()})
-    return base

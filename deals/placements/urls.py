@@ -13,5 +13,4 @@ urlpatterns = [
     path("term-sheets/<int:term_sheet_id>/", api.TermSheetDetailApi.as_view(), name="term-sheet-detail"),
     path("term-sheets/<int:term_sheet_id>/select-winner/", api.TermSheetSelectWinnerApi.as_view(),
          name="term-sheet-select-winner"),
-    path("base-rates/", api.BaseRateListApi.as_view(), name="base-rate-list"),
 ]

@@ -28,6 +28,7 @@ from lev.enums import (
     BUSINESS_PLANS,
     LENDER_TYPES,
     LOAN_TYPES,
+    RATE_INDEXES,
     SUMMARY_DETAILS,
     TRANSACTION_TYPES,
     US_STATES,
@@ -82,6 +83,7 @@ BusinessPlan = Annotated[Literal[BUSINESS_PLANS], BeforeValidator(_choice(BUSINE
 AssetType = Annotated[Literal[ASSET_TYPES], BeforeValidator(_choice(ASSET_TYPES))]  # type: ignore[valid-type]
 LenderType = Annotated[Literal[LENDER_TYPES], BeforeValidator(_choice(LENDER_TYPES))]  # type: ignore[valid-type]
 StateCode = Annotated[Literal[US_STATES], BeforeValidator(_choice(US_STATES))]  # type: ignore[valid-type]
+RateIndex = Annotated[Literal[RATE_INDEXES], BeforeValidator(_choice(RATE_INDEXES))]  # type: ignore[valid-type]
 SummaryDetail = Annotated[Literal[SUMMARY_DETAILS],  # type: ignore[valid-type]
                           BeforeValidator(_choice(SUMMARY_DETAILS))]
 

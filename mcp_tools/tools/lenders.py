@@ -1,27 +1,32 @@
-"""Lender tools: the directory, lender searches for a deal (ranked on a worker), and their results."""
+"""Lender tools: the directory, lender searches for a deal (ranked on a worker), their results, and the
+market rates (index rates by date) floating quotes are priced over."""
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import Annotated, Any
 
+from django.utils import timezone
 from pydantic import Field
 
 from lev import limits
 from lev.accounts.scopes import LENDERS_READ, SEARCHES_WRITE
 from lev.errors import ErrorCode
 from lev.limits import LOAN_AMOUNT_MIN
-from mcp_tools.errors import ToolFailure
+from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
     AssetType,
     Cursor,
+    Date,
     Id,
     LenderType,
     Limit,
     ListCursor,
     LoanAmount,
     LoanType,
+    RateIndex,
     StateCode,
     Text,
     clip,
@@ -297,3 +302,35 @@ def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SI
         **_waiting(body),
     }
     return fit_budget(payload, "results", MATCH_STEPS)
+
+
+# --- market rates --------------------------------------------------------------------------------
+HISTORY_NEEDS_INDEX = "index is required with history_days (one index's history at a time)"
+
+
+@tool(title="Get market rates", scope=LENDERS_READ, read_only=True)
+def get_market_rates(
+    index: RateIndex | None = None,
+    as_of: Annotated[Date | None, Field(description="YYYY-MM-DD; default today.")] = None,
+    history_days: Annotated[int | None, Field(
+        ge=1, le=limits.MARKET_RATE_HISTORY_DAYS_MAX,
+        description="With index: that index's rates dated in the N days up to as_of, newest first.")] = None,
+) -> dict[str, Any]:
+    """Index rates (SOFR, Term SOFR, Prime, Treasuries; percent per year) floating quotes are priced
+    over. Each index's rate as of a date is its latest rate dated on or before it (compare_term_sheets
+    uses each quote's date). Returns {"as_of", "rates": [{index, name, rate, date, days_old}]}
+    (rate null: none that early), or with index and history_days {"index", "history": [{date, rate}]}.
+    """
+    if history_days is not None and index is None:
+        raise validation_failure({"index": [HISTORY_NEEDS_INDEX.removeprefix("index ")]})
+    if history_days is None:
+        body = lev().get("/market-rates/", drop_none(index=index, as_of=as_of.isoformat() if as_of else None))
+        rates = [{k: r.get(k) for k in ("index", "name", "rate", "date", "days_old")} for r in body["results"]]
+        return {"as_of": body["as_of"], "rates": rates}
+    until = as_of or timezone.localdate()
+    since = until - dt.timedelta(days=min(history_days - 1, (until - dt.date.min).days))
+    body = lev().get(f"/market-rates/{index}/history/", {
+        "since": since.isoformat(), "until": until.isoformat(), "page_size": limits.PAGE_SIZE_MAX})
+    history = [{"date": r["date"], "rate": r["rate"]} for r in body["results"]]
+    return {"index": index, "since": since.isoformat(), "until": until.isoformat(), "history": history,
+            "total": body["count"], "has_more": body["count"] > len(history)}

@@ -18,7 +18,7 @@ from pydantic import AfterValidator, BeforeValidator, Field
 from deals.placements.workflow import STATUSES, UPDATE_STATUSES
 from lev import limits
 from lev.accounts.scopes import PLACEMENTS_READ, PLACEMENTS_WRITE
-from lev.enums import QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES
+from lev.enums import QUOTE_TYPES, RATE_TYPES, RECOURSE_TYPES
 from lev.errors import ErrorCode
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -29,6 +29,7 @@ from mcp_tools.tools.common import (
     Money,
     Number,
     Percent,
+    RateIndex,
     Text,
     _choice,
     clip,
@@ -51,7 +52,6 @@ PlacementStatus = Annotated[Literal[STATUSES], BeforeValidator(_choice(STATUSES)
 UpdateStatus = Annotated[Literal[UPDATE_STATUSES], BeforeValidator(_choice(UPDATE_STATUSES))]  # type: ignore[valid-type]
 QuoteType = Annotated[Literal[QUOTE_TYPES], BeforeValidator(_choice(QUOTE_TYPES))]  # type: ignore[valid-type]
 RateType = Annotated[Literal[RATE_TYPES], BeforeValidator(_choice(RATE_TYPES))]  # type: ignore[valid-type]
-RateIndex = Annotated[Literal[RATE_INDEXES], BeforeValidator(_choice(RATE_INDEXES))]  # type: ignore[valid-type]
 Recourse = Annotated[Literal[RECOURSE_TYPES], BeforeValidator(_choice(RECOURSE_TYPES))]  # type: ignore[valid-type]
 
 DealId = Id(None)
@@ -304,14 +304,14 @@ def list_term_sheets(
 
 
 COMPARISON_KEYS = ("rank", "term_sheet_id", "placement_id", "lender_id", "lender_name", "quote_type", "winning",
-                   "rate_type", "rate_index", "base_rate", "spread_bps", "all_in_rate", "all_in_cost", "proceeds",
-                   "net_proceeds", "total_fees", "origination_fee", "exit_fee", "ltv", "debt_yield",
-                   "annual_debt_service", "interest_only_debt_service", "dscr", "dscr_basis", "dscr_interest_only",
-                   "dscr_amortizing", "term_months", "amortization_months",
-                   "interest_only_months", "recourse", "expires_on", "expired", "notes")
+                   "rate_type", "rate_index", "base_rate", "base_rate_as_of", "spread_bps", "all_in_rate",
+                   "all_in_cost", "proceeds", "net_proceeds", "total_fees", "origination_fee", "exit_fee", "ltv",
+                   "debt_yield", "annual_debt_service", "interest_only_debt_service", "dscr", "dscr_basis",
+                   "dscr_interest_only", "dscr_amortizing", "term_months", "amortization_months",
+                   "interest_only_months", "recourse", "quoted_on", "expires_on", "expired", "notes")
 COMPARISON_STEPS = [
     lambda item: {k: v for k, v in item.items()
-                  if k not in ("origination_fee", "exit_fee", "interest_only_debt_service")},
+                  if k not in ("origination_fee", "exit_fee", "interest_only_debt_service", "quoted_on")},
     lambda item: {**item, "notes": item["notes"][:3]},
     # The figures a choice is made on, and the id to choose with.
     lambda item: {**{k: item.get(k) for k in ("rank", "term_sheet_id", "lender_id", "lender_name", "all_in_rate",
@@ -330,9 +330,10 @@ def compare_term_sheets(
 ) -> dict[str, Any]:
     """Compare a deal's quotes on one basis, best first, to help the user pick a winner.
 
-    Per quote: all_in_rate (fixed, or current index + spread), all_in_cost (with fees over the
-    term), proceeds, fees, ltv, debt_yield, annual_debt_service, dscr (on dscr_basis, as
-    get_deal_financials; dscr_interest_only, dscr_amortizing) and short notes. Best: valid quotes
+    Per quote: all_in_rate (fixed, or index + spread; the index rate as of the quote's date,
+    base_rate_as_of), all_in_cost (with fees over the term), proceeds, fees, ltv, debt_yield,
+    annual_debt_service, dscr (on dscr_basis, as get_deal_financials; dscr_interest_only,
+    dscr_amortizing) and short notes. Best: valid quotes
     covering the loan, then lowest all-in cost, then highest proceeds. A figure that cannot be
     computed is null and "unavailable" says why. Returns {"best_term_sheet_id", "quotes", …}.
     """

@@ -43,7 +43,8 @@ def test_an_old_address_cannot_lead_off_the_site():
 def test_every_old_address_leads_to_a_page_the_admin_has():
     from django.contrib import admin
 
-    from lev.urls import MOVED_ADMIN_PAGES
+    from lev.urls import MOVED_ADMIN_PAGES, REPLACED_ADMIN_PAGES
 
     pages = {f"{model._meta.app_label}/{model._meta.model_name}" for model in admin.site._registry}
-    assert set(MOVED_ADMIN_PAGES.values()) <= pages
+    assert set(MOVED_ADMIN_PAGES.values()) | set(REPLACED_ADMIN_PAGES.values()) <= pages
+    assert not (set(MOVED_ADMIN_PAGES) | set(REPLACED_ADMIN_PAGES)) & pages  # no live page is shadowed

@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from deals.models import Company, Contact, Deal, DealFinancials, DealProperty
 from lenders.models import Lender, LenderActivity, LenderProgram
+from lenders.rates.models import MarketRate
 from lev.accounts.models import ApiKey
 
 pytestmark = pytest.mark.django_db
@@ -27,12 +28,14 @@ def seeded():
 
 def counts():
     return (Lender.objects.count(), LenderProgram.objects.count(), LenderActivity.objects.count(),
-            Deal.objects.count(), DealProperty.objects.count(), DealFinancials.objects.count())
+            Deal.objects.count(), DealProperty.objects.count(), DealFinancials.objects.count(),
+            MarketRate.objects.count())
 
 
 def test_seed_demo_is_idempotent_and_deterministic(seeded):
     first = counts()
     assert first[0] == 60 and 60 <= first[1] <= 240
+    assert first[-1] > 2000 and "Market rates: " in seeded  # ~18 months of every index
     assert Deal.objects.filter(account__slug="demo-capital").count() == 6  # the others: its market history
     names = list(Lender.objects.order_by("website").values_list("name", flat=True))
     call_command("seed_demo", "--lenders", "60", stdout=StringIO())

@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 from django.db.models import Count, Q
 
-from deals.demo_history import HISTORY_ACCOUNT_SLUG, seed_base_rates, seed_demo_pipeline, seed_market_history
-from deals.models import BaseRate, Placement, TermSheet
+from deals.demo_history import HISTORY_ACCOUNT_SLUG, seed_demo_pipeline, seed_market_history
+from deals.models import Placement, TermSheet
 from deals.placements.activity import lender_activity_recompute
 from lenders.demo import seed_directory
 from lenders.models import LenderActivity
@@ -84,10 +84,7 @@ def test_the_signals_come_from_the_history(directory):
     assert rows.exclude(avg_response_hours=None).exists()
 
 
-def test_base_rates_and_the_demo_pipeline(directory, account):
-    assert seed_base_rates() == 7
-    BaseRate.objects.filter(index="sofr").update(rate="5.000")  # an admin's value is kept
-    assert seed_base_rates() == 0 and BaseRate.objects.get(index="sofr").rate == 5
+def test_the_demo_pipeline(directory, account):
     deal = make_deal(account, loan_amount=18_500_000)
     made = seed_demo_pipeline(deal=deal)
     assert made == 4

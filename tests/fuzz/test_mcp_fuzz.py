@@ -28,6 +28,7 @@ from deals.placements.services import QUOTED_AFTER_TODAY, QUOTED_BEFORE_SENT, RA
 from mcp_tools import resilience
 from mcp_tools.registry import TOOLS
 from mcp_tools.tools.deals import GIVEN_AND_CLEARED
+from mcp_tools.tools.lenders import HISTORY_NEEDS_INDEX
 from mcp_tools.toolsets import toolset_of
 from tests.fuzz.conftest import MODERN_META, RawMcp, World, budget
 from tests.fuzz.contract import Outcome, judge, leaks
@@ -159,6 +160,7 @@ CROSS_ARGUMENT_RULES = {
     "update_contact": "Validation failed: pass at least one field to change",
     "list_contacts": "Validation failed: pass company_id or lender_id (one of them)",
     "add_contact": "Validation failed: pass company_id or lender_id (one of them)",
+    "get_market_rates": f"Validation failed: {HISTORY_NEEDS_INDEX}",
     "add_note": "Validation failed: pass one of deal_id, placement_id, company_id or contact_id",
 }
 

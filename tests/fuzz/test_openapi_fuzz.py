@@ -24,6 +24,7 @@ from deals.notes.services import ONE_TARGET
 from deals.pipeline.services import STAGE_ORDER_MESSAGE
 from deals.placements.serializers import CREATE_TARGET_MESSAGE
 from deals.placements.services import QUOTED_AFTER_TODAY, QUOTED_BEFORE_SENT, RATE_TERMS_MESSAGE
+from lenders.rates.serializers import SINCE_AFTER_UNTIL
 from lev.pagination import BAD_CURSOR, CURSOR_WITH_PAGE, OTHER_LIST
 from lev.wsgi import application
 from tests.fuzz.conftest import World, budget
@@ -64,6 +65,7 @@ def assert_none(failures: dict[str, tuple[str, str]]) -> None:
 # sign for that list (its signature is no pattern a schema can state).
 CROSS_FIELD_RULES = {"Validation failed: min_loan_amount must not exceed max_loan_amount", STAGE_ORDER_MESSAGE,
                      f"Validation failed: {CREATE_TARGET_MESSAGE}", RATE_TERMS_MESSAGE,
+                     f"Validation failed: since {SINCE_AFTER_UNTIL}",
                      f"Validation failed: {ONE_TARGET}",  # a note's one target of four
                      *(f"Validation failed: cursor {reason}" for reason in (BAD_CURSOR, OTHER_LIST, CURSOR_WITH_PAGE))}
 # Rules over a field and today or the records (a quote's day: not after today, not before its

@@ -7,6 +7,7 @@ an answer still over budget is an INTERNAL_ERROR result, never cut JSON and neve
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 from decimal import Decimal
 
@@ -18,6 +19,7 @@ from deals.models import DealProperty, Note, Stage
 from deals.pipeline import services as pipeline
 from lenders import selectors as lender_selectors
 from lenders.models import LenderProgram
+from lenders.rates.models import MarketRate
 from lev import limits
 from mcp_tools import budget
 from mcp_tools.registry import TOOLS
@@ -307,10 +309,15 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
         Company(account=account, kind="borrower", name=f"{n:03d} " + wide(196),
                 location=wide(limits.COMPANY_LOCATION_MAX), notes=wide(limits.COMPANY_NOTES_MAX))
         for n in range(110))
+    today = dt.date.today()
+    MarketRate.objects.bulk_create(MarketRate(index="sofr", on=today - dt.timedelta(days=n), rate=Decimal("29.999"),
+                                              source=wide(limits.MARKET_RATE_SOURCE_MAX)) for n in range(120))
     # The longest notes on the deal (list_notes, and the timeline with its 100 placements, quotes, moves).
     Note.objects.bulk_create(Note(account=account, deal=deal, kind="call", body=wide(limits.NOTE_BODY_MAX))
                              for _ in range(110))
     arguments = {
+        "get_market_rates": {"index": "sofr", "as_of": today.isoformat(),
+                             "history_days": limits.MARKET_RATE_HISTORY_DAYS_MAX},
         "list_deals": {"limit": 100},
         "get_deal": {"deal_id": deal.pk, "include": ["properties", "financials"]},
         "list_deal_properties": {"deal_id": deal.pk, "limit": 100},

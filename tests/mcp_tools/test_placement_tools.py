@@ -12,10 +12,12 @@ import json
 
 import pytest
 from django.conf import settings
+from django.utils import timezone
 
 from deals.models import Placement, TermSheet
 from deals.placements.serializers import CREATE_TARGET_MESSAGE
-from deals.placements.services import RATE_TERMS_MESSAGE, base_rate_set
+from deals.placements.services import RATE_TERMS_MESSAGE
+from lenders.rates.services import market_rate_set
 from mcp_tools import budget
 from tests.deals.fixtures import eager_jobs
 from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
@@ -54,7 +56,7 @@ def test_from_a_search_to_a_winning_quote(mcp, account):
     deal = make_deal(account)
     for _ in range(7):
         LenderProgramFactory()
-    base_rate_set(index="sofr", rate="4.3")
+    market_rate_set(index="sofr", rate="4.3")
     search = mcp.ok("search_lenders_for_deal", {"deal_id": deal.id})
     assert search["status"] == "completed"
     placed = mcp.ok("create_placements", {"deal_id": deal.id, "search_id": search["search_id"], "send": True})
@@ -78,6 +80,7 @@ def test_from_a_search_to_a_winning_quote(mcp, account):
     assert comparison["count"] == 2 and comparison["best_term_sheet_id"] == fixed["term_sheet"]["id"]
     best, other = comparison["quotes"]
     assert (best["all_in_rate"], other["all_in_rate"], other["base_rate"]) == (6.123, 6.8, 4.3)
+    assert other["base_rate_as_of"] == other["quoted_on"] == timezone.localdate().isoformat()
     assert "highest proceeds" in other["notes"] and "non-recourse" in best["notes"]
     assert mcp.ok("compare_term_sheets", {"deal_id": deal.id, "limit": 1})["has_more"] is True
 

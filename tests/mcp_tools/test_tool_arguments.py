@@ -44,6 +44,7 @@ from deals.serializers import (
     PropertyInputSerializer,
 )
 from deals.summaries.serializers import SummaryQuerySerializer
+from lenders.rates.serializers import MarketRatesQuerySerializer
 from lenders.serializers import DirectoryQuerySerializer
 from lev import limits
 from lev.serializers import PageQuerySerializer
@@ -249,6 +250,7 @@ API_INPUTS = {
     "list_deals": (DealListQuerySerializer, {"limit": "page_size"}),
     "search_lender_directory": (DirectoryQuerySerializer, {"limit": "page_size", "query": "query"}),
     "get_lender_search_results": (SearchResultsQuerySerializer, {"limit": "page_size"}),
+    "get_market_rates": (MarketRatesQuerySerializer, {}),
     "list_deal_properties": (PageQuerySerializer, {"limit": "page_size"}),
     "list_lender_programs": (PageQuerySerializer, {"limit": "page_size"}),
     "update_deal_property": (PropertyInputSerializer, {}),
@@ -312,6 +314,12 @@ def check_against_field(where: str, prop: dict[str, Any], field: serializers.Fie
         raise AssertionError(f"{where}: no check for {type(field).__name__}")
 
 
+# Arguments no API field takes as such: the tool turns them into what the API takes.
+TOOL_ONLY = {
+    "get_market_rates.history_days": "becomes the history's since and until dates",
+}
+
+
 def test_every_schema_bound_is_the_apis_bound():
     for name, schema in schemas().items():
         defs = schema.get("$defs", {})
@@ -326,6 +334,8 @@ def test_every_schema_bound_is_the_apis_bound():
                 assert branch(prop, defs)["pattern"] == limits.IDEMPOTENCY_KEY_PATTERN, where
             elif argument == "cursor":
                 assert branch(prop, defs)["type"] == "string", where
+            elif where in TOOL_ONLY:
+                assert "maximum" in branch(prop, defs), where
             elif argument == "clear":  # names API fields, each one the API lets be emptied
                 for field in branch(branch(prop, defs)["items"], defs)["enum"]:
                     api_field = serializer().fields[field]
@@ -412,6 +422,7 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "get_pipeline": {}, "move_deal_stage": {"deal_id": deal.id, "stage": "underwriting"},
         "get_deal_stage_history": {"deal_id": deal.id}, "summarize_deal": {"deal_id": deal.id},
         "add_note": {"deal_id": deal.id, "body": "B"}, "list_notes": {}, "get_deal_timeline": {"deal_id": deal.id},
+        "get_market_rates": {"index": "sofr"},
     }
     # A contact is at a company or at a lender: the lender's id is tried alone; so is each target of a note.
     alone = {("list_contacts", "lender_id"): {}, ("add_contact", "lender_id"): {"name": "P"},

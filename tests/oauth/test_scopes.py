@@ -122,6 +122,7 @@ def _arguments(objects, search_id):
         "search_lender_directory": {}, "get_lender": {"lender_id": objects["lender"].pk},
         "list_lender_programs": {"lender_id": objects["lender"].pk},
         "search_lenders_for_deal": {"deal_id": deal}, "get_lender_search_results": {"search_id": search_id},
+        "get_market_rates": {"index": "sofr", "history_days": 5},
         "create_placements": {"deal_id": deal, "lender_ids": [objects["new_lender"].pk]},
         "list_placements": {"deal_id": deal}, "get_placement": {"placement_id": placement.pk},
         "update_placement": {"placement_id": placement.pk, "notes": "Called them"},

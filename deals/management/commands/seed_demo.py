@@ -6,12 +6,13 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
-from deals.demo_history import seed_base_rates, seed_demo_pipeline, seed_market_history
+from deals.demo_history import seed_demo_pipeline, seed_market_history
 from deals.models import Company, Contact, Deal, DealFinancials, DealProperty, Placement
 from deals.notes.demo import date_demo_placements, seed_demo_notes
 from deals.pipeline.demo import seed_demo_stages
 from deals.placements.activity import lender_activity_recompute
 from lenders.demo import seed_directory
+from lenders.rates.demo import seed_market_rates
 from lev.accounts.demo_key import demo_api_key_ensure, key_file
 from lev.accounts.models import Account, Membership
 from lev.accounts.services import account_create
@@ -178,9 +179,10 @@ class Command(BaseCommand):
                                                                  contact_email=contact.email)
 
     def _seed_placements(self, account, user, *, seed: int) -> None:
-        """Base rates, a market history of placements and quotes, the activity signals computed from
-        it, and one demo deal in mid-placement (deals.demo_history)."""
-        seed_base_rates()
+        """Market rates (a dated history of every index), a market history of placements and quotes,
+        the activity signals computed from it, and one demo deal in mid-placement (deals.demo_history)."""
+        rates = seed_market_rates()
+        self.stdout.write(f"Market rates: {rates} dated rates added." if rates else "Market rates: already there.")
         history = seed_market_history(seed=seed)
         self.stdout.write(f"Market history: {history}." if history.deals else "Market history: already there.")
         deal = Deal.objects.filter(account=account, title=DEMO_DEALS[0]["title"]).first()

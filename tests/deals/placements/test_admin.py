@@ -1,4 +1,4 @@
-"""Admin of placements, term sheets and base rates: lists and filters load, formatting, and every
+"""Admin of placements and term sheets: lists and filters load, formatting, and every
 change goes through the services (a refused action says why; no add, no hard delete)."""
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from deals.models import BaseRate, Placement, TermSheet
+from deals.models import Placement, TermSheet
 from deals.placements.admin import rate_text
-from deals.placements.services import base_rate_set
 from lev.formatting import money, percent
 from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
 
@@ -43,8 +42,7 @@ def test_formatting():
 
 def test_lists_filters_and_pages_load(staff, pipeline):
     for name, queries in (("placement", ["", "?status__exact=draft", "?q=Harbor"]),
-                          ("termsheet", ["", "?winning__exact=0&rate_type__exact=floating", "?deleted_at__isempty=1"]),
-                          ("baserate", [""])):
+                          ("termsheet", ["", "?winning__exact=0&rate_type__exact=floating", "?deleted_at__isempty=1"])):
         for query in queries:
             response = staff.get(reverse(f"admin:deals_{name}_changelist") + query)
             assert response.status_code == 200, (name, query)
@@ -94,16 +92,3 @@ def test_term_sheet_actions(staff, pipeline):
     assert "cannot be removed" in response.content.decode()  # the winner stays
     assert TermSheet.objects.get(pk=pipeline["floating"].pk).deleted_at is not None
     assert TermSheet.objects.get(pk=pipeline["fixed"].pk).deleted_at is None
-
-
-def test_base_rates_are_edited_in_the_list(staff):
-    base = base_rate_set(index="sofr", rate=Decimal("4.3"))
-    url = reverse("admin:deals_baserate_changelist")
-    response = staff.post(url, {"form-TOTAL_FORMS": 1, "form-INITIAL_FORMS": 1, "form-MIN_NUM_FORMS": 0,
-                                "form-MAX_NUM_FORMS": 1000, "form-0-id": base.pk, "form-0-rate": "4.455",
-                                "form-0-as_of": "2026-11-20", "_save": "Save"})
-    assert response.status_code == 302
-    base.refresh_from_db()
-    assert (base.rate, base.as_of.isoformat()) == (Decimal("4.455"), "2026-11-20")
-    add = staff.post(reverse("admin:deals_baserate_add"), {"index": "prime", "rate": "7.5", "as_of": "2026-11-20"})
-    assert add.status_code == 302 and BaseRate.objects.get(index="prime").rate == Decimal("7.5")

@@ -4,6 +4,7 @@ winner, tenancy on every endpoint, filters, pagination and idempotent creates.""
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 import pytest
 from django.utils import timezone
@@ -13,6 +14,7 @@ from deals.models import Placement, TermSheet
 from deals.placements.serializers import CREATE_TARGET_MESSAGE
 from deals.placements.services import RATE_TERMS_MESSAGE
 from deals.searches.models import LenderSearch
+from lenders.rates.services import market_rate_set
 from lev.accounts.models import Membership
 from lev.accounts.services import api_key_create
 from tests.conftest import client_with_key
@@ -395,7 +397,7 @@ def test_the_comparison_endpoint_ranks_quotes_and_says_what_it_cannot_compute(ap
     assert body["count"] == 2 and body["quotes"][0]["placement_id"] == cheap.id
     assert body["quotes"][1]["all_in_rate"] is None
     assert any("SOFR" in text for text in body["unavailable"])
-    assert api.get("/api/v1/base-rates/").json() == {"results": []}
+    assert api.get("/api/v1/base-rates/").json() == {"results": []}  # deprecated, read from the market rates
 
 
 # --- tenancy and roles ---------------------------------------------------------------------------------------
@@ -489,3 +491,23 @@ def test_a_quote_received_earlier_is_recorded_on_its_day_never_in_the_future_or_
     assert TermSheet.objects.filter(placement=placement).count() == 1  # nothing recorded by a refusal
     today_quote = api.post(url, {**FIXED, "quoted_on": today.isoformat()}, format="json").json()
     assert abs(TermSheet.objects.get(pk=today_quote["id"]).received_at - timezone.now()) < dt.timedelta(minutes=1)
+
+
+def test_a_floating_quote_recorded_for_an_earlier_day_compares_with_that_days_rate(api, account):
+    deal = deal_with_financials(account)
+    placement = place(deal, lenders(1)[0])
+    Placement.objects.filter(pk=placement.pk).update(sent_at=timezone.now() - dt.timedelta(days=20))
+    today = timezone.localdate()
+    market_rate_set(index="sofr", on=today - dt.timedelta(days=12), rate=Decimal("4.10"))
+    market_rate_set(index="sofr", on=today, rate=Decimal("4.60"))
+    floating = {**FIXED, "rate_type": "floating", "fixed_rate": None, "rate_index": "sofr", "spread_bps": 250}
+    earlier = (today - dt.timedelta(days=3)).isoformat()
+    assert api.post(f"/api/v1/placements/{placement.id}/term-sheets/", {**floating, "quoted_on": earlier},
+                    format="json").status_code == 201
+    body = api.get(f"/api/v1/deals/{deal.id}/term-sheets/comparison/").json()
+    (only,) = body["quotes"]
+    as_of = (today - dt.timedelta(days=12)).isoformat()
+    assert (only["quoted_on"], only["base_rate"], only["base_rate_as_of"], only["all_in_rate"]) == (
+        earlier, 4.1, as_of, 6.6)
+    assert f"SOFR of {as_of} used, the latest on or before the quote's {earlier}" in only["notes"]
+    assert body["base_rates"] == [{"index": "sofr", "rate": 4.1, "as_of": as_of}]

@@ -22,11 +22,13 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 
 from deals.finance import amortizing_annual_payment
 from deals.models import DealFinancials, TermSheet
 from deals.placements.comparison import all_in_cost, debt_service, term_sheet_comparison
-from deals.placements.services import base_rate_set, placement_update
+from deals.placements.services import placement_update
+from lenders.rates.services import market_rate_set
 from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
 
 pytestmark = pytest.mark.django_db
@@ -55,7 +57,7 @@ def test_the_arithmetic_by_hand():
 @pytest.fixture
 def quotes(account):
     deal = deal_with_financials(account)
-    base_rate_set(index="sofr", rate=D("4.30"), as_of=dt.date(2026, 11, 20))
+    market_rate_set(index="sofr", rate=D("4.30"), on=timezone.localdate() - dt.timedelta(days=2))
     ls = lenders(6)
     a = quote(place(deal, ls[0]), fixed_rate=D("6"), amortization_months=360, term_months=120)
     b = quote(place(deal, ls[1]), loan_amount=D("11000000"), rate_type="floating", fixed_rate=None, rate_index="sofr",
@@ -82,7 +84,7 @@ def test_quotes_on_one_basis_best_first_with_notes(quotes):
     assert comparison.best_term_sheet_id == ids["A"]
     assert (comparison.value, comparison.value_basis, comparison.noi, comparison.noi_basis) == (
         D("16000000"), "estimated_value", D("1000000"), "in_place_noi")
-    assert comparison.base_rates == {"sofr": (D("4.300"), dt.date(2026, 11, 20))}
+    assert comparison.base_rates == [("sofr", D("4.300"), timezone.localdate() - dt.timedelta(days=2))]
 
     a, b, c, d, e = (by_id[ids[k]] for k in "ABCDE")
     assert (a.all_in_rate, a.all_in_cost, a.annual_debt_service, a.dscr, a.ltv, a.total_fees) == (
@@ -107,10 +109,11 @@ def test_quotes_on_one_basis_best_first_with_notes(quotes):
     assert c.notes == ["lowest all-in cost", "non-recourse", "$2M short of the $10M requested",
                        "interest-only for the whole term", f"expires {(TODAY + dt.timedelta(days=10)).isoformat()}"]
     assert (d.all_in_rate, d.all_in_cost, d.annual_debt_service, d.dscr) == (None, None, None, None)
-    assert d.notes == ["no current Prime rate set: all-in rate unknown"]
+    assert d.notes == [f"no Prime rate on or before {timezone.localdate().isoformat()}: all-in rate unknown"]
     assert e.expired and e.notes == [f"expired {(TODAY - dt.timedelta(days=1)).isoformat()}"]
     assert comparison.unavailable == [
-        "All-in rate of floating quotes over Prime: no current base rate is set (an admin sets it under Base rates)"]
+        f"All-in rate of floating quotes over Prime: no Prime rate on or before {timezone.localdate().isoformat()} "
+        "(an admin adds rates under Market rates, or `manage.py import_market_rates`)"]
 
 
 @pytest.mark.parametrize("loan_type", ["light_bridge", "heavy_bridge", "construction"])
@@ -163,3 +166,43 @@ def test_the_comparison_reads_a_constant_number_of_queries(quotes, django_assert
     deal, _ids = quotes
     with django_assert_num_queries(3):
         assert len(term_sheet_comparison(deal=deal, today=TODAY).quotes) == 5
+
+
+def _floating(deal, lender, *, received: dt.date, index: str = "sofr"):
+    term_sheet = quote(place(deal, lender), rate_type="floating", fixed_rate=None, rate_index=index, spread_bps=250)
+    at = timezone.make_aware(dt.datetime.combine(received, dt.time(12)))
+    TermSheet.objects.filter(pk=term_sheet.pk).update(received_at=at)
+    return term_sheet.pk
+
+
+def test_each_quote_uses_its_index_rate_as_of_its_own_date(account, django_assert_num_queries):
+    deal = deal_with_financials(account)
+    market_rate_set(index="sofr", on=dt.date(2026, 9, 1), rate=D("4.10"))
+    market_rate_set(index="sofr", on=dt.date(2026, 9, 30), rate=D("4.40"))
+    market_rate_set(index="sofr", on=dt.date(2026, 10, 5), rate=D("4.60"))  # after both quotes' dates
+    market_rate_set(index="term_sofr_3m", on=dt.date(2026, 10, 9), rate=D("4.50"))
+    ls = lenders(4)
+    early = _floating(deal, ls[0], received=dt.date(2026, 9, 15))  # the rate of Sep 1: 14 days old
+    late = _floating(deal, ls[1], received=dt.date(2026, 10, 2))  # the rate of Sep 30
+    unpriced = _floating(deal, ls[2], received=dt.date(2026, 10, 2), index="term_sofr_3m")  # none that early
+    fresh = _floating(deal, ls[3], received=dt.date(2026, 10, 9), index="term_sofr_3m")  # the rate of its own day
+    with django_assert_num_queries(3):
+        comparison = term_sheet_comparison(deal=deal, today=TODAY)
+    by_id = {q.term_sheet_id: q for q in comparison.quotes}
+    assert (by_id[early].base_rate, by_id[early].base_rate_as_of, by_id[early].all_in_rate) == (
+        D("4.100"), dt.date(2026, 9, 1), D("6.600"))
+    assert (by_id[late].base_rate, by_id[late].base_rate_as_of, by_id[late].all_in_rate) == (
+        D("4.400"), dt.date(2026, 9, 30), D("6.900"))
+    assert (by_id[fresh].base_rate, by_id[fresh].base_rate_as_of) == (D("4.500"), dt.date(2026, 10, 9))
+    assert (by_id[unpriced].base_rate, by_id[unpriced].base_rate_as_of, by_id[unpriced].all_in_rate) == (
+        None, None, None)
+    # Stale: more than MARKET_RATE_STALE_DAYS (7) before the quote's date; 2 days is not.
+    assert "SOFR of 2026-09-01 used, the latest on or before the quote's 2026-09-15" in by_id[early].notes
+    assert not any("used, the latest" in note for note in by_id[late].notes + by_id[fresh].notes)
+    assert "no 3-month Term SOFR rate on or before 2026-10-02: all-in rate unknown" in by_id[unpriced].notes
+    assert comparison.unavailable == [
+        "All-in rate of floating quotes over 3-month Term SOFR: no 3-month Term SOFR rate on or before 2026-10-02 "
+        "(an admin adds rates under Market rates, or `manage.py import_market_rates`)"]
+    assert comparison.base_rates == [("sofr", D("4.100"), dt.date(2026, 9, 1)),
+                                     ("sofr", D("4.400"), dt.date(2026, 9, 30)),
+                                     ("term_sofr_3m", D("4.500"), dt.date(2026, 10, 9))]
