@@ -412,7 +412,8 @@ class _Writer:
             rate = f"{percent(q.all_in_rate)} all-in {self._quote(i, 'all_in_rate')}"
         else:
             index = RATE_INDEX_NAMES.get(q.rate_index, q.rate_index)
-            rate = f"all-in rate unavailable (no {index} base rate) {self._quote(i, 'all_in_rate')}"
+            rate = (f"all-in rate unavailable (no {index} rate on or before {q.quoted_on.isoformat()}) "
+                    f"{self._quote(i, 'all_in_rate')}")
         if q.rate_type == "floating":
             index = RATE_INDEX_NAMES.get(q.rate_index, q.rate_index)
             rate += f" ({index} + {q.spread_bps} bps {self._quote(i, 'spread_bps')})"
@@ -548,8 +549,9 @@ class NextSteps:
                                            f"{q.expires_on.isoformat()} {w._quote(i, 'expires_on')}: decide or ask "
                                            "for an extension.")
         if r.comparison is not None and any(q.rate_type == "floating" and q.all_in_rate is None for q in quotes):
-            self.add("base_rate", "Some floating quotes have no all-in rate (their index has no base rate): "
-                                  "ask an admin to set it before choosing.")
+            self.add("base_rate", "Some floating quotes have no all-in rate (no market rate of their index on "
+                                  "or before the day they were quoted): have an admin add it under Market rates "
+                                  "(or import_market_rates) before choosing.")
         open_ = sum(counts.get(s, 0) for s in ("draft", "sent", "reviewing", "quoted", "no_response"))
         if not open_ and not quotes:
             self.add("place_more", "Every placement is closed without a quote: place more lenders "

@@ -127,7 +127,7 @@ def test_quotes_in_fixed_and_floating_without_a_base_rate(api, account):
     body = checked(api, deal, "memo")
     text = body["text"]
     assert "Quotes: 2 quotes compared" in text and "6.25% all-in" in text
-    assert "all-in rate unavailable (no Prime base rate)" in text
+    assert f"all-in rate unavailable (no Prime rate on or before {timezone.localdate().isoformat()})" in text
     comparison = rest_get(api)(f"/deals/{deal.pk}/term-sheets/comparison/")
     assert comparison["unavailable"] and all(f"Not computable: {line}" in text for line in comparison["unavailable"])
     assert {"choose_winner", "quote_expiring", "base_rate"} <= set(rules(body))
