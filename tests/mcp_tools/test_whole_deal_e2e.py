@@ -11,6 +11,7 @@ the embedded default (SQLite, no Redis) it runs in-process, as the product does 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -18,7 +19,9 @@ from typing import Any
 import httpx
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 from django.db import connection
+from django.utils import timezone
 
 from tests.deals.searches.worker_process import Worker, celery_worker, wait_for
 from tests.deals.summaries.helpers import check_sources
@@ -83,7 +86,7 @@ def timeline(mcp: McpCaller, deal_id: int) -> list[dict[str, Any]]:
         cursor = page["next_cursor"]
 
 
-def test_an_agent_runs_a_whole_deal(worker, live_server, api_key):
+def test_an_agent_runs_a_whole_deal(worker, live_server, api_key, tmp_path):
     mcp = McpCaller(live_server.url, api_key)
     rest = httpx.Client(base_url=live_server.url, headers={"Authorization": f"Bearer {api_key}"}, timeout=30)
     # The directory: five lenders with programs that fit the deal.
@@ -130,6 +133,8 @@ def test_an_agent_runs_a_whole_deal(worker, live_server, api_key):
     assert moved["changed"] is True and moved["stage"]["key"] == "underwriting"
     search = completed_search(mcp, deal_id, worker)
     assert len(search["results"]) == 5
+    if worker is not None:  # ranked by the worker process, not in this one
+        assert "lenders.tasks.run_lender_search" in worker.tail() and "succeeded" in worker.tail()
     assert stage_of(mcp, deal_id) == "in_market"
 
     # The top three, each sent to our contact there.
@@ -141,6 +146,19 @@ def test_an_agent_runs_a_whole_deal(worker, live_server, api_key):
     by_lender = {p["lender_id"]: p for p in placed["placements"]}
     assert set(by_lender) == set(top)
     assert all(by_lender[lender]["contact_id"] == lender_contact[lender]["id"] for lender in top)
+
+    # The market: 1-month Term SOFR as the desk's CSV has it (imported; no network), with a later day
+    # beyond the quote's that must not price it.
+    today = timezone.localdate()
+    days = {ago: (today - dt.timedelta(days=ago)).isoformat() for ago in (9, 2)}
+    rates = tmp_path / "rates.csv"
+    rates.write_text(f"date,index,rate\n{days[9]},term_sofr_1m,4.40\n{days[2]},1-month Term SOFR,4.33\n"
+                     f"{days[2]},prime,7.50\n")
+    call_command("import_market_rates", str(rates))
+    as_of_today = {r["index"]: r for r in mcp.ok("get_market_rates", {"as_of": today.isoformat()})["rates"]}
+    assert (as_of_today["term_sofr_1m"]["rate"], as_of_today["term_sofr_1m"]["date"]) == (4.33, days[2])
+    history = mcp.ok("get_market_rates", {"index": "term_sofr_1m", "history_days": 30})["history"]
+    assert [(h["date"], h["rate"]) for h in history] == [(days[2], 4.33), (days[9], 4.40)]
 
     # Two quotes: a fixed one, and a floating one with two years of interest only.
     first, second, third = (by_lender[lender]["id"] for lender in top)
@@ -158,11 +176,20 @@ def test_an_agent_runs_a_whole_deal(worker, live_server, api_key):
     comparison = mcp.ok("compare_term_sheets", {"deal_id": deal_id})
     quotes = {q["term_sheet_id"]: q for q in comparison["quotes"]}
     assert set(quotes) == {fixed["id"], floating["id"]}
+    # The floating quote is priced over the index's rate as of its day: 4.33 % (dated two days before) + 2.75 %.
+    priced = quotes[floating["id"]]
+    assert (priced["base_rate"], priced["base_rate_as_of"], priced["quoted_on"]) == (4.33, days[2], today.isoformat())
+    assert priced["all_in_rate"] == 7.08
+    assert priced["interest_only_months"] == 24
+    assert priced["dscr_interest_only"] is not None and priced["dscr_interest_only"] > priced["dscr_amortizing"]
 
     # Summary 2, quotes in: the funnel and the quotes compared, each figure as the comparison serves it.
     second_summary = summarized(mcp, rest, deal_id, "standard")
     best = comparison["quotes"][0]
     assert cited(second_summary, "quotes.0.all_in_rate") == best["all_in_rate"]
+    at = next(i for i, q in enumerate(comparison["quotes"]) if q["term_sheet_id"] == floating["id"])
+    assert cited(second_summary, f"quotes.{at}.all_in_rate") == 7.08
+    assert "interest-only for 2 years" in second_summary["text"]
     assert "choose_winner" in [step["rule"] for step in second_summary["next_steps"]]
 
     # The winner moves the deal to closing by itself.
