@@ -36,20 +36,21 @@ class MarketRateAdmin(GlobalAdmin):
     Global (not tenant-scoped): market data every account's comparisons read."""
 
     form = MarketRateForm
-    list_display = ["index", "name", "on", "rate", "rate_text", "source", "updated_at"]
-    list_display_links = ["index", "name"]
+    # The latest day's rates of every index first, as a desk reads a rate sheet.
+    list_display = ["on", "name", "rate_text", "source", "updated_at"]
+    list_display_links = ["on", "name"]
     list_filter = ["index", "source"]
     date_hierarchy = "on"
     search_fields = ["index", "source"]
-    ordering = ["index", "-on"]
+    ordering = ["-on", "index"]
     readonly_fields = ["created_at", "updated_at"]
     list_per_page = 100
 
-    @admin.display(description="Index name")
+    @admin.display(description="Index", ordering="index")
     def name(self, row: MarketRate) -> str:
         return RATE_INDEX_NAMES.get(row.index, row.index)
 
-    @admin.display(description="Percent per year", ordering="rate")
+    @admin.display(description="Rate (percent per year)", ordering="rate")
     def rate_text(self, row: MarketRate) -> str:
         return percent(row.rate, 3)
 
