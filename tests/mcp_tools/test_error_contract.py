@@ -24,7 +24,8 @@ from deals.models import Contact, Deal
 from deals.pipeline.errors import StageNameTaken, TooManyStages
 from deals.placements import errors as placement_errors
 from deals.placements.models import Placement, TermSheet
-from deals.placements.services import RATE_TERMS_MESSAGE
+from deals.notes.services import ONE_TARGET
+from deals.placements.services import QUOTED_AFTER_TODAY, RATE_TERMS_MESSAGE
 from deals.searches.errors import ArchivedDealNotSearchable, DealNotReadyForSearch
 from deals.searches.models import LenderSearch
 from lenders.models import Lender
@@ -145,6 +146,16 @@ TABLE = [
      "BUSINESS_RULE", "business", False, "Not allowed: the pipeline already has"),
     (StageNameTaken("Closing", 9), 409, "CONFLICT", "Conflict: the pipeline already has a stage named 'Closing'",
      "CONFLICT", "business", False, "Conflict: the pipeline already has a stage named 'Closing' (stage 9)"),
+    # Notes, market rates, quotes dated by the broker (issue 22): refusals of the same classes, their words.
+    (errors.NotFound("Note", 12), 404, "NOT_FOUND", "Note not found: 12", "NOT_FOUND", "validation", False,
+     "Note not found: 12"),
+    (errors.ValidationFailed({"non_field_errors": [ONE_TARGET]}, message=f"Validation failed: {ONE_TARGET}"), 400,
+     "VALIDATION_ERROR", f"Validation failed: {ONE_TARGET}", "VALIDATION_ERROR", "validation", False,
+     f"Validation failed: {ONE_TARGET}"),
+    (errors.ValidationFailed({"quoted_on": ["is after today (2026-11-24)"]},
+                             message=f"Validation failed: {QUOTED_AFTER_TODAY} (2026-11-24)"), 400, "VALIDATION_ERROR",
+     f"Validation failed: {QUOTED_AFTER_TODAY} (2026-11-24)", "VALIDATION_ERROR", "validation", False,
+     f"Validation failed: {QUOTED_AFTER_TODAY}"),
     (NotAMember(SimpleNamespace(pk=2), Account(pk=3)), 409, "BUSINESS_RULE", "Not allowed: user 2 is not a member",
      "BUSINESS_RULE", "business", False, "Not allowed: user 2 is not a member of account 3"),
     (IdempotencyKeyReused("k-1"), 409, "CONFLICT", "Conflict: this Idempotency-Key was already used", "CONFLICT",
