@@ -21,10 +21,10 @@ from django.test import RequestFactory
 from deals.companies.errors import ContactNotAtLender, ContactNotPlaced
 from deals.errors import ARCHIVED_CUSTOMER_MESSAGE, DealArchived
 from deals.models import Contact, Deal
+from deals.notes.services import ONE_TARGET
 from deals.pipeline.errors import StageNameTaken, TooManyStages
 from deals.placements import errors as placement_errors
 from deals.placements.models import Placement, TermSheet
-from deals.notes.services import ONE_TARGET
 from deals.placements.services import QUOTED_AFTER_TODAY, RATE_TERMS_MESSAGE
 from deals.searches.errors import ArchivedDealNotSearchable, DealNotReadyForSearch
 from deals.searches.models import LenderSearch
