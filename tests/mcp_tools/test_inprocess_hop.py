@@ -54,7 +54,7 @@ def test_the_hop_runs_only_the_api_middleware(settings):
             chain = middleware.get_response
             continue
         # A function middleware (django-simple-history's): its factory's name, the next one in its closure.
-        cells = dict(zip(middleware.__code__.co_freevars, middleware.__closure__ or ()))
+        cells = dict(zip(middleware.__code__.co_freevars, middleware.__closure__ or (), strict=False))
         if "get_response" not in cells:
             break  # the view handling itself
         names.append(f"{middleware.__module__}.{middleware.__qualname__.split('.<locals>')[0]}")
