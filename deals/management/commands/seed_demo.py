@@ -108,7 +108,8 @@ class Command(BaseCommand):
         parser.add_argument("--lenders", type=int, default=400, help="Lenders in the directory (default 400).")
         parser.add_argument("--seed", type=int, default=7, help="Random seed (default 7).")
         parser.add_argument("--print-credentials", action="store_true",
-                            help="Reset the passwords of admin and dana and print them with the demo API key and client commands.")
+                            help="Reset the passwords of admin and dana and print them with the demo API key and "
+                                 "client commands.")
         parser.add_argument("--base-url", default="http://127.0.0.1:8000",
                             help="Where the site will be served, for the printed commands (make run passes its "
                                  "HOST and PORT).")
