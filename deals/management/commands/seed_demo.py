@@ -87,10 +87,12 @@ DEMO_DEAL_COMPANIES = {
     "Harbor Point Office Value-Add": ("Coastal Office Ventures", "Harbor Point Holdings LLC"),
 }
 # The deal team's login (a staff member of the demo account, not a superuser) beside the operations
-# superuser "admin": it owns the demo deals and works them in the admin; these permissions are its.
+# superuser "admin": it owns the demo deals and works them in the admin; these permissions are its (deals
+# are archived, not deleted: only its notes may be deleted; the lender directory is every account's).
 DEAL_TEAM_USER = "dana"
 DEAL_TEAM_GROUP = "Deal team"
-DEAL_TEAM_PERMISSIONS = {"deals": ("view", "add", "change", "delete"), "lenders": ("view",)}
+DEAL_TEAM_PERMISSIONS = {"deals": ("view", "add", "change"), "lenders": ("view",)}
+DEAL_TEAM_ALSO = ("delete_note",)
 
 # The demo account's own contacts at the lenders its demo deal is placed with (first name, last name, title).
 DEMO_LENDER_PEOPLE = [("Sam", "Whitfield", "Director, Originations"), ("Priya", "Raman", "Managing Director"),
@@ -175,7 +177,7 @@ class Command(BaseCommand):
             person.set_unusable_password()
             person.save()
         group, _ = Group.objects.get_or_create(name=DEAL_TEAM_GROUP)
-        wanted = Q()
+        wanted = Q(content_type__app_label="deals", codename__in=DEAL_TEAM_ALSO)
         for app, actions in DEAL_TEAM_PERMISSIONS.items():
             for action in actions:
                 wanted |= Q(content_type__app_label=app, codename__startswith=f"{action}_")

@@ -191,6 +191,7 @@ def test_the_home_page_reads_a_bounded_number_of_queries_whatever_the_number_of_
     assert f"{limits.HOME_PANEL_ROWS + 9 - limits.HOME_PANEL_ROWS} more" in html
     work(account, dana, n=30, tag="C ")
     assert home_queries(client) == large
+    print(f"home page queries: {small} with 2 deals, {large} with 17 and with 47")
 
 
 def test_seed_demo_gives_a_deal_team_login_whose_home_page_leaves_out_the_market_history(client):
