@@ -2,16 +2,24 @@
 test_admin_browser.py: it skips without the browser unless CI=true): the demo's deal-team login at 1440
 and 1024 px — the panels, a stage's link to the filtered deal list, no sideways scrolling, no CSP
 violation — and the superuser's page with the operations section. Screenshots go to
-artifacts/screenshots/ (admin-home-<user>-<width>.png)."""
+artifacts/screenshots/ (admin-home-<user>-<width>.png); with LEV_DOCS_SCREENSHOTS=1 the 1440 px one also
+replaces the README's docs/images/admin-home.png."""
 
 from __future__ import annotations
 
+import os
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 
-from tests.browser.test_admin_browser import chromium, csp_violations, screenshot_dir, watch_csp  # noqa: F401
+from tests.browser.test_admin_browser import (  # noqa: F401  (chromium: a fixture)
+    ROOT,
+    chromium,
+    csp_violations,
+    screenshot_dir,
+    watch_csp,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -52,6 +60,8 @@ def test_a_deal_team_s_home_page_fits_and_links_to_its_work(live_server, logins,
     for table in page.locator(".lev-home-table").all():
         assert table.evaluate("t => t.scrollWidth <= t.parentElement.clientWidth + 1")
     page.screenshot(path=str(shots / f"admin-home-dana-{width}.png"), full_page=True)
+    if width == 1440 and os.environ.get("LEV_DOCS_SCREENSHOTS") == "1":  # the README's picture
+        page.screenshot(path=str(ROOT / "docs" / "images" / "admin-home.png"))
     assert csp_violations(page, reports) == []
 
     # A stage's link opens the deal list filtered by that stage.
