@@ -29,7 +29,7 @@ if not os.environ.get("DATABASE_URL"):
     (ROOT / "bench" / "results").mkdir(parents=True, exist_ok=True)
     os.environ["DATABASE_URL"] = f"sqlite:///{ROOT / 'bench' / 'results' / 'home.sqlite3'}"
 
-import django
+import django  # noqa: E402  (after the environment above)
 
 django.setup()
 
