@@ -20,6 +20,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from lev.accounts.admin_bases import staff_roles
+from lev.accounts.models import Membership
 
 # The site's operations: lev's own apps and the third-party ones it runs on.
 OPERATIONS_APPS = ("accounts", "auth", "oauth", "oauth2_provider", "axes", "idempotency")
@@ -48,7 +49,7 @@ def _key(model: dict) -> str:
 
 def _section(name: str, models: list[dict], app_label: str, app_url: str) -> dict:
     return {"name": name, "app_label": app_label, "app_url": app_url, "has_module_perms": True,
-            "models": models, "lev_section": True}
+            "models": models}
 
 
 def grouped(app_list: list[dict], *, superuser: bool, owner: bool) -> list[dict]:
@@ -87,7 +88,7 @@ class LevAdminSite(admin.AdminSite):
         if app_label is not None:  # one app's own page (/admin/accounts/): as Django lists it
             return app_list
         superuser = request.user.is_superuser
-        owner = not superuser and "owner" in staff_roles(request).values()
+        owner = not superuser and Membership.Role.OWNER in staff_roles(request).values()
         return grouped(app_list, superuser=superuser, owner=owner)
 
     @property
