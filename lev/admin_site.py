@@ -61,8 +61,11 @@ def grouped(app_list: list[dict], *, superuser: bool, owner: bool) -> list[dict]
         found = [models[key] for key in keys if key in models]
         if found:
             taken.update(_key(model) for _app, model in found)
-            first = found[0][0]
-            sections.append(_section(name, [model for _app, model in found], first["app_label"], first["app_url"]))
+            # A section's heading leads to its first list (not to the app's page, which lists every model
+            # of the app), and is marked as the current one on that list's pages.
+            app, first = found[0]
+            sections.append(_section(name, [model for _app, model in found], app["app_label"],
+                                     first["admin_url"] or app["app_url"]))
     # A model registered by an app but named in no section still shows, after the sections.
     for app in app_list:
         rest = [m for m in app["models"] if _key(m) not in taken and app["app_label"] not in OPERATIONS_APPS]
