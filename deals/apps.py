@@ -13,7 +13,12 @@ class DealsConfig(AppConfig):
         from deals import tasks  # noqa: F401  (registers the jobs the services send by name)
         from deals.pipeline.services import on_account_saved
         from deals.searches import health
+        from deals.workspace import admin as workspace
+        from lev import admin_site
 
         health.register()
+        # The admin's home page is the deal team's, and its app list opens with the team's sections.
+        admin_site.register_home(workspace.home, workspace.TEMPLATE)
+        admin_site.register_sections(workspace.SECTIONS)
         # A new account starts with the default pipeline stages (the account lives in lev, below).
         post_save.connect(on_account_saved, sender="accounts.Account", dispatch_uid="deals.pipeline.defaults")

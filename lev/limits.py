@@ -191,3 +191,10 @@ ADMIN_TIMELINE_ENTRIES = 50
 WEBSITE_PATTERN = r"^https?://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?(/[!-~]*)?$"
 # Digits with the usual separators, an optional leading + and an optional extension: "+1 (212) 555-0100 x12".
 PHONE_PATTERN = r"^\+?[0-9(][0-9 ().-]{5,30}[0-9]( ?(x|ext\.?) ?[0-9]{1,6})?$"
+# The deal team's home page (deals/workspace): a placement sent this many days ago with no answer yet is
+# waiting on its lender; a live quote expiring within this many days is about to expire; quotes received
+# within this many days are this week's; the rows each list of the page shows (the rest are counted).
+HOME_WAITING_DAYS = 5
+HOME_EXPIRING_DAYS = 14
+HOME_QUOTES_DAYS = 7
+HOME_PANEL_ROWS = 8

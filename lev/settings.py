@@ -113,7 +113,7 @@ elif not SECRET_KEY:
     SECRET_KEY = "django-insecure-local-development-key-not-for-production"
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "lev.admin_apps.LevAdminConfig",  # django.contrib.admin on Lev's site (lev/admin_site.py)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -42,17 +42,23 @@ ADMIN_CSS = {"all": ["lev_admin/admin.css"]}
 _CACHE_ATTRIBUTE = "_lev_staff_account_ids"
 
 
+def staff_roles(request: HttpRequest) -> dict[int, str]:
+    """The signed-in user's role in each account it is a member of, {account id: role} (read once per
+    request: the tenancy of every page and the app list's sections share it)."""
+    cached = getattr(request, _CACHE_ATTRIBUTE, None)
+    if cached is None:
+        user = request.user
+        cached = dict(user.memberships.values_list("account_id", "role")) if user.is_authenticated else {}
+        setattr(request, _CACHE_ATTRIBUTE, cached)
+    return cached
+
+
 def staff_account_ids(request: HttpRequest) -> list[int] | None:
     """The accounts whose rows the signed-in staff user sees: every account (None) for a superuser
     (operations), else the accounts the user is a member of (read once per request)."""
-    user = request.user
-    if user.is_superuser:
+    if request.user.is_superuser:
         return None
-    cached = getattr(request, _CACHE_ATTRIBUTE, None)
-    if cached is None:
-        cached = list(user.memberships.values_list("account_id", flat=True)) if user.is_authenticated else []
-        setattr(request, _CACHE_ATTRIBUTE, cached)
-    return cached
+    return list(staff_roles(request))
 
 
 def choices_for(request: HttpRequest, site: admin.AdminSite, model: type[Model]) -> QuerySet | None:

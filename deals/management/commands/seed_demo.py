@@ -3,8 +3,10 @@ import secrets
 from decimal import Decimal
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
+from django.db.models import Q
 
 from deals.demo_history import seed_demo_pipeline, seed_market_history
 from deals.models import Company, Contact, Deal, DealFinancials, DealProperty, Placement
@@ -84,6 +86,14 @@ DEMO_DEAL_COMPANIES = {
     "Riverside Apartments Refinance": ("Bluebonnet Residential Partners", "Riverside Apartments Owner LLC"),
     "Harbor Point Office Value-Add": ("Coastal Office Ventures", "Harbor Point Holdings LLC"),
 }
+# The deal team's login (a staff member of the demo account, not a superuser) beside the operations
+# superuser "admin": it owns the demo deals and works them in the admin; these permissions are its (deals
+# are archived, not deleted: only its notes may be deleted; the lender directory is every account's).
+DEAL_TEAM_USER = "dana"
+DEAL_TEAM_GROUP = "Deal team"
+DEAL_TEAM_PERMISSIONS = {"deals": ("view", "add", "change"), "lenders": ("view",)}
+DEAL_TEAM_ALSO = ("delete_note",)
+
 # The demo account's own contacts at the lenders its demo deal is placed with (first name, last name, title).
 DEMO_LENDER_PEOPLE = [("Sam", "Whitfield", "Director, Originations"), ("Priya", "Raman", "Managing Director"),
                       ("Tom", "Alvarez", "Vice President"), ("Grace", "Liu", "Senior Originator"),
@@ -91,15 +101,17 @@ DEMO_LENDER_PEOPLE = [("Sam", "Whitfield", "Director, Originations"), ("Priya", 
 
 
 class Command(BaseCommand):
-    help = ("Seed demo data: a synthetic lender directory, a demo account and user with deals. "
-            "Deterministic and idempotent. With --print-credentials, also prints a new admin password and "
+    help = ("Seed demo data: a synthetic lender directory, a demo account with deals, its operations superuser "
+            "'admin' and its deal team's 'dana'. Deterministic and idempotent. With --print-credentials, also "
+            "prints new passwords of both and "
             "the demo API key (the same on every run: kept in LEV_DEMO_KEY_FILE) with commands to connect.")
 
     def add_arguments(self, parser):
         parser.add_argument("--lenders", type=int, default=400, help="Lenders in the directory (default 400).")
         parser.add_argument("--seed", type=int, default=7, help="Random seed (default 7).")
         parser.add_argument("--print-credentials", action="store_true",
-                            help="Reset the admin password and print it with the demo API key and client commands.")
+                            help="Reset the passwords of admin and dana and print them with the demo API key and "
+                                 "client commands.")
         parser.add_argument("--base-url", default="http://127.0.0.1:8000",
                             help="Where the site will be served, for the printed commands (make run passes its "
                                  "HOST and PORT).")
@@ -133,6 +145,7 @@ class Command(BaseCommand):
             account.slug = "demo-capital"
             account.save(update_fields=["slug"])
         Membership.objects.get_or_create(account=account, user=user, defaults={"role": Membership.Role.OWNER})
+        team = self._seed_deal_team(account)
         created = 0
         for spec in DEMO_DEALS:
             if Deal.objects.filter(account=account, title=spec["title"]).exists():
@@ -146,8 +159,32 @@ class Command(BaseCommand):
         # Across the pipeline, each with a believable history (once: a deal with a history keeps it).
         for deal in Deal.objects.filter(account=account, title__in=[spec["title"] for spec in DEMO_DEALS]):
             seed_demo_stages(deal=deal, user=user)
+        # The deal team's person runs the demo deals (once: a deal handed to someone else stays theirs).
+        Deal.objects.filter(account=account, title__in=[spec["title"] for spec in DEMO_DEALS],
+                            owner=user).update(owner=team)
         self._seed_companies(account)
         return account, user, created
+
+    @staticmethod
+    def _seed_deal_team(account):
+        """Dana: staff (she signs in to the admin), not a superuser, a member of the demo account, with
+        the deal team's permissions (a group: every account's deals stay kept to her accounts)."""
+        User = get_user_model()
+        person, made = User.objects.get_or_create(
+            username=DEAL_TEAM_USER, defaults={"email": "dana@example.com", "first_name": "Dana",
+                                               "last_name": "Whitaker", "is_staff": True})
+        if made:
+            person.set_unusable_password()
+            person.save()
+        group, _ = Group.objects.get_or_create(name=DEAL_TEAM_GROUP)
+        wanted = Q(content_type__app_label="deals", codename__in=DEAL_TEAM_ALSO)
+        for app, actions in DEAL_TEAM_PERMISSIONS.items():
+            for action in actions:
+                wanted |= Q(content_type__app_label=app, codename__startswith=f"{action}_")
+        group.permissions.set(Permission.objects.filter(wanted))
+        person.groups.add(group)
+        Membership.objects.get_or_create(account=account, user=person, defaults={"role": Membership.Role.MEMBER})
+        return person
 
     @staticmethod
     def _seed_companies(account) -> None:
@@ -205,6 +242,10 @@ class Command(BaseCommand):
         password = secrets.token_urlsafe(12)
         user.set_password(password)
         user.save(update_fields=["password"])
+        team = get_user_model().objects.get(username=DEAL_TEAM_USER)
+        team_password = secrets.token_urlsafe(12)
+        team.set_password(team_password)
+        team.save(update_fields=["password"])
         key, new = demo_api_key_ensure(user=user, account=account)
         kept = (f"new: kept in {key_file()}, so every next run prints this same key" if new
                 else f"the same as before: kept in {key_file()}")
@@ -212,6 +253,9 @@ class Command(BaseCommand):
         lines = [
             "",
             f"Admin login:  username 'admin', password '{password}'   ({base_url}/admin/)",
+            "              operations: a superuser, every account's records and the site's tables",
+            f"Deal team:    username '{DEAL_TEAM_USER}', password '{team_password}'   ({base_url}/admin/)",
+            f"              the daily workspace: a member of {account.name}, its pipeline, deals and lenders",
             f"API key:      {key}   ({kept})",
             "",
             f"MCP endpoint: {base_url}/mcp   (Streamable HTTP; REST API {base_url}/api/v1/, docs "

@@ -1,0 +1,1 @@
+"""The deal team's home page in the admin: its pipeline, its deals, and what waits on a lender."""
