@@ -195,7 +195,8 @@ def test_a_deal_team_finds_lenders_for_a_demo_deal_in_the_admin(live_server, dem
     assert quotes.count() == 2 and "$" in quotes.first.inner_text()
     # Tick the best ranked lender not yet placed and place the deal with it.
     placed_names = set(page.locator("#placements tbody td:nth-child(2)").all_inner_texts())
-    pick = next(i for i in range(rows.count()) if rows.nth(i).locator(".lev-lender-name").inner_text() not in placed_names)
+    pick = next(i for i in range(rows.count())
+                if rows.nth(i).locator(".lev-lender-name").inner_text() not in placed_names)
     name = rows.nth(pick).locator(".lev-lender-name").inner_text()
     rows.nth(pick).locator("input[name=lender_ids]").check()
     page.get_by_role("button", name="Place with selected lenders").first.click()
@@ -219,8 +220,8 @@ def test_a_deal_team_finds_lenders_for_a_demo_deal_in_the_admin(live_server, dem
 # The ranked-lender rows stay compact: a row is at most this tall (px) at either width.
 RANKED_ROW_MAX_PX = 120
 PAGE_FITS = """() => document.documentElement.scrollWidth <= window.innerWidth"""
-TABLES_FIT = """() => Array.from(document.querySelectorAll('.lev-table')).filter(t => t.scrollWidth > t.parentElement.clientWidth + 1)
-                         .map(t => t.className)"""
+TABLES_FIT = """() => Array.from(document.querySelectorAll('.lev-table'))
+                         .filter(t => t.scrollWidth > t.parentElement.clientWidth + 1).map(t => t.className)"""
 ROW_HEIGHTS = """() => Array.from(document.querySelectorAll('table.lev-ranked tbody tr'))
                          .map(r => Math.round(r.getBoundingClientRect().height))"""
 

@@ -56,7 +56,7 @@ def messages_of(response) -> list[str]:
 
 
 def test_the_comparison_reads_in_words_and_offers_the_winner(client, quoted):
-    deal, _, top, placements, fixed, floating = quoted
+    deal, _, _, placements, fixed, floating = quoted
     html = client.get(reverse("admin:deals_deal_change", args=[deal.pk])).content.decode()
     table = html[html.index('class="lev-table lev-comparison"'):]
     table = table[:table.index("</table>")]
@@ -95,7 +95,7 @@ def test_choosing_the_winner_confirms_then_calls_the_service(client, quoted):
 
 
 def test_refusals_are_messages_in_the_apis_words(client, quoted, account):
-    deal, _, top, placements, fixed, floating = quoted
+    deal, _, top, _, fixed, floating = quoted
     TermSheet.objects.filter(pk=floating.pk).update(expires_on=timezone.localdate() - dt.timedelta(days=1))
     response = client.post(winner_url(deal, floating))
     assert response.status_code == 302 and "expired on" in messages_of(response)[-1]
