@@ -243,10 +243,14 @@ def seed_demo_search(*, deal: Deal, user=None):
     here, in-process, through the searches services (the same ranking every door gets; deterministic
     for the same directory). None when the deal cannot be searched."""
     from deals.searches import services as search_services
-    from deals.searches.models import LenderSearch
+    from deals.searches.models import LenderMatch, LenderSearch
     from deals.searches.ranking import missing_for_search
 
     done = LenderSearch.objects.filter(deal=deal, status=LenderSearch.Status.COMPLETED).order_by("-id").first()
+    if done is not None and not LenderMatch.objects.filter(search=done).exists() and done.ranked_matches:
+        # Its ranked lenders went with the directory they ranked (a directory seeded afresh): rank again.
+        LenderSearch.objects.filter(deal=deal).delete()
+        done = None
     if done is not None or deal.archived or missing_for_search(deal, list(deal.properties.order_by("id"))):
         return done
     search, _ = search_services.lender_search_start(deal=deal, user=user)

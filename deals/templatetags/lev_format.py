@@ -1,5 +1,6 @@
 """Template filters for the admin's figures: {{ value|money }}, {{ value|percent }},
-{{ value|multiple }}, {{ slug|enum_label }} (lev.formatting does the work)."""
+{{ value|multiple }}, {{ slug|enum_label }}, {{ value|dollars }} (whole dollars), {{ bps|bps_percent }},
+{{ index|index_name }} (lev.formatting does the work)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,8 @@ register.filter("money", formatting.money)
 register.filter("percent", formatting.percent)
 register.filter("multiple", formatting.multiple)
 register.filter("enum_label", formatting.label)
-
-
-@register.filter
-def dollars(value: object) -> str:
-    """Money to the whole dollar ($1,234,568): one precision across a table of quotes."""
-    number = formatting._decimal(value)
-    return formatting.EMPTY if number is None else formatting.money(number.quantize(1))
+register.filter("dollars", formatting.dollars)
+register.filter("bps_percent", formatting.basis_points)
 
 
 @register.filter
@@ -30,23 +26,12 @@ def index_name(key: str) -> str:
 
 
 @register.filter
-def bps_percent(bps: object) -> str:
-    """A spread in basis points as a percent with two decimals: 350 → "3.50%"."""
-    number = formatting._decimal(bps)
-    return formatting.EMPTY if number is None else f"{number / 100:.2f}%"
-
-
-@register.filter
 def first_line(text: str) -> str:
+    """The first non-empty line of a note (the rest is shown behind "more")."""
     return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
 
 
 @register.filter
-def other_lines(text: str) -> str:
-    lines = (text or "").strip().splitlines()
-    return "\n".join(lines[1:]).strip()
-
-
-@register.filter
 def get_item(mapping: dict, key: object) -> object:
+    """{{ notes_by_id|get_item:quote.term_sheet_id }}"""
     return (mapping or {}).get(key)
