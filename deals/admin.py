@@ -479,6 +479,8 @@ class DealAdmin(AccountScopedAdmin):
                           .select_related("placement__lender").first())
         if term_sheet is None:
             raise Http404("No such term sheet on this deal.")
+        if not self.has_change_permission(request):  # an archived deal is refused by the service, in words
+            raise PermissionDenied
         back = reverse("admin:deals_deal_change", args=[deal.pk]) + "#term-sheets"
         if request.method == "POST":
             def choose():

@@ -134,6 +134,9 @@ def test_viewers_outsiders_and_forged_posts_are_refused(quoted, account):
     # Another account's term sheet under this account's deal: 404 too.
     foreign_deal = make_deal(AccountFactory(), title="Theirs")
     assert admin_client(superuser("root2")).get(winner_url(foreign_deal, fixed)).status_code == 404
+    reader = staff_user("reader", "view_deal", "view_termsheet")  # may not change deals at all
+    MembershipFactory(account=account, user=reader)
+    assert admin_client(reader).post(winner_url(deal, fixed)).status_code == 403
     forged = Client(enforce_csrf_checks=True)
     forged.force_login(superuser("root3"))
     assert forged.post(winner_url(deal, fixed)).status_code == 403
