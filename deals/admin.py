@@ -12,14 +12,15 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.validators import RegexValidator
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from deals import selectors, services
 from deals.companies import admin as companies_admin  # noqa: F401  (registers companies, contacts; lender contacts)
-from deals.models import Deal, DealFinancials, DealProperty
+from deals.models import Deal, DealFinancials, DealProperty, Placement, TermSheet
 from deals.notes.admin import DealNoteInline  # (registers notes; their inlines on the company and contact pages)
 from deals.notes.timeline import deal_timeline
 from deals.pipeline import services as pipeline_services
@@ -28,6 +29,7 @@ from deals.placements import admin as placements_admin  # noqa: F401  (registers
 from deals.placements import selectors as placement_selectors
 from deals.placements import services as placement_services
 from deals.placements.comparison import term_sheet_comparison
+from deals.placements.workflow import OPEN_STATUSES
 from deals.searches import admin as searches_admin  # noqa: F401  (registers lender searches)
 from deals.searches import services as lender_services
 from deals.searches.admin_results import ranked_page
@@ -414,7 +416,9 @@ class DealAdmin(AccountScopedAdmin):
         find = path("<path:object_id>/find-lenders/", self.admin_site.admin_view(self.find_lenders_view),
                     name="deals_deal_find_lenders")
         place = path("<path:object_id>/place/", self.admin_site.admin_view(self.place_view), name="deals_deal_place")
-        return [find, place, *super().get_urls()]
+        winner = path("<path:object_id>/choose-winner/<int:term_sheet_id>/",
+                      self.admin_site.admin_view(self.choose_winner_view), name="deals_deal_choose_winner")
+        return [find, place, winner, *super().get_urls()]
 
     def _posted_deal(self, request: HttpRequest, object_id: str) -> Deal | HttpResponse:
         """The deal a button on its page posts to, or the answer instead: 405 for anything but POST,
@@ -464,10 +468,63 @@ class DealAdmin(AccountScopedAdmin):
             self.message_user(request, text, level)
         return HttpResponseRedirect(back)
 
+    def choose_winner_view(self, request: HttpRequest, object_id: str, term_sheet_id: int) -> HttpResponse:
+        """Choose the winner from the deal page's comparison: GET asks to confirm (what happens, and
+        that it cannot be undone), POST chooses it through the API's service and goes back to the
+        deal with its answer. Another account's deal or term sheet, or a removed one: 404."""
+        deal = self.get_object(request, unquote(object_id))
+        term_sheet = None
+        if deal is not None:
+            term_sheet = (TermSheet.objects.filter(deal=deal, pk=term_sheet_id, deleted_at=None)
+                          .select_related("placement__lender").first())
+        if term_sheet is None:
+            raise Http404("No such term sheet on this deal.")
+        if not self.has_change_permission(request):  # an archived deal is refused by the service, in words
+            raise PermissionDenied
+        back = reverse("admin:deals_deal_change", args=[deal.pk]) + "#term-sheets"
+        if request.method == "POST":
+            def choose():
+                check_staff_can_write(user=request.user, account_id=deal.account_id)
+                return placement_services.term_sheet_select_winner(term_sheet=term_sheet, user=request.user)
+
+            refused, choice = relay(f"choosing term sheet {term_sheet.pk} as deal {deal.pk}'s winner in the admin",
+                                    choose)
+            if refused:
+                self.message_user(request, refused[1], refused[0])
+            elif not choice.changed:
+                self.message_user(request, f"{term_sheet.placement.lender.name}'s quote is already the winner.",
+                                  messages.INFO)
+            else:
+                lost = len(choice.lost_placement_ids)
+                self.message_user(request, f"{term_sheet.placement.lender.name}'s quote is the winner: its placement "
+                                           f"is won, {lost} other placement{'s' if lost != 1 else ''} lost, and the "
+                                           "deal moved to closing.", messages.SUCCESS)
+            return HttpResponseRedirect(back)
+        if request.method != "GET":
+            return HttpResponseNotAllowed(["GET", "POST"])
+        others = (Placement.objects.filter(deal=deal, status__in=OPEN_STATUSES).exclude(pk=term_sheet.placement_id)
+                  .select_related("lender").order_by("id"))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts, "title": "Choose the winning quote", "deal": deal, "term_sheet": term_sheet,
+            "lender_name": term_sheet.placement.lender.name, "others": list(others[:limits.ADMIN_WINNER_OTHERS_SHOWN]),
+            "others_count": others.count(), "back_url": back, "media": self.media,
+        }
+        return TemplateResponse(request, "admin/deals/deal/choose_winner.html", context)
+
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None and obj.pk:
             context.update(deal_page_context(obj))
+            context["lev_deal"]["can_choose"] = not obj.archived and _can_write(request.user, obj.account_id)
         return super().render_change_form(request, context, add, change, form_url, obj)
+
+
+def _can_write(user, account_id: int) -> bool:
+    try:
+        check_staff_can_write(user=user, account_id=account_id)
+    except ApplicationError:
+        return False
+    return True
 
 
 def _local_path(url: str) -> str:
@@ -553,6 +610,9 @@ def deal_page_context(deal: Deal) -> dict[str, Any]:
     if financials is not None:
         financials.deal = deal
     latest = lender_search_latest_completed(deal=deal)
+    all_placements = placement_selectors.placement_list(deal=deal, filters=placement_selectors.PlacementFilters())
+    placements = list(all_placements[: limits.ADMIN_DEAL_PLACEMENTS])
+    comparison = term_sheet_comparison(deal=deal)
     ranked = None
     if latest is not None:
         ranked = ranked_page(latest, page=1, size=limits.ADMIN_TOP_MATCHES, chart_size=limits.ADMIN_TOP_MATCHES)
@@ -569,9 +629,14 @@ def deal_page_context(deal: Deal) -> dict[str, Any]:
             "ranked_is_stale": latest is not None and latest.deal_version != deal.version,
             "find_lenders_url": reverse("admin:deals_deal_find_lenders", args=[deal.pk]),
             "place_url": reverse("admin:deals_deal_place", args=[deal.pk]),
-            "placements": list(placement_selectors.placement_list(deal=deal,
-                                                                  filters=placement_selectors.PlacementFilters())),
-            "comparison": term_sheet_comparison(deal=deal),
+            "placements": placements,
+            "placement_count": (len(placements) if len(placements) < limits.ADMIN_DEAL_PLACEMENTS
+                                else all_placements.count()),
+            "comparison": comparison,
+            "has_winner": any(q.winning for q in comparison.quotes),
+            # The quotes' own notes (the lender's words), one query for all.
+            "quote_notes": dict(TermSheet.objects.filter(pk__in=[q.term_sheet_id for q in comparison.quotes])
+                                .exclude(notes="").values_list("id", "notes")),
             # Newest first, as a deal team reads what happened lately; the whole of it: GET …/timeline/.
             "timeline": deal_timeline(deal=deal)[::-1][: limits.ADMIN_TIMELINE_ENTRIES],
         }

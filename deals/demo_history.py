@@ -238,26 +238,43 @@ def _terms(rng: random.Random, kind: str, amount: Decimal, received: dt.datetime
     return fields
 
 
+def seed_demo_search(*, deal: Deal, user=None):
+    """The demo deal's completed lender search: its latest completed one, else one started and run
+    here, in-process, through the searches services (the same ranking every door gets; deterministic
+    for the same directory). None when the deal cannot be searched."""
+    from deals.searches import services as search_services
+    from deals.searches.models import LenderMatch, LenderSearch
+    from deals.searches.ranking import missing_for_search
+
+    done = LenderSearch.objects.filter(deal=deal, status=LenderSearch.Status.COMPLETED).order_by("-id").first()
+    if done is not None and not LenderMatch.objects.filter(search=done).exists() and done.ranked_matches:
+        # Its ranked lenders went with the directory they ranked (a directory seeded afresh): rank again.
+        LenderSearch.objects.filter(deal=deal).delete()
+        done = None
+    if done is not None or deal.archived or missing_for_search(deal, list(deal.properties.order_by("id"))):
+        return done
+    search, _ = search_services.lender_search_start(deal=deal, user=user)
+    # Run now (a no-op when an in-process job already ran it on commit; a queued job finds it done).
+    search_services.lender_search_run(search_id=search.pk)
+    search.refresh_from_db()
+    return search if search.status == LenderSearch.Status.COMPLETED else None
+
+
 def seed_demo_pipeline(*, deal: Deal, user=None) -> int:
-    """Place `deal` with its first four matching lenders and record two of their quotes, through the
-    services (the same rules as every door). Nothing when the deal has placements. Returns how many
-    placements were made."""
+    """Rank lenders for `deal` (seed_demo_search), place it with its four best ranked lenders (their
+    ranks kept) and record two of their quotes, through the services (the same rules as every door).
+    Nothing when the deal has placements. Returns how many placements were made."""
     from deals.placements import services as placement_services
-    from deals.searches.ranking import criteria_from_deal, missing_for_search
-    from deals.searches.ranking.filters import candidate_programs
 
     if deal.archived or Placement.objects.filter(deal=deal).exists():
         return 0
-    properties = list(deal.properties.order_by("id"))
-    if missing_for_search(deal, properties):
+    search = seed_demo_search(deal=deal, user=user)
+    if search is None or not search.ranked_matches:
         return 0
-    criteria = criteria_from_deal(deal, properties, DealFinancials.objects.filter(deal=deal).first())
-    lender_ids = list(dict.fromkeys(candidate_programs(criteria).filter(lender__category="demo")
-                                    .order_by("lender__website").values_list("lender_id", flat=True)))[:4]
-    if not lender_ids:
-        return 0
-    batch = placement_services.placements_create(deal=deal, user=user, lender_ids=lender_ids, send=True,
+    batch = placement_services.placements_create(deal=deal, user=user, search=search, top_n=4, send=True,
                                                  notes="Demo: sent with the deal package.")
+    if not batch.created:
+        return 0
     amount = deal.loan_amount or Decimal("10000000")
     first, second = batch.created[0], batch.created[1] if len(batch.created) > 1 else None
     placement_services.term_sheet_add(placement=first, user=user, data={

@@ -37,6 +37,18 @@ def _trimmed(number: Decimal, places: int) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def dollars(value: object) -> str:
+    """Money to the whole dollar ($1,352,487): one precision across a table of figures."""
+    number = _decimal(value)
+    return EMPTY if number is None else money(number.quantize(Decimal(1)))
+
+
+def basis_points(value: object) -> str:
+    """A spread in basis points as a percent: 350 → 3.50%."""
+    number = _decimal(value)
+    return EMPTY if number is None else f"{number / 100:.2f}%"
+
+
 def percent(value: object, places: int = 2) -> str:
     """A value already in percent: 71.15%, 65% (no trailing zeros)."""
     number = _decimal(value)

@@ -25,12 +25,14 @@ class LenderSearchAdmin(AccountScopedAdmin):
     list_filter = ["status", "error_code", "account"]
     search_fields = ["deal__title"]
     list_select_related = ["deal"]
+    # A deal team reads what was searched and what came of it; the job's own record (attempts,
+    # heartbeat, deal version) is folded away.
     fieldsets = [
-        (None, {"fields": ["deal_link", "account", "status", "progress", "matches", "total_candidates",
-                           "attempts", "error"]}),
-        ("What was ranked", {"fields": ["criteria_display", "deal_version"]}),
-        ("Record", {"fields": ["created_by", "created_at", "queued_at", "started_at", "heartbeat_at",
-                               "finished_at"]}),
+        (None, {"fields": ["deal_link", "status", "matches", "total_candidates", "finished_at", "error"]}),
+        ("What was ranked", {"fields": ["criteria_display"]}),
+        ("Record", {"classes": ["collapse"],
+                    "fields": ["account", "progress", "attempts", "deal_version", "created_by", "created_at",
+                               "queued_at", "started_at", "heartbeat_at"]}),
     ]
     readonly_fields = ["deal_link", "account", "status", "progress", "matches", "total_candidates", "attempts",
                        "error", "criteria_display", "deal_version", "created_by", "created_at", "queued_at",

@@ -19,9 +19,14 @@ from lev.enums import ASSET_TYPES, LOAN_TYPES
 
 # The score chart (an inline SVG, deals/templates/admin/deals/searches/_score_chart.html), in pixels:
 # height of a row, where bars start (the lender names are left of it), the bar of a score of 100.
-CHART_ROW = 26
-CHART_BAR_X = 250
-CHART_BAR = 340
+CHART_ROW = 24
+CHART_BAR_X = 300
+CHART_BAR = 300
+# The chart's axis starts a little below the lowest score shown (never below 0), so scores of 63 and
+# 65 read as different bars; the axis says where it starts.
+CHART_AXIS_STEP = 10
+# Why a lender matches: the first lines shown in the row, the rest behind "more".
+INSIGHTS_SHOWN = 2
 
 
 @dataclass
@@ -34,6 +39,15 @@ class RankedRow:
     insights: list[str]
     programs: list[dict[str, str]]
     more_programs: int
+    placement: Any = None  # the deal's placement with this lender, if it was placed (mark_placed)
+
+    @property
+    def insights_shown(self) -> list[str]:
+        return self.insights[:INSIGHTS_SHOWN]
+
+    @property
+    def insights_more(self) -> list[str]:
+        return self.insights[INSIGHTS_SHOWN:]
 
 
 @dataclass
@@ -47,6 +61,7 @@ class RankedPage:
     chart: list[dict[str, Any]] = field(default_factory=list)
     ranked: int = 0  # ranks stored and paged (the top LEV_RANKING_TOP_N of `total` eligible lenders)
     removed: bool = False  # a superseded search's ranks, purged after retention
+    chart_floor: int = 0  # the score where the chart's axis starts
 
     @property
     def chart_height(self) -> int:
@@ -106,13 +121,40 @@ def ranked_page(search: LenderSearch, *, page: int, size: int, chart_size: int =
         )
         for m in match_page.matches
     ]
-    chart = []
-    if chart_size and page == 1:
-        for n, row in enumerate(rows[:chart_size]):
-            width = round(max(1, row.score) * CHART_BAR / 100)
-            chart.append({"row": row, "y": n * CHART_ROW, "width": width, "value_x": CHART_BAR_X + width + 6})
+    chart, floor = score_chart(rows[:chart_size] if chart_size and page == 1 else [])
+    mark_placed(search.deal_id, rows)
     return RankedPage(search, rows, match_page.total, page, pages, match_page.ready, chart, match_page.ranked,
-                      match_page.removed)
+                      match_page.removed, floor)
+
+
+def score_chart(rows: list[RankedRow]) -> tuple[list[dict[str, Any]], int]:
+    """Bars of the rows' scores on an axis from a round number below the lowest (not from 0: the
+    top ten are often within a few points of each other), and that axis start."""
+    if not rows:
+        return [], 0
+    low = min(row.score for row in rows)
+    floor = max(0, (low - 1) // CHART_AXIS_STEP * CHART_AXIS_STEP)
+    span = max(1, 100 - floor)
+    chart = []
+    for n, row in enumerate(rows):
+        width = max(2, round((row.score - floor) * CHART_BAR / span))
+        chart.append({"row": row, "y": n * CHART_ROW, "width": width, "value_x": CHART_BAR_X + width + 6})
+    return chart, floor
+
+
+def mark_placed(deal_id: int, rows: list[RankedRow]) -> None:
+    """Mark each row whose lender the deal was placed with (its newest placement), in one query for
+    the whole page."""
+    from deals.placements.models import Placement  # the placements room reads searches, not the reverse
+
+    if not rows:
+        return
+    newest: dict[int, Placement] = {}
+    for placement in (Placement.objects.filter(deal_id=deal_id, lender_id__in={r.lender_id for r in rows})
+                      .only("id", "lender_id", "status", "created_at").order_by("created_at", "id")):
+        newest[placement.lender_id] = placement
+    for row in rows:
+        row.placement = newest.get(row.lender_id)
 
 
 def page_number(request: HttpRequest, name: str = "page") -> int:

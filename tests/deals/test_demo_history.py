@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
+from io import StringIO
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.db.models import Count, Q
+from django.urls import reverse
 
 from deals.demo_history import HISTORY_ACCOUNT_SLUG, seed_demo_pipeline, seed_market_history
-from deals.models import Placement, TermSheet
+from deals.models import Deal, Placement, TermSheet
 from deals.placements.activity import lender_activity_recompute
+from deals.searches.models import LenderSearch
 from lenders.demo import seed_directory
 from lenders.models import LenderActivity
 from lev.accounts.models import Account
@@ -91,4 +96,26 @@ def test_the_demo_pipeline(directory, account):
     placements = Placement.objects.filter(deal=deal)
     assert sorted(placements.values_list("status", flat=True)) == ["quoted", "quoted", "sent", "sent"]
     assert TermSheet.objects.filter(deal=deal).count() == 2
+    # Placed from a completed search of the deal, with the ranks 1-4 of its ranked lenders.
+    search = LenderSearch.objects.get(deal=deal)
+    assert search.status == "completed" and search.ranked_matches >= 4
+    assert sorted(placements.values_list("source_search_id", "source_rank")) == [(search.pk, n) for n in range(1, 5)]
     assert seed_demo_pipeline(deal=deal) == 0
+    assert LenderSearch.objects.filter(deal=deal).count() == 1  # idempotent: no second search either
+
+
+def test_the_demo_deal_page_after_seed_demo(client):
+    """A fresh demo: the deal page shows ranked lenders, placements from their ranks and quotes compared."""
+    call_command("seed_demo", "--lenders", "120", stdout=StringIO())
+    deal = Deal.objects.get(title="Riverside Apartments Refinance")
+    client.force_login(get_user_model().objects.get(username="admin"))
+    html = client.get(reverse("admin:deals_deal_change", args=[deal.pk])).content.decode()
+    assert "No completed lender search yet" not in html
+    ranked = html[html.index('class="lev-table lev-ranked"'):]
+    assert ranked[:ranked.index("</table>")].count('<td class="lev-num lev-rank">') == 10
+    placements = html[html.index('class="lev-table lev-placements"'):]
+    placements = placements[:placements.index("</table>")]
+    for n in range(1, 5):
+        assert f'<td class="lev-num">{n}</td>' in placements  # "from rank" n
+    comparison = html[html.index('class="lev-table lev-comparison"'):]
+    assert comparison[:comparison.index("</table>")].count("<tr") == 3  # the header and two quotes

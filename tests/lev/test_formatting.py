@@ -59,3 +59,10 @@ def test_a_money_input_shows_the_stored_amount_with_separators():
     assert 'value="1,250.50"' in UnitInput(grouped=True).render("amount", Decimal("1250.5"))
     assert 'value="6.25"' in UnitInput(suffix=" %").render("rate", Decimal("6.250"))
     assert 'value="18.5M"' in UnitInput(grouped=True).render("amount", "18.5M")  # a refused entry, shown back
+
+
+def test_whole_dollars_and_spreads_read_as_a_deal_team_writes_them():
+    assert formatting.dollars(Decimal("1352487.49")) == "$1,352,487"
+    assert formatting.dollars(Decimal("138750")) == "$138,750" and formatting.dollars(None) == "—"
+    assert formatting.basis_points(350) == "3.50%" and formatting.basis_points(285) == "2.85%"
+    assert formatting.basis_points(None) == "—"
