@@ -10,13 +10,17 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django.contrib import admin, messages
+from django.utils import timezone
+from django.utils.html import format_html
 
 from deals.placements import selectors as placement_selectors
 from deals.placements import services
 from deals.placements.models import Placement, TermSheet
-from lev.accounts.admin_bases import AccountScopedHistoryAdmin
+from lev import formatting
+from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedHistoryAdmin
 from lev.accounts.selectors import check_staff_can_write
-from lev.enums import RATE_INDEX_NAMES
+from lev.admin_lists import DealStatusFilter, DefaultScopeMixin, WordsChoicesFilter, change_url, two_lines
+from lev.enums import RATE_INDEX_NAMES, RECOURSE_TYPES
 from lev.errors import ApplicationError
 from lev.formatting import money, percent
 
@@ -76,15 +80,22 @@ def _status_action(status: str, description: str):
     return admin.action(description=description)(action)
 
 
+def lender_and_deal(row, lender_name: str) -> str:
+    """The list's first cell: the lender (linking to the row) over the deal's title."""
+    return two_lines(lender_name, row.deal.title, change_url(row))
+
+
 @admin.register(Placement)
-class PlacementAdmin(AccountScopedHistoryAdmin):
+class PlacementAdmin(DefaultScopeMixin, AccountScopedHistoryAdmin):
     account_path = "deal__account"
-    list_display = ["id", "deal", "lender", "status", "source_rank", "quotes", "sent_at", "first_response_at",
-                    "decided_at"]
-    list_filter = ["status", "deal__account", "sent_at"]
+    # What a deal team reads of a placement, in a laptop's width: who, where it stands, what came back.
+    list_display = ["lender_deal", "status_cell", "rank", "quotes", "sent", "response"]
+    list_display_links = None  # the first cell links to the placement
+    list_filter = [DealStatusFilter, "status", "sent_at", "deal__account"]
+    default_scope_filter = DealStatusFilter
     search_fields = ["deal__title", "lender__name", "contact_name", "contact_email"]
     list_select_related = ["deal", "lender"]
-    date_hierarchy = "created_at"
+    list_per_page = 50
     # Only the plain fields are edited here (through placement_update); status moves by the actions.
     fields = ["deal", "lender", "program", "status", "contact_name", "contact_email", "notes", "source_search",
               "source_rank", "sent_at", "first_response_at", "decided_at", "archived_at", "created_by", "created_at",
@@ -97,15 +108,45 @@ class PlacementAdmin(AccountScopedHistoryAdmin):
                _status_action("no_response", "Mark as no response"),
                _status_action("archived", "Archive")]
 
-    # The quote count's GROUP BY drops the model's ordering: pages of the list keep a stable order.
-    ordering = ["id"]
+    # Newest first (the quote count's GROUP BY drops the model's ordering: this one is explicit).
+    ordering = ["-created_at", "-id"]
+
+    class Media:
+        css = ADMIN_CSS
 
     def get_queryset(self, request):
         return placement_selectors.with_term_sheet_count(super().get_queryset(request))
 
+    @admin.display(description="Lender / deal", ordering="lender__name")
+    def lender_deal(self, placement: Placement) -> str:
+        return lender_and_deal(placement, placement.lender.name)
+
+    @admin.display(description="Status", ordering="status")
+    def status_cell(self, placement: Placement) -> str:
+        decided = formatting.day(placement.decided_at) if placement.decided_at else ""
+        return two_lines(placement.get_status_display(), decided)
+
+    @admin.display(description="Rank", ordering="source_rank")
+    def rank(self, placement: Placement) -> str:
+        return formatting.EMPTY if placement.source_rank is None else f"#{placement.source_rank:,}"
+
     @admin.display(description="Quotes", ordering="term_sheet_count")
     def quotes(self, placement: Placement) -> int:
         return placement.term_sheet_count
+
+    @admin.display(description="Sent", ordering="sent_at")
+    def sent(self, placement: Placement) -> str:
+        return formatting.day(placement.sent_at)
+
+    @admin.display(description="Response", ordering="first_response_at")
+    def response(self, placement: Placement) -> str:
+        """The first response's day; for a sent placement still waiting, for how long."""
+        if placement.first_response_at is not None:
+            return formatting.day(placement.first_response_at)
+        if placement.sent_at is not None and placement.status == Placement.Status.SENT:
+            days = (timezone.now() - placement.sent_at).days
+            return format_html('<span class="lev-muted">waiting {} day{}</span>', days, "" if days == 1 else "s")
+        return formatting.EMPTY
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -119,36 +160,64 @@ class PlacementAdmin(AccountScopedHistoryAdmin):
 
 
 @admin.register(TermSheet)
-class TermSheetAdmin(AccountScopedHistoryAdmin):
+class TermSheetAdmin(DefaultScopeMixin, AccountScopedHistoryAdmin):
     account_path = "deal__account"
-    list_display = ["id", "deal", "lender", "quote_type", "amount", "rate", "term_months", "recourse", "fees",
-                    "expires_on", "winning", "received_at", "removed"]
-    list_filter = ["winning", "quote_type", "rate_type", "rate_index", "recourse",
+    # The figures a deal team compares, in a laptop's width; the rest is on the term sheet's page.
+    list_display = ["lender_deal", "quote", "amount", "rate", "terms", "fees", "expires", "received"]
+    list_display_links = None  # the first cell links to the term sheet
+    list_filter = [DealStatusFilter, "winning", "quote_type", "rate_type", "rate_index",
+                   ("recourse", WordsChoicesFilter),
                    ("deleted_at", admin.EmptyFieldListFilter)]
+    default_scope_filter = DealStatusFilter
     search_fields = ["deal__title", "placement__lender__name"]
     list_select_related = ["deal", "placement__lender"]
+    list_per_page = 50
+    ordering = ["-received_at", "-id"]
     readonly_fields = [f.name for f in TermSheet._meta.fields]
     actions = ["choose_winner", "remove"]
 
-    @admin.display(description="Lender", ordering="placement__lender__name")
-    def lender(self, term_sheet: TermSheet) -> str:
-        return term_sheet.placement.lender.name
+    class Media:
+        css = ADMIN_CSS
 
-    @admin.display(description="Loan amount", ordering="loan_amount")
+    @admin.display(description="Lender / deal", ordering="placement__lender__name")
+    def lender_deal(self, term_sheet: TermSheet) -> str:
+        return lender_and_deal(term_sheet, term_sheet.placement.lender.name)
+
+    @admin.display(description="Quote", ordering="quote_type")
+    def quote(self, term_sheet: TermSheet) -> str:
+        kind = formatting.label(term_sheet.quote_type)
+        if term_sheet.deleted_at is not None:
+            return two_lines(kind, "Removed")
+        if term_sheet.winning:
+            return format_html('{}<div><span class="lev-badge lev-badge--completed">Winner</span></div>', kind)
+        return kind
+
+    @admin.display(description="Amount", ordering="loan_amount")
     def amount(self, term_sheet: TermSheet) -> str:
-        return money(term_sheet.loan_amount)
+        return formatting.money_short(term_sheet.loan_amount)
 
     @admin.display(description="Rate")
     def rate(self, term_sheet: TermSheet) -> str:
         return rate_text(term_sheet)
 
-    @admin.display(description="Fees (orig. / exit)")
+    @admin.display(description="Term", ordering="term_months")
+    def terms(self, term_sheet: TermSheet) -> str:
+        months = term_sheet.term_months
+        term = formatting.EMPTY if months is None else (f"{months // 12} yr" if months % 12 == 0 else f"{months} mo")
+        recourse = formatting.label(term_sheet.recourse) if term_sheet.recourse in RECOURSE_TYPES else ""
+        return two_lines(term, recourse)
+
+    @admin.display(description="Fees in / out")
     def fees(self, term_sheet: TermSheet) -> str:
         return f"{percent(term_sheet.origination_fee_percent, 3)} / {percent(term_sheet.exit_fee_percent, 3)}"
 
-    @admin.display(description="Removed", boolean=True)
-    def removed(self, term_sheet: TermSheet) -> bool:
-        return term_sheet.deleted_at is not None
+    @admin.display(description="Expires", ordering="expires_on")
+    def expires(self, term_sheet: TermSheet) -> str:
+        return formatting.day(term_sheet.expires_on)
+
+    @admin.display(description="Received", ordering="received_at")
+    def received(self, term_sheet: TermSheet) -> str:
+        return formatting.day(term_sheet.received_at)
 
     def has_add_permission(self, request) -> bool:
         return False
