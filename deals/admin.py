@@ -331,6 +331,15 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
         return format_html('{} <a href="{}">{} match{}</a>', search_status_badge(deal.latest_search_status), url,
                            f"{matches:,}", "" if matches == 1 else "es")
 
+    def get_fieldsets(self, request, obj=None):
+        """The deal's version (what a lender search was ranked on) is a worker's internal: a
+        superuser's collapsed "Diagnostics", never a deal team's."""
+        fieldsets = [(name, {**options, "fields": [f for f in options["fields"] if f != "version"]})
+                     for name, options in super().get_fieldsets(request, obj)]
+        if request.user.is_superuser and obj is not None:
+            fieldsets.append(("Diagnostics", {"classes": ["collapse"], "fields": ["version"]}))
+        return fieldsets
+
     # -- rules the API keeps: an archived deal is read-only, the account is chosen once
     def has_change_permission(self, request, obj=None) -> bool:
         return super().has_change_permission(request, obj) and not (obj is not None and obj.archived)

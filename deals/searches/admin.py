@@ -22,20 +22,20 @@ class LenderSearchAdmin(AccountScopedAdmin):
 
     # What a deal team reads of its searches; worker internals (attempts, heartbeat, the deal's
     # version) only in a superuser's collapsed "Diagnostics".
-    list_display = ["search_cell", "status_cell", "matches", "finished_at"]
+    list_display = ["search_cell", "status_cell", "matches", "finished"]
     list_display_links = None  # the first cell links to the search
     list_filter = ["status", "error_code", "account"]
     search_fields = ["deal__title"]
     list_select_related = ["deal"]
     fieldsets = [
-        (None, {"fields": ["deal_link", "account", "status", "progress_display", "matches", "total_candidates",
+        (None, {"fields": ["deal_link", "account", "status", "progress_display", "matches", "candidates",
                            "error"]}),
         ("What was ranked", {"fields": ["criteria_display"]}),
         ("Record", {"fields": ["created_by", "created_at", "finished_at"]}),
     ]
     diagnostics = ("Diagnostics", {"classes": ["collapse"],
                                    "fields": ["attempts", "deal_version", "queued_at", "started_at", "heartbeat_at"]})
-    readonly_fields = ["deal_link", "account", "status", "progress_display", "matches", "total_candidates",
+    readonly_fields = ["deal_link", "account", "status", "progress_display", "matches", "candidates",
                        "attempts", "error", "criteria_display", "deal_version", "created_by", "created_at",
                        "queued_at", "started_at", "heartbeat_at", "finished_at"]
 
@@ -64,6 +64,14 @@ class LenderSearchAdmin(AccountScopedAdmin):
         if search.status in (LenderSearch.Status.PENDING, LenderSearch.Status.RUNNING):
             return format_html('{} <span class="lev-muted">{}%</span>', badge, search.progress)
         return badge
+
+    @admin.display(description="Finished", ordering="finished_at")
+    def finished(self, search: LenderSearch) -> str:
+        return formatting.day(search.finished_at)
+
+    @admin.display(description="Lenders considered")
+    def candidates(self, search: LenderSearch) -> str:
+        return f"{search.total_candidates:,}"
 
     @admin.display(description="Progress")
     def progress_display(self, search: LenderSearch) -> str:
