@@ -256,7 +256,7 @@ def test_the_deal_list_page_costs_the_same_queries_for_three_deals_or_thirty(cli
     add_deals(27)
     assert Deal.objects.count() == 30
     assert queries() == few
-    assert few <= 13  # session, user, counts (the filtered and the active deals), the page, its properties, the filters' choices
+    assert few <= 13  # session, user, counts (filtered and active deals), the page, its properties, filters
 
 
 def test_archived_deals_are_hidden_unless_asked_for(client, account):
