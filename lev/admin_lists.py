@@ -76,8 +76,11 @@ class WordsChoicesFilter(admin.ChoicesFieldListFilter):
     """A choices field's filter in lev.formatting's words ("To be decided", "CMBS", "Non-recourse"),
     not the model's title-cased slugs ("Tbd")."""
 
+    def words(self, value: str) -> str:
+        return formatting.label(value)
+
     def choices(self, changelist):
-        words = {str(title): formatting.label(str(value)) for value, title in self.field.flatchoices}
+        words = {str(title): self.words(str(value)) for value, title in self.field.flatchoices}
         for choice in super().choices(changelist):
             display = str(choice["display"])
             for old, new in words.items():

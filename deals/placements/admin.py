@@ -32,6 +32,26 @@ def rate_text(term_sheet: TermSheet) -> str:
     return f"{index} + {percent(Decimal(term_sheet.spread_bps or 0) / 100, 2)}"
 
 
+class RateIndexFilter(WordsChoicesFilter):
+    """Base rate indexes by their names ("Term SOFR 1M"), not title-cased slugs ("Term Sofr 1M")."""
+
+    def words(self, value: str) -> str:
+        return RATE_INDEX_NAMES.get(value, super().words(value))
+
+
+class RemovedFilter(admin.EmptyFieldListFilter):
+    """Whether a quote was removed (its `deleted_at`), in words."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.title = "removed"
+
+    def choices(self, changelist):
+        words = {"Empty": "Not removed", "Not empty": "Removed"}
+        for choice in super().choices(changelist):
+            yield {**choice, "display": words.get(str(choice["display"]), choice["display"])}
+
+
 def _run(modeladmin: admin.ModelAdmin, request, objects, action, done: str) -> None:
     """Call `action` on each object; report how many succeeded and each refusal's message (a viewer
     of the object's account is refused as the API refuses it)."""
@@ -53,7 +73,7 @@ class TermSheetInline(admin.TabularInline):
     fk_name = "placement"
     extra = 0
     can_delete = False
-    fields = ["id", "quote_type", "amount", "rate", "term_months", "recourse", "expires_on", "winning",
+    fields = ["quote_type", "amount", "rate", "term_months", "recourse", "expires_on", "winning",
               "received_at", "deleted_at"]
     readonly_fields = fields
     show_change_link = True
@@ -165,9 +185,9 @@ class TermSheetAdmin(DefaultScopeMixin, AccountScopedHistoryAdmin):
     # The figures a deal team compares, in a laptop's width; the rest is on the term sheet's page.
     list_display = ["lender_deal", "quote", "amount", "rate", "terms", "fees", "expires", "received"]
     list_display_links = None  # the first cell links to the term sheet
-    list_filter = [DealStatusFilter, "winning", "quote_type", "rate_type", "rate_index",
+    list_filter = [DealStatusFilter, "winning", "quote_type", "rate_type", ("rate_index", RateIndexFilter),
                    ("recourse", WordsChoicesFilter),
-                   ("deleted_at", admin.EmptyFieldListFilter)]
+                   ("deleted_at", RemovedFilter)]
     default_scope_filter = DealStatusFilter
     search_fields = ["deal__title", "placement__lender__name"]
     list_select_related = ["deal", "placement__lender"]

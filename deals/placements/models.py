@@ -135,4 +135,6 @@ class TermSheet(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_quote_type_display()} from {self.placement.lender.name} on {self.deal.title}"
+        # Through the placement: on its page the inline rows share the one placement, deal and lender read.
+        placement = self.placement
+        return f"{self.get_quote_type_display()} from {placement.lender.name} on {placement.deal.title}"

@@ -166,6 +166,7 @@ def test_a_searchs_diagnostics_are_a_superusers(account, team, django_capture_on
 
 def test_money_and_days_as_a_list_reads_them():
     assert formatting.money_short(Decimal("18500000")) == "$18.5M"
+    assert formatting.label("tbd") == "To be decided"
     assert formatting.money_short(Decimal("999999999")) == "$1B"
     assert formatting.money_short(Decimal("850000")) == "$850K"
     assert formatting.money_short(None) == formatting.EMPTY
