@@ -52,6 +52,24 @@ class RemovedFilter(admin.EmptyFieldListFilter):
             yield {**choice, "display": words.get(str(choice["display"]), choice["display"])}
 
 
+class NamedVersionsMixin:
+    """A history page names each version as the record is named (with its deal and lender, fixed at
+    creation), read once for the page from the current record instead of once per version."""
+
+    shared_relations: tuple[str, ...] = ()
+
+    def render_history_view(self, request, template, context, **kwargs):
+        current, page = context.get("object"), context.get("page_obj")
+        if current is not None and page is not None:
+            page.object_list = list(page.object_list)
+            for record in page.object_list:
+                version = record.history_object  # a new instance at each read: kept on the record
+                for name in self.shared_relations:
+                    setattr(version, name, getattr(current, name))
+                record.history_object = version
+        return super().render_history_view(request, template, context, **kwargs)
+
+
 def _run(modeladmin: admin.ModelAdmin, request, objects, action, done: str) -> None:
     """Call `action` on each object; report how many succeeded and each refusal's message (a viewer
     of the object's account is refused as the API refuses it)."""
@@ -77,6 +95,10 @@ class TermSheetInline(admin.TabularInline):
               "received_at", "deleted_at"]
     readonly_fields = fields
     show_change_link = True
+
+    def get_queryset(self, request):
+        # Each row is named with its lender and deal (read with the rows, not one by one).
+        return super().get_queryset(request).select_related("deal", "placement__lender")
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
@@ -106,12 +128,13 @@ def lender_and_deal(row, lender_name: str) -> str:
 
 
 @admin.register(Placement)
-class PlacementAdmin(DefaultScopeMixin, AccountScopedHistoryAdmin):
+class PlacementAdmin(NamedVersionsMixin, DefaultScopeMixin, AccountScopedHistoryAdmin):
     account_path = "deal__account"
     # What a deal team reads of a placement, in a laptop's width: who, where it stands, what came back.
     list_display = ["lender_deal", "status_cell", "rank", "quotes", "sent", "response"]
     list_display_links = None  # the first cell links to the placement
     list_filter = [DealStatusFilter, "status", "sent_at", "deal__account"]
+    shared_relations = ("deal", "lender")
     default_scope_filter = DealStatusFilter
     search_fields = ["deal__title", "lender__name", "contact_name", "contact_email"]
     list_select_related = ["deal", "lender"]
@@ -180,7 +203,7 @@ class PlacementAdmin(DefaultScopeMixin, AccountScopedHistoryAdmin):
 
 
 @admin.register(TermSheet)
-class TermSheetAdmin(DefaultScopeMixin, AccountScopedHistoryAdmin):
+class TermSheetAdmin(NamedVersionsMixin, DefaultScopeMixin, AccountScopedHistoryAdmin):
     account_path = "deal__account"
     # The figures a deal team compares, in a laptop's width; the rest is on the term sheet's page.
     list_display = ["lender_deal", "quote", "amount", "rate", "terms", "fees", "expires", "received"]
@@ -190,6 +213,7 @@ class TermSheetAdmin(DefaultScopeMixin, AccountScopedHistoryAdmin):
                    ("deleted_at", RemovedFilter)]
     default_scope_filter = DealStatusFilter
     search_fields = ["deal__title", "placement__lender__name"]
+    shared_relations = ("deal", "placement")
     list_select_related = ["deal", "placement__lender"]
     list_per_page = 50
     ordering = ["-received_at", "-id"]

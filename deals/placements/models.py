@@ -135,6 +135,5 @@ class TermSheet(models.Model):
         ]
 
     def __str__(self) -> str:
-        # Through the placement: on its page the inline rows share the one placement, deal and lender read.
-        placement = self.placement
-        return f"{self.get_quote_type_display()} from {placement.lender.name} on {placement.deal.title}"
+        # Lists join the deal and the placement's lender (the row's checkbox is labelled with this).
+        return f"{self.get_quote_type_display()} from {self.placement.lender.name} on {self.deal.title}"

@@ -210,3 +210,47 @@ def test_a_deals_version_is_a_superusers_diagnostic(account, team):
     assert "Diagnostics" not in page and "field-version" not in page
     root = admin_client(superuser()).get(url).content.decode()
     assert "Diagnostics" in root and "field-version" in root
+
+
+def test_a_placements_page_names_its_quotes_in_the_same_queries_for_one_or_four(account):
+    client = admin_client(superuser())
+    placement = placed(account, "Riverside Apartments")
+    url = reverse("admin:deals_placement_change", args=[placement.pk])
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    client.get(url)
+    one = queries()
+    for _ in range(3):
+        quote(placement)
+    assert queries() == one
+
+
+@pytest.mark.parametrize("name", ["placement", "termsheet"])
+def test_a_history_page_costs_the_same_queries_for_few_changes_or_many(account, name):
+    from deals.placements import services as placement_services
+
+    client = admin_client(superuser())
+    placement = placed(account, "Riverside Apartments")
+    row = placement if name == "placement" else placement.term_sheets.get()
+    url = reverse(f"admin:deals_{name}_history", args=[row.pk])
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    client.get(url)
+    few = queries()
+    for n in range(4):
+        if name == "placement":
+            placement_services.placement_update(placement=Placement.objects.get(pk=placement.pk),
+                                                data={"notes": f"call {n}"})
+        else:
+            TermSheet.objects.get(pk=row.pk).save()
+    assert queries() == few
+    page = client.get(url).content.decode()
+    assert f"Riverside Apartments with {placement.lender.name}" in page or name != "placement"
