@@ -4,7 +4,7 @@ missing one)."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 from django.db import transaction
 
@@ -14,6 +14,7 @@ from deals.companies.models import Company, Contact
 from lenders.models import Lender
 from lev.accounts.models import Account
 from lev.errors import LenderNotFound, ValidationFailed
+from lev.records import save_changes
 
 COMPANY_FIELDS = ("kind", "name", "website", "location", "notes")
 CONTACT_FIELDS = ("name", "title", "email", "phone", "notes")
@@ -24,19 +25,6 @@ def _text(data: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
     return {name: ("" if data[name] is None else data[name]) for name in fields if name in data}
 
 
-Record = TypeVar("Record", Company, Contact)
-
-
-def _save_changes(record: Record, values: dict[str, Any]) -> Record:
-    """Write the values that differ from the record's (and updated_at); nothing when none does."""
-    changes = {k: v for k, v in values.items() if getattr(record, k) != v}
-    for name, value in changes.items():
-        setattr(record, name, value)
-    if changes:
-        record.save(update_fields=[*changes, "updated_at"])
-    return record
-
-
 @transaction.atomic
 def company_create(*, account: Account, data: dict[str, Any]) -> Company:
     return Company.objects.create(account=account, **_text(data, COMPANY_FIELDS))
@@ -44,7 +32,7 @@ def company_create(*, account: Account, data: dict[str, Any]) -> Company:
 
 @transaction.atomic
 def company_update(*, company: Company, data: dict[str, Any]) -> Company:
-    return _save_changes(company, _text(data, COMPANY_FIELDS))
+    return save_changes(company, _text(data, COMPANY_FIELDS))
 
 
 def lender_for_contacts(lender_id: int) -> Lender:
@@ -68,7 +56,7 @@ def contact_create(*, account: Account, data: dict[str, Any], company: Company |
 
 @transaction.atomic
 def contact_update(*, contact: Contact, data: dict[str, Any]) -> Contact:
-    return _save_changes(contact, _text(data, CONTACT_FIELDS))
+    return save_changes(contact, _text(data, CONTACT_FIELDS))
 
 
 def company_of_account(*, account: Account, company_id: int | None) -> Company | None:

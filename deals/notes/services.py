@@ -15,6 +15,7 @@ from deals.placements import selectors as placement_selectors
 from lev.accounts.models import Account
 from lev.errors import NotFound, ValidationFailed
 from lev.limits import MAX_ID
+from lev.records import save_changes
 
 ONE_TARGET = "a note is on exactly one of deal_id, placement_id, company_id or contact_id"
 
@@ -53,12 +54,7 @@ def note_create(*, account: Account, author, target: dict[str, Any], kind: str, 
 @transaction.atomic
 def note_update(*, note: Note, data: dict[str, Any]) -> Note:
     """Change a note's kind or body; its target and author stay."""
-    changes = {k: data[k] for k in ("kind", "body") if k in data and getattr(note, k) != data[k]}
-    for name, value in changes.items():
-        setattr(note, name, value)
-    if changes:
-        note.save(update_fields=[*changes, "updated_at"])
-    return note
+    return save_changes(note, {k: data[k] for k in ("kind", "body") if k in data})
 
 
 @transaction.atomic

@@ -19,6 +19,14 @@ def connected_apps(*, user) -> QuerySet[OAuthAuthorization]:
     )
 
 
+def connected_app_grants(*, authorization: OAuthAuthorization) -> QuerySet[OAuthAuthorization]:
+    """The person's live grants for the same app in the same account as `authorization`: one connected app
+    to the person, however many times the app was connected (a client that signs in again, a CIMD client
+    on a second machine)."""
+    return OAuthAuthorization.objects.filter(user_id=authorization.user_id, application_id=authorization.application_id,
+                                             account_id=authorization.account_id, revoked_at__isnull=True)
+
+
 def connected_app_get(*, user, authorization_id: str) -> OAuthAuthorization | None:
     """One of the person's own grants; None for anything else (another person's is not found either)."""
     if not (isinstance(authorization_id, str) and authorization_id.isdigit() and len(authorization_id) < 19):

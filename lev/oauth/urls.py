@@ -29,6 +29,6 @@ dot_patterns = [
 urlpatterns = [
     path("", include((dot_patterns, "oauth2_provider"))),
     path("oauth/connected-apps/", views.connected_apps, name="oauth-connected-apps"),
-    path("accounts/login/", auth_views.LoginView.as_view(template_name="oauth/login.html"), name="login"),
+    path("accounts/login/", views.SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
 ]

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import time
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from django.conf import settings
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from oauth2_provider import views as dot_views
 from oauth2_provider.exceptions import OAuthToolkitError
@@ -115,6 +117,26 @@ class ConsentView(AuthorizationView):
     def _refused(self, message: str) -> HttpResponse:
         return render(self.request, self.template_name,
                       {"error": {"error": "Nothing was allowed", "description": message}}, status=400)
+
+
+class SignInView(auth_views.LoginView):
+    """The site's sign-in page. Reached on the way to the consent page, it names the app asking (its
+    registered name, or the host of a client that identifies itself by URL), so the person knows why
+    they sign in before they type a password."""
+
+    template_name = "oauth/login.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        target = urlsplit(context.get("next") or "")
+        if not target.netloc and target.path == reverse("oauth2_provider:authorize"):
+            client_id = (parse_qs(target.query).get("client_id") or [""])[0][:limits.OAUTH_CLIENT_ID_MAX]
+            application = get_application_model().objects.filter(client_id=client_id).first() if client_id else None
+            if application is not None and application.name:
+                context["client_title"] = neutralise(application.name)
+            elif client_id.startswith("https://"):
+                context["client_title"] = neutralise(urlsplit(client_id).hostname or "")
+        return context
 
 
 class TokenView(dot_views.TokenView):
@@ -234,21 +256,29 @@ class ResourceMetadataView(OAuthProtectedResourceMetadataView):
 @login_required
 @require_http_methods(["GET", "POST"])
 def connected_apps(request: HttpRequest) -> HttpResponse:
-    """The person's connected apps (OAuth grants); POST `revoke=<id>` disconnects one at once."""
+    """The person's connected apps: one row per app and account, however many times the app was
+    connected there (each sign-in of a client is a grant); POST `revoke=<id>` disconnects that app
+    from that account at once (every grant of it)."""
     if request.method == "POST":
         value = request.POST.get("revoke", "")
         authorization = selectors.connected_app_get(user=request.user, authorization_id=value)
         if authorization is None:
             raise Http404
-        services.authorization_revoke(authorization=authorization)
+        for grant in selectors.connected_app_grants(authorization=authorization):
+            services.authorization_revoke(authorization=grant)
         return redirect("oauth-connected-apps")
-    apps = selectors.connected_apps(user=request.user)
     Application = get_application_model()
-    return render(request, "oauth/connected_apps.html", {
-        "apps": [
-            {"authorization": item, "scope_texts": [scopes.SCOPES[s] for s in scopes.SCOPES
-                                                    if s in item.scope.split()],
-             "cimd": item.application.registration_source == Application.RegistrationSource.CIMD}
-            for item in apps
-        ],
-    })
+    rows: dict[tuple[int, int], dict] = {}
+    for item in selectors.connected_apps(user=request.user):  # newest first: a row is its latest grant
+        row = rows.setdefault((item.application_id, item.account_id), {
+            "authorization": item, "times": 0, "first_connected_at": item.created_at, "last_used_at": None,
+            "scopes": set(), "cimd": item.application.registration_source == Application.RegistrationSource.CIMD})
+        row["times"] += 1
+        row["first_connected_at"] = item.created_at
+        row["scopes"].update(item.scope.split())
+        if item.last_used_at and (row["last_used_at"] is None or item.last_used_at > row["last_used_at"]):
+            row["last_used_at"] = item.last_used_at
+    for row in rows.values():
+        granted = row.pop("scopes")
+        row["scope_texts"] = [text for name, text in scopes.SCOPES.items() if name in granted]
+    return render(request, "oauth/connected_apps.html", {"apps": list(rows.values())})

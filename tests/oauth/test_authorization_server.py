@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from html import unescape
 from urllib.parse import parse_qs, urlsplit
 
@@ -535,3 +536,20 @@ def test_an_application_that_skips_consent_gets_the_only_account_or_nothing(flow
     MembershipFactory(account=AccountFactory(), user=user)  # now two: which one is not for the app to say
     query = redirect_query(flow.consent_page())
     assert query["error"] == ["access_denied"] and OAuthAuthorization.objects.count() == 1
+
+
+def test_an_app_connected_three_times_is_one_row_and_one_disconnect(flow, user, client):
+    """A client that signs in again (or runs on a second machine) makes a grant each time: the person
+    sees one connected app per app and account, and disconnecting it stops every one of its grants."""
+    tokens = [flow.tokens() for _ in range(3)]
+    assert OAuthAuthorization.objects.filter(revoked_at__isnull=True).count() == 3
+    html = unescape(flow.browser.get("/oauth/connected-apps/").content.decode())
+    assert html.count('name="revoke"') == 1 and html.count("Test Agent") == 1
+    assert "connected 3 times" in html
+    value = re.search(r'name="revoke" value="(\d+)"', html).group(1)
+    assert flow.browser.post("/oauth/connected-apps/", {"revoke": value}).status_code == 302
+    assert not OAuthAuthorization.objects.filter(revoked_at__isnull=True).exists()
+    for issued in tokens:
+        assert client.get("/api/v1/deals/", **bearer(issued["access_token"])).status_code == 401
+        assert flow.refresh(issued["refresh_token"]).status_code == 400
+    assert "Test Agent" not in flow.browser.get("/oauth/connected-apps/").content.decode()

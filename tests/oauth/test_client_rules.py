@@ -189,3 +189,24 @@ def test_other_methods_get_a_json_error(client, method, path):
     response = getattr(client, method)(path)
     assert response.status_code == 405 and response.json()["error"] == "invalid_request"
     assert response["Allow"]
+
+
+def test_the_sign_in_page_names_the_app_that_asks(user, client):
+    """Signed out, the consent page sends the person to sign in; that page says which app asks (its
+    registered name, neutralised) before a password is typed, and nothing when it comes from elsewhere."""
+    app = public_client(name="Claude\u202e Desktop")  # a right-to-left override is never shown
+    flow = Flow(user=user, client_id=app.client_id)
+    flow.browser.logout()
+    sent = flow.consent_page()
+    assert sent.status_code == 302 and sent["Location"].startswith("/accounts/login/?next=")
+    page = flow.browser.get(sent["Location"]).content.decode()
+    assert "<strong><bdi>Claude Desktop</bdi></strong> asks to connect to Lev" in page and "\u202e" not in page
+    assert "<title>Sign in to Lev to connect Claude Desktop</title>" in page
+
+    for other in ("/accounts/login/", "/accounts/login/?next=/admin/",
+                  "/accounts/login/?next=/oauth/authorize/%3Fclient_id%3Dnobody",
+                  "/accounts/login/?next=https://evil.example/oauth/authorize/%3Fclient_id%3D" + app.client_id):
+        plain = client.get(other)
+        assert plain.status_code == 200 and "asks to connect" not in plain.content.decode(), other
+    cimd = client.get("/accounts/login/?next=/oauth/authorize/%3Fclient_id%3Dhttps://agent.example/client.json")
+    assert "<strong><bdi>agent.example</bdi></strong> asks to connect" in cimd.content.decode()
