@@ -606,12 +606,26 @@ def deal_page_context(deal: Deal) -> dict[str, Any]:
 class DealPropertyAdmin(AccountScopedAdmin):
     account_path = "deal__account"
     form = DealPropertyForm
-    list_display = ["name", "deal", "city", "state", "asset_type", "units"]
-    list_filter = ["state", "asset_type"]
+    # A laptop's width: the property over where it is, its deal, what it is.
+    list_display = ["property_cell", "deal", "kind", "units"]
+    list_display_links = None  # the first cell links to the property
+    list_filter = ["state", ("asset_type", WordsChoicesFilter)]
     search_fields = ["name", "address", "city", "deal__title"]
     readonly_fields = ["created_at", "updated_at"]
     list_select_related = ["deal"]
     autocomplete_fields = ["deal"]
+
+    class Media:
+        css = ADMIN_CSS
+
+    @admin.display(description="Property", ordering="name")
+    def property_cell(self, prop: DealProperty) -> str:
+        where = ", ".join(part for part in (prop.city, prop.state) if part)
+        return two_lines(prop.name or formatting.EMPTY, where, change_url(prop))
+
+    @admin.display(description="Asset type", ordering="asset_type")
+    def kind(self, prop: DealProperty) -> str:
+        return formatting.label(prop.asset_type) if prop.asset_type else formatting.EMPTY
 
     def get_form(self, request, obj=None, **kwargs):
         kwargs["fields"] = ["deal", *services.PROPERTY_FIELDS]

@@ -172,7 +172,9 @@ class LenderProgramAdmin(ProgramCoverage, GlobalAdmin):
     form = LenderProgramForm
     fieldsets = [(None, {"fields": ["lender", *PROGRAM_HEAD]}), *PROGRAM_FIELDSETS,
                  ("Record", {"classes": ["collapse"], "fields": ["created_at", "updated_at"]})]
-    list_display = ["title", "lender", "status", "loan_types_display", "loan_range", "ltv", "dscr", "coverage"]
+    # A laptop's width: the program over its lender, then what it lends and where.
+    list_display = ["program_cell", "status", "loan_types_display", "loan_range", "ltv", "dscr", "coverage"]
+    list_display_links = None  # the first cell links to the program
     list_filter = ["status", "capital_source_type"]
     search_fields = ["title", "lender__name"]
     readonly_fields = ["coverage", "created_at", "updated_at"]
@@ -182,14 +184,17 @@ class LenderProgramAdmin(ProgramCoverage, GlobalAdmin):
     class Media:
         css = ADMIN_CSS
 
+    @admin.display(description="Program / lender", ordering="title")
+    def program_cell(self, program: LenderProgram) -> str:
+        return two_lines(program.title, program.lender.name, change_url(program))
+
     @admin.display(description="Loan types")
     def loan_types_display(self, program: LenderProgram) -> str:
         return formatting.labels(program.loan_types, LOAN_TYPES)
 
     @admin.display(description="Loan size", ordering="max_loan_amount")
     def loan_range(self, program: LenderProgram) -> str:
-        return format_html('<span class="lev-nowrap">{} to {}</span>', formatting.money(program.min_loan_amount),
-                           formatting.money(program.max_loan_amount))
+        return formatting.money_range(program.min_loan_amount, program.max_loan_amount)
 
     @admin.display(description="Max LTV", ordering="max_ltv")
     def ltv(self, program: LenderProgram) -> str:
@@ -213,8 +218,32 @@ class LenderActivityAdmin(GlobalAdmin):
     """Lender activity signals per market, as directory data: global (not tenant-scoped) — counts
     per lender and state, naming no account, deal or placement."""
 
-    list_display = ["lender", "state", "quotes_90d", "closings_90d", "avg_response_hours", "score", "updated_at"]
+    list_display = ["lender_link", "state", "quotes", "closings", "response", "activity_score"]
+    list_display_links = None  # the first cell links to the row
     list_filter = ["state"]
     search_fields = ["lender__name"]
     readonly_fields = ["updated_at"]
     list_select_related = ["lender"]
+
+    class Media:
+        css = ADMIN_CSS
+
+    @admin.display(description="Lender", ordering="lender__name")
+    def lender_link(self, row: LenderActivity) -> str:
+        return two_lines(row.lender.name, "", change_url(row))
+
+    @admin.display(description="Quotes (90 d)", ordering="quotes_90d")
+    def quotes(self, row: LenderActivity) -> int:
+        return row.quotes_90d
+
+    @admin.display(description="Closings (90 d)", ordering="closings_90d")
+    def closings(self, row: LenderActivity) -> int:
+        return row.closings_90d
+
+    @admin.display(description="Avg response", ordering="avg_response_hours")
+    def response(self, row: LenderActivity) -> str:
+        return formatting.EMPTY if row.avg_response_hours is None else f"{row.avg_response_hours:,.0f} h"
+
+    @admin.display(description="Score", ordering="score")
+    def activity_score(self, row: LenderActivity) -> str:
+        return formatting.EMPTY if row.score is None else f"{row.score:.2f}"

@@ -176,7 +176,8 @@ def test_money_and_days_as_a_list_reads_them():
 
 
 # --- each list's page: the same queries for a few rows or many --------------------------------------
-LISTS = ["deals_deal", "deals_placement", "deals_termsheet", "lenders_lender", "deals_lendersearch"]
+LISTS = ["deals_deal", "deals_placement", "deals_termsheet", "lenders_lender", "deals_lendersearch",
+         "lenders_lenderprogram", "deals_dealproperty"]
 
 
 @pytest.mark.parametrize("name", LISTS)

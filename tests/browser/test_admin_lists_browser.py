@@ -13,7 +13,9 @@ from tests.browser.test_admin_browser import chromium, demo, screenshot_dir  # n
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 TEAM_LISTS = ["deals/deal/", "deals/placement/", "deals/termsheet/", "lenders/lender/", "deals/lendersearch/",
-              "deals/placement/?deal_status=all", "deals/termsheet/?deal_status=all", "deals/deal/?archived=all"]
+              "deals/placement/?deal_status=all", "deals/termsheet/?deal_status=all", "deals/deal/?archived=all",
+              "lenders/lenderprogram/", "lenders/lenderactivity/", "lenders/marketrate/", "deals/dealproperty/",
+              "deals/note/", "deals/contact/", "deals/company/", "deals/stage/"]
 
 OVERFLOW = """() => {
   const results = document.querySelector('#changelist .results');
