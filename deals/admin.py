@@ -263,7 +263,7 @@ def _company_ids(cleaned: dict[str, Any], names) -> dict[str, int | None]:
 class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
     form = DealForm
     # What a deal team reads of its deals, in a laptop's width (the account only for whoever sees several).
-    list_display = ["deal_cell", "stage", "owner", "property", "loan", "latest_search"]
+    list_display = ["deal_cell", "stage", "owner", "property_cell", "loan", "latest_search"]
     list_display_links = None  # the first cell links to the deal
     # The "(N total)" counts active deals, never the archive the default filter hides.
     default_scope_filter = ArchivedFilter
@@ -308,7 +308,7 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
         return two_lines(deal.title, deal.account.name, change_url(deal))
 
     @admin.display(description="Property", ordering="units_total")
-    def property(self, deal: Deal) -> str:
+    def property_cell(self, deal: Deal) -> str:
         """Asset types and states over the units."""
         kinds = formatting.labels({p.asset_type for p in deal.property_summary if p.asset_type}, ASSET_TYPES)
         states = ", ".join(sorted({p.state for p in deal.property_summary if p.state}))
