@@ -229,7 +229,8 @@ def test_the_deal_list_shows_market_size_money_and_the_latest_search(client, acc
     row = rows[True]
     # One cell per thing a deal team reads: the property (asset types · states over the units), the loan
     # (amount over type), so the list fits a laptop.
-    assert '<td class="field-property_cell">Multifamily, Retail · OK, TX<div class="lev-sub">200 units</div></td>' in row
+    assert ('<td class="field-property_cell">Multifamily, Retail · OK, TX<div class="lev-sub">200 units</div></td>'
+            in row)
     assert '<td class="field-loan">$18.5M<div class="lev-sub">' in row
     assert "lev-badge--completed" in row
     link = reverse("admin:deals_lendersearch_change", args=[search.pk])
