@@ -73,6 +73,7 @@ class CompanyAdmin(AccountScopedAdmin):
     list_filter = ["kind", "account"]
     search_fields = ["name", "location", "notes"]
     list_select_related = ["account"]
+    ordering = ["name", "id"]  # stated: the contact count's GROUP BY drops the model's ordering
     readonly_fields = ["created_at", "updated_at"]
     inlines = [CompanyContactInline]
 
