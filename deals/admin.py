@@ -51,6 +51,7 @@ from lev.accounts.admin_bases import (
 )
 from lev.accounts.selectors import check_staff_can_write
 from lev.admin_forms import money_field, percent_field
+from lev.admin_lists import DefaultScopeMixin, WordsChoicesFilter, change_url, two_lines
 from lev.enums import ASSET_TYPES, US_STATES
 from lev.errors import UPSTREAM_MESSAGE, ApplicationError, BusinessRuleViolation
 from lev.outages import is_dependency_outage, report_outage
@@ -73,6 +74,9 @@ class DealForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if "stage" in self.fields:
             self.fields["stage"].required = False
+        for name in ("loan_type", "transaction_type"):  # "To be decided", not the slug's "Tbd"
+            if name in self.fields:
+                self.fields[name].choices = [(v, formatting.label(v) if v else t) for v, t in self.fields[name].choices]
 
     def clean(self):
         data = super().clean()
@@ -258,13 +262,16 @@ def _company_ids(cleaned: dict[str, Any], names) -> dict[str, int | None]:
 
 
 @admin.register(Deal)
-class DealAdmin(AccountScopedAdmin):
+class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
     form = DealForm
-    list_display = ["title", "account", "stage", "owner", "property_states", "asset_types", "units", "loan",
-                    "loan_type_label", "latest_search"]
-    list_display_links = ["title"]
-    list_filter = [ArchivedFilter, "stage", PropertyStateFilter, AssetTypeFilter, LatestSearchFilter, "loan_type",
-                   "transaction_type", "business_plan", "account"]
+    # What a deal team reads of its deals, in a laptop's width (the account only for whoever sees several).
+    list_display = ["deal_cell", "stage", "owner", "property_cell", "loan", "latest_search"]
+    list_display_links = None  # the first cell links to the deal
+    # The "(N total)" counts active deals, never the archive the default filter hides.
+    default_scope_filter = ArchivedFilter
+    list_filter = [ArchivedFilter, "stage", PropertyStateFilter, AssetTypeFilter, LatestSearchFilter,
+                   ("loan_type", WordsChoicesFilter), ("transaction_type", WordsChoicesFilter), "business_plan",
+                   "account"]
     search_fields = ["title", "description", "properties__name", "properties__city"]
     list_select_related = ["account", "stage", "owner"]
     list_per_page = 50
@@ -288,25 +295,33 @@ class DealAdmin(AccountScopedAdmin):
         deals = selectors.deals_with_property_summary(super().get_queryset(request))
         return deals_with_latest_search(deals)
 
-    @admin.display(description="States")
-    def property_states(self, deal: Deal) -> str:
-        return formatting.labels(sorted({p.state for p in deal.property_summary if p.state}))
+    def get_list_display(self, request):
+        account_ids = staff_account_ids(request)
+        if account_ids is None or len(account_ids) > 1:
+            return ["deal_with_account", *self.list_display[1:]]
+        return self.list_display
 
-    @admin.display(description="Asset types")
-    def asset_types(self, deal: Deal) -> str:
-        return formatting.labels({p.asset_type for p in deal.property_summary if p.asset_type}, ASSET_TYPES)
+    @admin.display(description="Deal", ordering="title")
+    def deal_cell(self, deal: Deal) -> str:
+        return two_lines(deal.title, "", change_url(deal))
 
-    @admin.display(description="Units", ordering="units_total")
-    def units(self, deal: Deal) -> str:
-        return formatting.EMPTY if deal.units_total is None else f"{deal.units_total:,}"
+    @admin.display(description="Deal / account", ordering="title")
+    def deal_with_account(self, deal: Deal) -> str:
+        return two_lines(deal.title, deal.account.name, change_url(deal))
 
-    @admin.display(description="Loan amount", ordering="loan_amount")
+    @admin.display(description="Property", ordering="units_total")
+    def property_cell(self, deal: Deal) -> str:
+        """Asset types and states over the units."""
+        kinds = formatting.labels({p.asset_type for p in deal.property_summary if p.asset_type}, ASSET_TYPES)
+        states = ", ".join(sorted({p.state for p in deal.property_summary if p.state}))
+        head = " · ".join(part for part in (kinds if kinds != formatting.EMPTY else "", states) if part)
+        units = "" if not deal.units_total else f"{deal.units_total:,} unit{'' if deal.units_total == 1 else 's'}"
+        return two_lines(head or formatting.EMPTY, units)
+
+    @admin.display(description="Loan", ordering="loan_amount")
     def loan(self, deal: Deal) -> str:
-        return formatting.money(deal.loan_amount)
-
-    @admin.display(description="Loan type", ordering="loan_type")
-    def loan_type_label(self, deal: Deal) -> str:
-        return formatting.label(deal.loan_type)
+        """The amount over its type."""
+        return two_lines(formatting.money_short(deal.loan_amount), formatting.label(deal.loan_type))
 
     @admin.display(description="Latest search", ordering="latest_search_matches")
     def latest_search(self, deal: Deal) -> str:
@@ -317,6 +332,15 @@ class DealAdmin(AccountScopedAdmin):
         matches = deal.latest_search_matches
         return format_html('{} <a href="{}">{} match{}</a>', search_status_badge(deal.latest_search_status), url,
                            f"{matches:,}", "" if matches == 1 else "es")
+
+    def get_fieldsets(self, request, obj=None):
+        """The deal's version (what a lender search was ranked on) is a worker's internal: a
+        superuser's collapsed "Diagnostics", never a deal team's."""
+        fieldsets = [(name, {**options, "fields": [f for f in options["fields"] if f != "version"]})
+                     for name, options in super().get_fieldsets(request, obj)]
+        if request.user.is_superuser and obj is not None:
+            fieldsets.append(("Diagnostics", {"classes": ["collapse"], "fields": ["version"]}))
+        return fieldsets
 
     # -- rules the API keeps: an archived deal is read-only, the account is chosen once
     def has_change_permission(self, request, obj=None) -> bool:
@@ -647,12 +671,26 @@ def deal_page_context(deal: Deal) -> dict[str, Any]:
 class DealPropertyAdmin(AccountScopedAdmin):
     account_path = "deal__account"
     form = DealPropertyForm
-    list_display = ["name", "deal", "city", "state", "asset_type", "units"]
-    list_filter = ["state", "asset_type"]
+    # A laptop's width: the property over where it is, its deal, what it is.
+    list_display = ["property_cell", "deal", "kind", "units"]
+    list_display_links = None  # the first cell links to the property
+    list_filter = ["state", ("asset_type", WordsChoicesFilter)]
     search_fields = ["name", "address", "city", "deal__title"]
     readonly_fields = ["created_at", "updated_at"]
     list_select_related = ["deal"]
     autocomplete_fields = ["deal"]
+
+    class Media:
+        css = ADMIN_CSS
+
+    @admin.display(description="Property", ordering="name")
+    def property_cell(self, prop: DealProperty) -> str:
+        where = ", ".join(part for part in (prop.city, prop.state) if part)
+        return two_lines(prop.name or formatting.EMPTY, where, change_url(prop))
+
+    @admin.display(description="Asset type", ordering="asset_type")
+    def kind(self, prop: DealProperty) -> str:
+        return formatting.label(prop.asset_type) if prop.asset_type else formatting.EMPTY
 
     def get_form(self, request, obj=None, **kwargs):
         kwargs["fields"] = ["deal", *services.PROPERTY_FIELDS]

@@ -147,7 +147,7 @@ class DealFinancials(models.Model):
         verbose_name_plural = "deal financials"
 
     def __str__(self) -> str:
-        return f"Financials of {self.deal_id}"
+        return f"Financials of {self.deal.title}"
 
     @property
     def noi(self) -> Decimal | None:

@@ -62,7 +62,7 @@ def multiple(value: object) -> str:
 
 
 # Slugs whose words are acronyms or hyphenated, as a lender would write them.
-SPECIAL_LABELS = {"cmbs": "CMBS", "sba": "SBA", "non_recourse": "Non-recourse", "tbd": "TBD"}
+SPECIAL_LABELS = {"cmbs": "CMBS", "sba": "SBA", "non_recourse": "Non-recourse", "tbd": "To be decided"}
 
 
 def label(slug: str) -> str:
@@ -94,3 +94,47 @@ def coverage(states: Iterable[str] | None, limit: int = COVERAGE_STATES_SHOWN) -
     shown = ", ".join(values[:limit])
     more = len(values) - limit
     return f"{shown} +{more} more" if more > 0 else shown
+
+
+def money_short(value: object) -> str:
+    """Money as a list column reads it: $18.5M, $850K, $1.25B, $900 (two significant decimals at
+    most, trailing zeros dropped); None as a dash."""
+    number = _decimal(value)
+    if number is None:
+        return EMPTY
+    sign = "-" if number < 0 else ""
+    number = abs(number)
+    units = ((Decimal(10) ** 9, "B"), (Decimal(10) ** 6, "M"), (Decimal(10) ** 3, "K"))
+    for i, (size, suffix) in enumerate(units):
+        if number >= size or (number / size).quantize(Decimal("0.01")) >= 1:
+            scaled = (number / size).quantize(Decimal("0.01"))
+            if scaled >= 1000 and i > 0:  # $999,999,999 rounds up to $1B
+                size, suffix = units[i - 1]
+                scaled = (number / size).quantize(Decimal("0.01"))
+            return f"{sign}${_trimmed(scaled, 2)}{suffix}"
+    return f"{sign}${_trimmed(number.quantize(Decimal('0.01')), 2)}"
+
+
+def money_range(low: object, high: object) -> str:
+    """$1M to $25M as "$1M\N{EN DASH}$25M"; one end missing reads as "up to $25M" or "$1M+"."""
+    if _decimal(low) is None and _decimal(high) is None:
+        return EMPTY
+    if _decimal(low) is None:
+        return f"up to {money_short(high)}"
+    if _decimal(high) is None:
+        return f"{money_short(low)}+"
+    return f"{money_short(low)}\N{EN DASH}{money_short(high)}"
+
+
+def day(value) -> str:
+    """A date (or a moment, in the current time zone) as a list reads it: Nov 24 this year, Nov 24,
+    2025 another year; None as a dash."""
+    if value is None:
+        return EMPTY
+    from django.utils import timezone
+
+    if hasattr(value, "hour"):
+        value = timezone.localtime(value) if timezone.is_aware(value) else value
+        value = value.date()
+    text = f"{value:%b} {value.day}"
+    return text if value.year == timezone.localdate().year else f"{text}, {value.year}"

@@ -132,6 +132,8 @@ ADMIN_WINNER_OTHERS_SHOWN = 20  # other open placements named on the "choose the
 ADMIN_FIND_LENDERS_MAX_DEALS = 20
 # Sponsor states listed before "+N more" where a program's coverage is shown.
 COVERAGE_STATES_SHOWN = 8
+# Asset types a lender list row names before "+N more".
+LENDER_LIST_ASSET_TYPES_SHOWN = 2
 
 # Placements and term sheets.
 PLACEMENTS_PER_CREATE_MAX = 50  # lenders one create_placements call may place

@@ -15,8 +15,9 @@ from django.db.models import Count
 
 from deals.companies.models import Company, Contact
 from lenders.admin import LenderAdmin
-from lev import limits
+from lev import formatting, limits
 from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin, TenancyInlineMixin, staff_account_ids
+from lev.admin_lists import change_url, two_lines
 
 WEBSITE = RegexValidator(limits.WEBSITE_PATTERN, "Enter a web address starting with http:// or https://.")
 EMAIL = RegexValidator(limits.EMAIL_PATTERN, "Enter an email address such as name@example.com.")
@@ -102,7 +103,9 @@ class CompanyAdmin(AccountScopedAdmin):
 @admin.register(Contact)
 class ContactAdmin(AccountScopedAdmin):
     form = ContactForm
-    list_display = ["name", "title", "company", "lender", "email", "phone", "account"]
+    # A laptop's width: the person over their title, where they work, how to reach them.
+    list_display = ["person", "works_at", "reach", "account"]
+    list_display_links = None  # the first cell links to the contact
     list_filter = ["account"]
     search_fields = ["name", "title", "email", "company__name", "lender__name"]
     list_select_related = ["account", "company", "lender"]
@@ -110,6 +113,18 @@ class ContactAdmin(AccountScopedAdmin):
 
     class Media:
         css = ADMIN_CSS
+
+    @admin.display(description="Contact", ordering="name")
+    def person(self, contact: Contact) -> str:
+        return two_lines(contact.name, contact.title, change_url(contact))
+
+    @admin.display(description="Company or lender")
+    def works_at(self, contact: Contact) -> str:
+        return str(contact.company or contact.lender or formatting.EMPTY)
+
+    @admin.display(description="Email / phone", ordering="email")
+    def reach(self, contact: Contact) -> str:
+        return two_lines(contact.email or formatting.EMPTY, contact.phone)
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))

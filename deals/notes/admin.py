@@ -11,8 +11,9 @@ from django.forms.models import BaseInlineFormSet
 
 from deals.companies.admin import CompanyAdmin, ContactAdmin
 from deals.notes.models import Note
-from lev import limits
+from lev import formatting, limits
 from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin, TenancyInlineMixin
+from lev.admin_lists import change_url, two_lines
 
 
 class NoteForm(forms.ModelForm):
@@ -81,8 +82,9 @@ class ContactNoteInline(NoteInline):
 
 @admin.register(Note)
 class NoteAdmin(AccountScopedAdmin):
-    list_display = ["created_at", "kind", "short_body", "deal", "placement", "company", "contact", "author",
-                    "account"]
+    # A laptop's width: the note over its kind, day and author; what it is about; the account.
+    list_display = ["note_cell", "about", "account"]
+    list_display_links = None  # the first cell links to the note
     list_filter = ["kind", "account"]
     search_fields = ["body"]
     list_select_related = ["account", "author", "deal", "placement__lender", "placement__deal", "company",
@@ -97,6 +99,16 @@ class NoteAdmin(AccountScopedAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False  # notes are added on their deal's, company's or contact's page
+
+    @admin.display(description="Note", ordering="created_at")
+    def note_cell(self, note: Note) -> str:
+        author = note.author.get_username() if note.author_id else ""
+        line = " · ".join(part for part in (note.get_kind_display(), formatting.day(note.created_at), author) if part)
+        return two_lines(self.short_body(note), line, change_url(note))
+
+    @admin.display(description="About")
+    def about(self, note: Note) -> str:
+        return str(note.placement or note.deal or note.contact or note.company or formatting.EMPTY)
 
     @admin.display(description="Note")
     def short_body(self, note: Note) -> str:

@@ -10,13 +10,17 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django.contrib import admin, messages
+from django.utils import timezone
+from django.utils.html import format_html
 
 from deals.placements import selectors as placement_selectors
 from deals.placements import services
 from deals.placements.models import Placement, TermSheet
-from lev.accounts.admin_bases import AccountScopedHistoryAdmin
+from lev import formatting
+from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedHistoryAdmin
 from lev.accounts.selectors import check_staff_can_write
-from lev.enums import RATE_INDEX_NAMES
+from lev.admin_lists import DealStatusFilter, DefaultScopeMixin, WordsChoicesFilter, change_url, two_lines
+from lev.enums import RATE_INDEX_NAMES, RECOURSE_TYPES
 from lev.errors import ApplicationError
 from lev.formatting import money, percent
 
@@ -26,6 +30,44 @@ def rate_text(term_sheet: TermSheet) -> str:
         return percent(term_sheet.fixed_rate, 3)
     index = RATE_INDEX_NAMES.get(term_sheet.rate_index, term_sheet.rate_index)
     return f"{index} + {percent(Decimal(term_sheet.spread_bps or 0) / 100, 2)}"
+
+
+class RateIndexFilter(WordsChoicesFilter):
+    """Base rate indexes by their names ("Term SOFR 1M"), not title-cased slugs ("Term Sofr 1M")."""
+
+    def words(self, value: str) -> str:
+        return RATE_INDEX_NAMES.get(value, super().words(value))
+
+
+class RemovedFilter(admin.EmptyFieldListFilter):
+    """Whether a quote was removed (its `deleted_at`), in words."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.title = "removed"
+
+    def choices(self, changelist):
+        words = {"Empty": "Not removed", "Not empty": "Removed"}
+        for choice in super().choices(changelist):
+            yield {**choice, "display": words.get(str(choice["display"]), choice["display"])}
+
+
+class NamedVersionsMixin:
+    """A history page names each version as the record is named (with its deal and lender, fixed at
+    creation), read once for the page from the current record instead of once per version."""
+
+    shared_relations: tuple[str, ...] = ()
+
+    def render_history_view(self, request, template, context, **kwargs):
+        current, page = context.get("object"), context.get("page_obj")
+        if current is not None and page is not None:
+            page.object_list = list(page.object_list)
+            for record in page.object_list:
+                version = record.history_object  # a new instance at each read: kept on the record
+                for name in self.shared_relations:
+                    setattr(version, name, getattr(current, name))
+                record.history_object = version
+        return super().render_history_view(request, template, context, **kwargs)
 
 
 def _run(modeladmin: admin.ModelAdmin, request, objects, action, done: str) -> None:
@@ -49,10 +91,14 @@ class TermSheetInline(admin.TabularInline):
     fk_name = "placement"
     extra = 0
     can_delete = False
-    fields = ["id", "quote_type", "amount", "rate", "term_months", "recourse", "expires_on", "winning",
+    fields = ["quote_type", "amount", "rate", "term_months", "recourse", "expires_on", "winning",
               "received_at", "deleted_at"]
     readonly_fields = fields
     show_change_link = True
+
+    def get_queryset(self, request):
+        # Each row is named with its lender and deal (read with the rows, not one by one).
+        return super().get_queryset(request).select_related("deal", "placement__lender")
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
@@ -76,15 +122,23 @@ def _status_action(status: str, description: str):
     return admin.action(description=description)(action)
 
 
+def lender_and_deal(row, lender_name: str) -> str:
+    """The list's first cell: the lender (linking to the row) over the deal's title."""
+    return two_lines(lender_name, row.deal.title, change_url(row))
+
+
 @admin.register(Placement)
-class PlacementAdmin(AccountScopedHistoryAdmin):
+class PlacementAdmin(NamedVersionsMixin, DefaultScopeMixin, AccountScopedHistoryAdmin):
     account_path = "deal__account"
-    list_display = ["id", "deal", "lender", "status", "source_rank", "quotes", "sent_at", "first_response_at",
-                    "decided_at"]
-    list_filter = ["status", "deal__account", "sent_at"]
+    # What a deal team reads of a placement, in a laptop's width: who, where it stands, what came back.
+    list_display = ["lender_deal", "status_cell", "rank", "quotes", "sent", "response"]
+    list_display_links = None  # the first cell links to the placement
+    list_filter = [DealStatusFilter, "status", "sent_at", "deal__account"]
+    shared_relations = ("deal", "lender")
+    default_scope_filter = DealStatusFilter
     search_fields = ["deal__title", "lender__name", "contact_name", "contact_email"]
     list_select_related = ["deal", "lender"]
-    date_hierarchy = "created_at"
+    list_per_page = 50
     # Only the plain fields are edited here (through placement_update); status moves by the actions.
     fields = ["deal", "lender", "program", "status", "contact_name", "contact_email", "notes", "source_search",
               "source_rank", "sent_at", "first_response_at", "decided_at", "archived_at", "created_by", "created_at",
@@ -97,15 +151,45 @@ class PlacementAdmin(AccountScopedHistoryAdmin):
                _status_action("no_response", "Mark as no response"),
                _status_action("archived", "Archive")]
 
-    # The quote count's GROUP BY drops the model's ordering: pages of the list keep a stable order.
-    ordering = ["id"]
+    # Newest first (the quote count's GROUP BY drops the model's ordering: this one is explicit).
+    ordering = ["-created_at", "-id"]
+
+    class Media:
+        css = ADMIN_CSS
 
     def get_queryset(self, request):
         return placement_selectors.with_term_sheet_count(super().get_queryset(request))
 
+    @admin.display(description="Lender / deal", ordering="lender__name")
+    def lender_deal(self, placement: Placement) -> str:
+        return lender_and_deal(placement, placement.lender.name)
+
+    @admin.display(description="Status", ordering="status")
+    def status_cell(self, placement: Placement) -> str:
+        decided = formatting.day(placement.decided_at) if placement.decided_at else ""
+        return two_lines(placement.get_status_display(), decided)
+
+    @admin.display(description="Rank", ordering="source_rank")
+    def rank(self, placement: Placement) -> str:
+        return formatting.EMPTY if placement.source_rank is None else f"#{placement.source_rank:,}"
+
     @admin.display(description="Quotes", ordering="term_sheet_count")
     def quotes(self, placement: Placement) -> int:
         return placement.term_sheet_count
+
+    @admin.display(description="Sent", ordering="sent_at")
+    def sent(self, placement: Placement) -> str:
+        return formatting.day(placement.sent_at)
+
+    @admin.display(description="Response", ordering="first_response_at")
+    def response(self, placement: Placement) -> str:
+        """The first response's day; for a sent placement still waiting, for how long."""
+        if placement.first_response_at is not None:
+            return formatting.day(placement.first_response_at)
+        if placement.sent_at is not None and placement.status == Placement.Status.SENT:
+            days = (timezone.now() - placement.sent_at).days
+            return format_html('<span class="lev-muted">waiting {} day{}</span>', days, "" if days == 1 else "s")
+        return formatting.EMPTY
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -119,36 +203,65 @@ class PlacementAdmin(AccountScopedHistoryAdmin):
 
 
 @admin.register(TermSheet)
-class TermSheetAdmin(AccountScopedHistoryAdmin):
+class TermSheetAdmin(NamedVersionsMixin, DefaultScopeMixin, AccountScopedHistoryAdmin):
     account_path = "deal__account"
-    list_display = ["id", "deal", "lender", "quote_type", "amount", "rate", "term_months", "recourse", "fees",
-                    "expires_on", "winning", "received_at", "removed"]
-    list_filter = ["winning", "quote_type", "rate_type", "rate_index", "recourse",
-                   ("deleted_at", admin.EmptyFieldListFilter)]
+    # The figures a deal team compares, in a laptop's width; the rest is on the term sheet's page.
+    list_display = ["lender_deal", "quote", "amount", "rate", "terms", "fees", "expires", "received"]
+    list_display_links = None  # the first cell links to the term sheet
+    list_filter = [DealStatusFilter, "winning", "quote_type", "rate_type", ("rate_index", RateIndexFilter),
+                   ("recourse", WordsChoicesFilter),
+                   ("deleted_at", RemovedFilter)]
+    default_scope_filter = DealStatusFilter
     search_fields = ["deal__title", "placement__lender__name"]
+    shared_relations = ("deal", "placement")
     list_select_related = ["deal", "placement__lender"]
+    list_per_page = 50
+    ordering = ["-received_at", "-id"]
     readonly_fields = [f.name for f in TermSheet._meta.fields]
     actions = ["choose_winner", "remove"]
 
-    @admin.display(description="Lender", ordering="placement__lender__name")
-    def lender(self, term_sheet: TermSheet) -> str:
-        return term_sheet.placement.lender.name
+    class Media:
+        css = ADMIN_CSS
 
-    @admin.display(description="Loan amount", ordering="loan_amount")
+    @admin.display(description="Lender / deal", ordering="placement__lender__name")
+    def lender_deal(self, term_sheet: TermSheet) -> str:
+        return lender_and_deal(term_sheet, term_sheet.placement.lender.name)
+
+    @admin.display(description="Quote", ordering="quote_type")
+    def quote(self, term_sheet: TermSheet) -> str:
+        kind = formatting.label(term_sheet.quote_type)
+        if term_sheet.deleted_at is not None:
+            return two_lines(kind, "Removed")
+        if term_sheet.winning:
+            return format_html('{}<div><span class="lev-badge lev-badge--completed">Winner</span></div>', kind)
+        return kind
+
+    @admin.display(description="Amount", ordering="loan_amount")
     def amount(self, term_sheet: TermSheet) -> str:
-        return money(term_sheet.loan_amount)
+        return formatting.money_short(term_sheet.loan_amount)
 
     @admin.display(description="Rate")
     def rate(self, term_sheet: TermSheet) -> str:
         return rate_text(term_sheet)
 
-    @admin.display(description="Fees (orig. / exit)")
+    @admin.display(description="Term", ordering="term_months")
+    def terms(self, term_sheet: TermSheet) -> str:
+        months = term_sheet.term_months
+        term = formatting.EMPTY if months is None else (f"{months // 12} yr" if months % 12 == 0 else f"{months} mo")
+        recourse = formatting.label(term_sheet.recourse) if term_sheet.recourse in RECOURSE_TYPES else ""
+        return two_lines(term, recourse)
+
+    @admin.display(description="Fees in / out")
     def fees(self, term_sheet: TermSheet) -> str:
         return f"{percent(term_sheet.origination_fee_percent, 3)} / {percent(term_sheet.exit_fee_percent, 3)}"
 
-    @admin.display(description="Removed", boolean=True)
-    def removed(self, term_sheet: TermSheet) -> bool:
-        return term_sheet.deleted_at is not None
+    @admin.display(description="Expires", ordering="expires_on")
+    def expires(self, term_sheet: TermSheet) -> str:
+        return formatting.day(term_sheet.expires_on)
+
+    @admin.display(description="Received", ordering="received_at")
+    def received(self, term_sheet: TermSheet) -> str:
+        return formatting.day(term_sheet.received_at)
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -76,7 +76,7 @@ class Placement(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Placement {self.pk}: deal {self.deal_id} → lender {self.lender_id} ({self.status})"
+        return f"{self.deal.title} with {self.lender.name} ({self.get_status_display().lower()})"
 
 
 class TermSheet(models.Model):
@@ -135,4 +135,5 @@ class TermSheet(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Term sheet {self.pk} on placement {self.placement_id}"
+        # Lists join the deal and the placement's lender (the row's checkbox is labelled with this).
+        return f"{self.get_quote_type_display()} from {self.placement.lender.name} on {self.deal.title}"

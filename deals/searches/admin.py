@@ -10,6 +10,7 @@ from deals.searches.admin_results import criteria_summary, page_number, ranked_p
 from deals.searches.models import LenderSearch
 from lev import formatting, limits
 from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin
+from lev.admin_lists import change_url, two_lines
 from lev.errors import ErrorCode
 
 
@@ -19,24 +20,26 @@ class LenderSearchAdmin(AccountScopedAdmin):
     """Searches are records of ranking jobs: made by the API (or a deal's "Find lenders"), changed
     only by their jobs. The page shows the ranked lenders, a page at a time."""
 
-    list_display = ["id", "deal_link", "status", "progress", "matches", "attempts", "error_code", "created_at",
-                    "finished_at"]
-    list_display_links = ["id"]
+    # What a deal team reads of its searches; worker internals (attempts, heartbeat, the deal's
+    # version) only in a superuser's collapsed "Diagnostics".
+    list_display = ["search_cell", "status_cell", "matches", "finished"]
+    list_display_links = None  # the first cell links to the search
     list_filter = ["status", "error_code", "account"]
     search_fields = ["deal__title"]
     list_select_related = ["deal"]
     # A deal team reads what was searched and what came of it; the job's own record (attempts,
     # heartbeat, deal version) is folded away.
     fieldsets = [
-        (None, {"fields": ["deal_link", "status", "matches", "total_candidates", "finished_at", "error"]}),
+        (None, {"fields": ["deal_link", "account", "status", "progress_display", "matches", "candidates",
+                           "error"]}),
         ("What was ranked", {"fields": ["criteria_display"]}),
-        ("Record", {"classes": ["collapse"],
-                    "fields": ["account", "progress", "attempts", "deal_version", "created_by", "created_at",
-                               "queued_at", "started_at", "heartbeat_at"]}),
+        ("Record", {"fields": ["created_by", "created_at", "finished_at"]}),
     ]
-    readonly_fields = ["deal_link", "account", "status", "progress", "matches", "total_candidates", "attempts",
-                       "error", "criteria_display", "deal_version", "created_by", "created_at", "queued_at",
-                       "started_at", "heartbeat_at", "finished_at"]
+    diagnostics = ("Diagnostics", {"classes": ["collapse"],
+                                   "fields": ["attempts", "deal_version", "queued_at", "started_at", "heartbeat_at"]})
+    readonly_fields = ["deal_link", "account", "status", "progress_display", "matches", "candidates",
+                       "attempts", "error", "criteria_display", "deal_version", "created_by", "created_at",
+                       "queued_at", "started_at", "heartbeat_at", "finished_at"]
 
     class Media:
         css = ADMIN_CSS
@@ -46,6 +49,35 @@ class LenderSearchAdmin(AccountScopedAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        return [*fieldsets, self.diagnostics] if request.user.is_superuser else fieldsets
+
+    @admin.display(description="Search of", ordering="deal__title")
+    def search_cell(self, search: LenderSearch) -> str:
+        """The deal searched for (linking to the search) over the day it started."""
+        return two_lines(search.deal.title, f"Started {formatting.day(search.created_at)}", change_url(search))
+
+    @admin.display(description="Status", ordering="status")
+    def status_cell(self, search: LenderSearch) -> str:
+        badge = format_html('<span class="lev-badge lev-badge--{}">{}</span>', search.status,
+                            search.get_status_display())
+        if search.status in (LenderSearch.Status.PENDING, LenderSearch.Status.RUNNING):
+            return format_html('{} <span class="lev-muted">{}%</span>', badge, search.progress)
+        return badge
+
+    @admin.display(description="Finished", ordering="finished_at")
+    def finished(self, search: LenderSearch) -> str:
+        return formatting.day(search.finished_at)
+
+    @admin.display(description="Lenders considered")
+    def candidates(self, search: LenderSearch) -> str:
+        return f"{search.total_candidates:,}"
+
+    @admin.display(description="Progress")
+    def progress_display(self, search: LenderSearch) -> str:
+        return "Done" if search.progress >= 100 else f"{search.progress}% done"
 
     @admin.display(description="Deal", ordering="deal__title")
     def deal_link(self, search: LenderSearch) -> str:

@@ -54,7 +54,10 @@ class LenderSearch(models.Model):
         indexes = [models.Index(fields=["deal", "deal_version", "-created_at"])]
 
     def __str__(self) -> str:
-        return f"Search {self.pk} for deal {self.deal_id} ({self.status})"
+        """As a deal team names it: "Search of Riverside Apartments, Nov 24 (completed)"."""
+        from lev.formatting import day
+
+        return f"Search of {self.deal.title}, {day(self.created_at)} ({self.get_status_display().lower()})"
 
 
 class LenderMatch(models.Model):

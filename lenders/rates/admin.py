@@ -13,7 +13,7 @@ from django.contrib import admin
 
 from lenders.rates.models import MarketRate
 from lev import limits
-from lev.accounts.admin_bases import GlobalAdmin
+from lev.accounts.admin_bases import ADMIN_CSS, GlobalAdmin
 from lev.admin_forms import percent_field
 from lev.enums import RATE_INDEX_NAMES
 from lev.formatting import percent
@@ -45,6 +45,9 @@ class MarketRateAdmin(GlobalAdmin):
     ordering = ["-on", "index"]
     readonly_fields = ["created_at", "updated_at"]
     list_per_page = 100
+
+    class Media:
+        css = ADMIN_CSS
 
     @admin.display(description="Index", ordering="index")
     def name(self, row: MarketRate) -> str:

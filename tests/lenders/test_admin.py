@@ -102,7 +102,7 @@ def test_the_program_list_shows_coverage_money_and_ratios(client):
     html = client.get(reverse("admin:lenders_lenderprogram_changelist")).content.decode()
     assert '<td class="field-coverage">LA, OK, TX</td>' in html
     assert '<td class="field-coverage">Nationwide</td>' in html
-    assert "$1,000,000 to $50,000,000" in html and "<td class=\"field-ltv\">75%</td>" in html
+    assert "$1M\N{EN DASH}$50M" in html and "<td class=\"field-ltv\">75%</td>" in html
     assert '<td class="field-dscr">1.20x</td>' in html
 
 

@@ -47,7 +47,7 @@ def test_lists_filters_and_pages_load(staff, pipeline):
             response = staff.get(reverse(f"admin:deals_{name}_changelist") + query)
             assert response.status_code == 200, (name, query)
     page = staff.get(reverse("admin:deals_termsheet_changelist")).content.decode()
-    assert "$10,000,000" in page and "6.125%" in page and "SOFR + 2.75%" in page
+    assert "$10M" in page and "6.125%" in page and "SOFR + 2.75%" in page
     assert rate_text(pipeline["floating"]) == "SOFR + 2.75%"
     placement_page = staff.get(reverse("admin:deals_placement_change", args=[pipeline["sent"].pk]))
     assert placement_page.status_code == 200 and "6.125%" in placement_page.content.decode()

@@ -1,0 +1,90 @@
+"""What the deal team's lists share: the "Active deals" default (archived deals' rows — the demo's
+market history among them — only when asked for), totals that count that default rather than the
+hidden archive, and row cells written as a deal team reads them (two lines: a link over a quiet line)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.admin.views.main import ChangeList
+from django.urls import reverse
+from django.utils.html import format_html
+
+from lev import formatting
+
+
+class DealStatusFilter(admin.SimpleListFilter):
+    """Rows of active deals unless archived ones (or all) are asked for. `archived_field` is the
+    deal's `archived` flag as seen from the listed model."""
+
+    title = "deal"
+    parameter_name = "deal_status"
+    default = "active"
+    archived_field = "deal__archived"
+    choice_labels = [("active", "Active deals"), ("archived", "Archived deals"), ("all", "All deals")]
+
+    def lookups(self, request, model_admin):
+        return self.choice_labels
+
+    def chosen(self) -> str:
+        return self.value() if self.value() in ("archived", "all") else self.default
+
+    def choices(self, changelist):
+        for lookup, title in self.lookup_choices:
+            yield {"selected": self.chosen() == lookup, "display": title,
+                   "query_string": changelist.get_query_string({self.parameter_name: lookup})}
+
+    def queryset(self, request, queryset):
+        chosen = self.chosen()
+        return queryset if chosen == "all" else queryset.filter(**{self.archived_field: chosen == "archived"})
+
+
+class DefaultScopeChangeList(ChangeList):
+    """A list whose "(N total)" counts the rows its default filter shows (a team's active deals),
+    never the archive it hides; once another status is chosen it counts every row as Django does."""
+
+    def get_results(self, request):
+        super().get_results(request)
+        scope = getattr(self.model_admin, "default_scope_filter", None)
+        if scope is None or self.full_result_count is None or scope.parameter_name in request.GET:
+            return
+        spec = scope(request, {}, self.model, self.model_admin)
+        self.full_result_count = spec.queryset(request, self.root_queryset).count()
+
+
+class DefaultScopeMixin:
+    """For a ModelAdmin: lists through DefaultScopeChangeList (set `default_scope_filter`)."""
+
+    default_scope_filter: type[admin.SimpleListFilter] | None = None
+
+    def get_changelist(self, request, **kwargs):
+        return DefaultScopeChangeList
+
+
+def two_lines(first, second, url: str | None = None) -> str:
+    """A cell of a link (or text) over a quiet second line."""
+    head = format_html('<a href="{}">{}</a>', url, first) if url else format_html("{}", first)
+    if not second or second == formatting.EMPTY:
+        return head
+    return format_html('{}<div class="lev-sub">{}</div>', head, second)
+
+
+def change_url(obj) -> str:
+    return reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
+
+
+class WordsChoicesFilter(admin.ChoicesFieldListFilter):
+    """A choices field's filter in lev.formatting's words ("To be decided", "CMBS", "Non-recourse"),
+    not the model's title-cased slugs ("Tbd")."""
+
+    def words(self, value: str) -> str:
+        return formatting.label(value)
+
+    def choices(self, changelist):
+        words = {str(title): self.words(str(value)) for value, title in self.field.flatchoices}
+        for choice in super().choices(changelist):
+            display = str(choice["display"])
+            for old, new in words.items():
+                if display == old or display.startswith(old + " ("):
+                    choice["display"] = new + display[len(old):]
+                    break
+            yield choice

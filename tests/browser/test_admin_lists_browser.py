@@ -1,0 +1,49 @@
+"""The deal team's lists in a real browser (Debian's Chromium through Playwright, as
+tests/browser/test_admin_browser.py drives it) at a desktop's 1440 px and a laptop's 1024 px, with
+the app sidebar as a new user has it (open): neither the page nor a list's results table scrolls
+sideways, and placements open on the team's own active deals, not the demo's market history.
+Screenshots go to artifacts/screenshots/admin-team-list-*.png. Skips without the browser unless CI=true."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.test_admin_browser import chromium, demo, screenshot_dir  # noqa: F401  (fixtures)
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+TEAM_LISTS = ["deals/deal/", "deals/placement/", "deals/termsheet/", "lenders/lender/", "deals/lendersearch/",
+              "deals/placement/?deal_status=all", "deals/termsheet/?deal_status=all", "deals/deal/?archived=all",
+              "lenders/lenderprogram/", "lenders/lenderactivity/", "lenders/marketrate/", "deals/dealproperty/",
+              "deals/note/", "deals/contact/", "deals/company/", "deals/stage/"]
+
+OVERFLOW = """() => {
+  const results = document.querySelector('#changelist .results');
+  return {page: document.documentElement.scrollWidth - window.innerWidth,
+          results: results ? results.scrollWidth - results.clientWidth : 0};
+}"""
+
+
+@pytest.mark.parametrize("width", [1440, 1024])
+def test_the_deal_teams_lists_fit_a_laptop(live_server, demo, chromium, width):  # noqa: F811
+    shots = screenshot_dir()
+    context = chromium.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", demo["password"])
+    page.click("input[type=submit]")
+    page.wait_for_url(f"{live_server.url}/admin/")
+    for path in TEAM_LISTS:
+        page.goto(f"{live_server.url}/admin/{path}")
+        assert page.locator("#changelist").count() == 1, path
+        assert page.evaluate(OVERFLOW) == {"page": 0, "results": 0}, (path, width)
+        name = path.strip("/").replace("/", "-").replace("?", "-").replace("=", "-")
+        page.screenshot(path=str(shots / f"admin-team-list-{name}-{width}.png"))
+    # The placements open on the team's own deals: none of the market history's (archived) rows.
+    page.goto(f"{live_server.url}/admin/deals/placement/")
+    assert "Past " not in page.inner_text("#result_list")
+    page.goto(f"{live_server.url}/admin/deals/placement/?deal_status=archived")
+    assert "Past " in page.inner_text("#result_list")
+    context.close()
