@@ -166,3 +166,27 @@ def test_the_deal_page_query_count_is_flat_in_ranked_lenders_and_placements(clie
     assert many <= few + 2, (few, many)
     html = client.get(reverse("admin:deals_deal_change", args=[big.pk])).content.decode()
     assert "The first 25 of 205 placements are shown" in html
+
+
+def summary_note(client, deal) -> str:
+    """The deal summary's one line of what comes next (its stage is beside the figures)."""
+    html = client.get(reverse("admin:deals_deal_change", args=[deal.pk])).content.decode()
+    section = html[html.index('id="deal-summary"'):html.index("</section>", html.index('id="deal-summary"'))]
+    return " ".join(section[section.index('<p class="lev-note'):].split("</p>")[0].split(">", 1)[1].split())
+
+
+def test_the_summary_says_what_comes_next_as_the_deal_moves_on(client, account, django_capture_on_commit_callbacks):
+    """Issue 22's finding: after a winner was chosen the deal page still said "Ready for a lender search"."""
+    deal, search = searched_deal(account, django_capture_on_commit_callbacks, lenders=4)
+    assert summary_note(client, deal) == "Lenders are ranked: place the deal with the best of them (tick them below)."
+    top = list(LenderMatch.objects.filter(search=search).order_by("rank"))
+    placements = [place(deal, top[n].lender) for n in range(2)]
+    assert summary_note(client, deal).startswith("Placed with 2 lenders: waiting for their answers")
+    fixed = quote(placements[0])
+    assert summary_note(client, deal) == "1 quote in: compare it below and choose the winner."
+    placement_services.term_sheet_select_winner(term_sheet=fixed)
+    deal.refresh_from_db()
+    note = summary_note(client, deal)
+    assert note.startswith("A winning quote is chosen: work it to closing") and "Ready for a lender search" not in note
+    page = client.get(reverse("admin:deals_deal_change", args=[deal.pk])).content.decode()
+    assert "<dt>Stage</dt><dd>Closing</dd>" in page
