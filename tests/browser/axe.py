@@ -30,8 +30,8 @@ AXE_SCRIPT = AXE_DIR / "axe.min.js"
 SERIOUS = ("serious", "critical")
 AXE_CONTEXT = {"bypass_csp": True}  # chromium.new_context(**AXE_CONTEXT, viewport=…): lets the script in
 
-RUN = """async ([context, options]) => {
-  const results = await axe.run(context || document, options);
+RUN = """async (options) => {
+  const results = await axe.run(document, options);
   return results.violations.map(v => ({
     id: v.id, impact: v.impact, help: v.help,
     nodes: v.nodes.map(n => ({target: n.target.join(' '), impact: n.impact, summary: n.failureSummary}))
@@ -67,14 +67,12 @@ def axe_script() -> Path:
     return AXE_SCRIPT
 
 
-def run_axe(page, script: Path, exclude: list[list[str]] | None = None) -> list[dict]:
-    """The page's serious and critical violations: [{id, impact, help, nodes: [{target, impact, summary}]}].
-
-    `exclude` lists CSS selectors axe leaves out (its context's `exclude`); each use says why beside it."""
+def run_axe(page, script: Path) -> list[dict]:
+    """The page's serious and critical violations: [{id, impact, help, nodes: [{target, impact, summary}]}],
+    every rule on the whole document (none excluded)."""
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(script))
-    context = {"include": [["html"]], "exclude": exclude} if exclude else None
-    found = page.evaluate(RUN, [context, {"resultTypes": ["violations"]}])
+    found = page.evaluate(RUN, {"resultTypes": ["violations"]})
     serious = []
     for violation in found:
         nodes = [node for node in violation["nodes"] if (node["impact"] or violation["impact"]) in SERIOUS]
