@@ -166,6 +166,8 @@ class LenderProgramInline(ProgramCoverage, admin.StackedInline):
     model = LenderProgram
     form = LenderProgramForm
     extra = 0
+    # Folded: the profile above the form reads the programs; open it to edit them.
+    classes = ["collapse"]
     fieldsets = [(None, {"fields": PROGRAM_HEAD}), *PROGRAM_FIELDSETS]
     readonly_fields = ["coverage"]
 

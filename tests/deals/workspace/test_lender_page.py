@@ -77,7 +77,8 @@ def test_the_profile_says_who_the_lender_is_its_programs_and_activity(account):
     LenderActivity.objects.create(lender=lender, state="OK", quotes_90d=1, closings_90d=0, score=0.1)
     html = page(lender, member(account, "dana"))
     profile = section(html, "lender-profile")
-    for words in ("Bank", "Dallas, TX", "https://lonestar.example", "$2M\N{EN DASH}$25M", "75%", "1.25x", "LA, OK, TX", "Multifamily, Industrial", "Bridge",
+    for words in ("Bank", "Dallas, TX", "https://lonestar.example", "$2M\N{EN DASH}$25M", "75%", "1.25x", "LA, OK, TX",
+                  "Multifamily, Industrial", "Bridge",
                   "Senior", "Non-recourse", "Old program", "(inactive)"):
         assert words in profile, words
     assert "90%" not in section(html, "lender-profile").split("<table")[0]  # an inactive program's limits
