@@ -14,11 +14,15 @@ class DealsConfig(AppConfig):
         from deals.pipeline.services import on_account_saved
         from deals.searches import health
         from deals.workspace import admin as workspace
+        from deals.workspace import lender_page
+        from lenders import admin as lenders_admin
         from lev import admin_site
 
         health.register()
         # The admin's home page is the deal team's, and its app list opens with the team's sections.
         admin_site.register_home(workspace.home, workspace.TEMPLATE)
         admin_site.register_sections(workspace.SECTIONS)
+        # A lender's page shows the person's contacts there and its accounts' history with the lender.
+        lenders_admin.register_profile_panel(lender_page.lender_history, lender_page.TEMPLATE)
         # A new account starts with the default pipeline stages (the account lives in lev, below).
         post_save.connect(on_account_saved, sender="accounts.Account", dispatch_uid="deals.pipeline.defaults")

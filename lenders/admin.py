@@ -1,13 +1,21 @@
-"""Admin of the lender directory (enum lists as checkboxes, coverage in words) and of lender
-searches (each search's page shows its ranked lenders, a page at a time)."""
+"""Admin of the lender directory (enum lists as checkboxes, coverage in words).
+
+A lender's page opens on its profile, above the edit form: who the lender is (type, HQ, its programs
+summed up) and its market activity in words — directory data, global. The panels a deal team adds
+(its contacts there, its history with the lender) are an account's own data in `deals`, which this
+package never imports: `deals` fills them in from its `ready()` through `register_profile_panel`
+(a seam, like lev.health's registry)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import Count, Max, Min, Prefetch, Q
+from django.db.models import Avg, Count, Max, Min, Prefetch, Q, Sum
+from django.http import HttpRequest
 from django.utils.html import format_html
 
 from lenders.models import AssetType, Lender, LenderActivity, LenderProgram
@@ -20,6 +28,90 @@ from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, POSITIONS, RECOURSE
 
 # "tbd" is what a deal says before it knows its loan type; no program offers it.
 PROGRAM_LOAN_TYPES = tuple(t for t in LOAN_TYPES if t != "tbd")
+
+
+# The panels `deals` adds to a lender's page: (read(request, lender) -> the template's context, template).
+_profile_panels: list[tuple[Callable[[HttpRequest, Lender], dict[str, Any]], str]] = []
+
+
+def register_profile_panel(read: Callable[[HttpRequest, Lender], dict[str, Any]], template: str) -> None:
+    """A panel of a lender's profile, after the directory's own: `read(request, lender)` gives the
+    `template`'s context as `panel` (called once per visit; keep its queries bounded). Registering the
+    same template again replaces it."""
+    _profile_panels[:] = [(r, t) for r, t in _profile_panels if t != template]
+    _profile_panels.append((read, template))
+
+
+def _join(values: set[str], universe: tuple[str, ...]) -> str:
+    return formatting.labels(values, universe)
+
+
+def lender_profile(lender: Lender) -> dict[str, Any]:
+    """Who the lender is and its market activity, in a deal team's words (three queries whatever the
+    number of its programs and markets)."""
+    programs = list(lender.programs.order_by("-status", "id").only(
+        "lender_id", "title", "status", "loan_types", "positions", "recourse_types", "asset_types", "sponsor_states",
+        "min_loan_amount", "max_loan_amount", "max_ltv", "min_dscr"))
+    active = [p for p in programs if p.status == LenderProgram.Status.ACTIVE]
+
+    def union(attribute: str) -> set[str]:
+        return {value for program in active for value in getattr(program, attribute) or ()}
+
+    lows = [p.min_loan_amount for p in active if p.min_loan_amount is not None]
+    highs = [p.max_loan_amount for p in active if p.max_loan_amount is not None]
+    ltvs = [p.max_ltv for p in active if p.max_ltv is not None]
+    dscrs = [p.min_dscr for p in active if p.min_dscr is not None]
+    nationwide = any(not p.sponsor_states for p in active)
+    summary = {
+        "loan_sizes": formatting.money_range(min(lows, default=None), max(highs, default=None)),
+        "asset_types": _join(union("asset_types"), ASSET_TYPES),
+        "max_ltv": formatting.percent(max(ltvs, default=None)),
+        "min_dscr": formatting.multiple(min(dscrs, default=None)),
+        "loan_types": _join(union("loan_types"), LOAN_TYPES),
+        "positions": _join(union("positions"), POSITIONS),
+        "recourse": _join(union("recourse_types"), RECOURSE_TYPES),
+        "coverage": "Nationwide" if nationwide else formatting.coverage(union("sponsor_states")),
+    } if active else None
+    rows = [{"title": p.title, "active": p.status == LenderProgram.Status.ACTIVE,
+             "loan_sizes": formatting.money_range(p.min_loan_amount, p.max_loan_amount),
+             "asset_types": formatting.labels(p.asset_types, ASSET_TYPES),
+             "leverage": f"{formatting.percent(p.max_ltv)} LTV · {formatting.multiple(p.min_dscr)} DSCR",
+             "loan_types": formatting.labels(p.loan_types, LOAN_TYPES),
+             "coverage": formatting.coverage(p.sponsor_states)} for p in programs]
+    return {"types": formatting.labels(lender.lender_types, LENDER_TYPES),
+            "hq": ", ".join(part for part in (lender.city, lender.state) if part) or formatting.EMPTY,
+            "website": lender.website, "about": lender.about,
+            "programs": rows, "active_count": len(active), "summary": summary,
+            "activity": activity_in_words(lender)}
+
+
+def activity_in_words(lender: Lender) -> dict[str, Any]:
+    """LenderActivity (quotes and closings in the last 90 days per market, answer time, score) as
+    sentences, with its most active markets (two queries)."""
+    rows = lender.activity.all()
+    totals = rows.aggregate(markets=Count("id"), quotes=Sum("quotes_90d"), closings=Sum("closings_90d"),
+                            response=Avg("avg_response_hours"), score=Max("score"))
+    if not totals["markets"]:
+        return {"markets": 0, "sentences": [], "top": []}
+    top = list(rows.filter(Q(quotes_90d__gt=0) | Q(closings_90d__gt=0))
+               .order_by("-score", "-quotes_90d", "state")
+               .values_list("state", "quotes_90d", "closings_90d")[: limits.LENDER_PROFILE_MARKETS_SHOWN])
+    quotes, closings, markets = totals["quotes"] or 0, totals["closings"] or 0, totals["markets"]
+    sentences = [f"{quotes:,} quote{'s' if quotes != 1 else ''} and {closings:,} closing"
+                 f"{'s' if closings != 1 else ''} in the last 90 days, across {markets} market"
+                 f"{'s' if markets != 1 else ''}."]
+    if totals["response"] is not None:
+        hours = totals["response"]
+        sentences.append(f"Answers a placement in about {hours:,.0f} hours" if hours < 48
+                         else f"Answers a placement in about {hours / 24:,.0f} days")
+        sentences[-1] += " on average."
+    level = totals["score"] or 0
+    if level > 0:
+        words = "Very active" if level >= 0.66 else "Active" if level >= 0.33 else "Quiet"
+        sentences.append(f"{words} in its best market (activity score {level:.2f} of 1).")
+    return {"markets": markets, "sentences": sentences,
+            "top": [f"{state} ({q} quote{'s' if q != 1 else ''}, {c} closing{'s' if c != 1 else ''})"
+                    for state, q, c in top]}
 
 
 # --- lender directory -----------------------------------------------------------------------------
@@ -74,6 +166,8 @@ class LenderProgramInline(ProgramCoverage, admin.StackedInline):
     model = LenderProgram
     form = LenderProgramForm
     extra = 0
+    # Folded: the profile above the form reads the programs; open it to edit them.
+    classes = ["collapse"]
     fieldsets = [(None, {"fields": PROGRAM_HEAD}), *PROGRAM_FIELDSETS]
     readonly_fields = ["coverage"]
 
@@ -106,6 +200,7 @@ class LenderAdmin(GlobalAdmin):
     """The lender directory. Global (not tenant-scoped): every account ranks the same lenders."""
 
     form = LenderForm
+    change_form_template = "admin/lenders/lender/change_form.html"
     # What a deal team compares across lenders (of their active programs), in a laptop's width.
     list_display = ["lender_cell", "types", "loan_sizes", "asset_types", "max_leverage", "active_programs"]
     list_display_links = None  # the first cell links to the lender
@@ -131,6 +226,14 @@ class LenderAdmin(GlobalAdmin):
             largest_loan=Max("programs__max_loan_amount", filter=active),
             highest_ltv=Max("programs__max_ltv", filter=active),
         ).prefetch_related(Prefetch("programs", queryset=asset_types, to_attr="active_programs_assets"))
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        """A lender's page opens on its profile and the registered panels (above the form)."""
+        if obj is not None and not add:
+            context.update(lev_lender=lender_profile(obj),
+                           lev_lender_panels=[{"template": template, "panel": read(request, obj)}
+                                              for read, template in _profile_panels])
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     @admin.display(description="Lender / HQ", ordering="name")
     def lender_cell(self, lender: Lender) -> str:

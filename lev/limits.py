@@ -134,6 +134,10 @@ ADMIN_FIND_LENDERS_MAX_DEALS = 20
 COVERAGE_STATES_SHOWN = 8
 # Asset types a lender list row names before "+N more".
 LENDER_LIST_ASSET_TYPES_SHOWN = 2
+# A lender's profile page: its most active markets, the latest placements and the contacts it names.
+LENDER_PROFILE_MARKETS_SHOWN = 5
+LENDER_PROFILE_PLACEMENTS_SHOWN = 5
+LENDER_PROFILE_CONTACTS_SHOWN = 10
 
 # Placements and term sheets.
 PLACEMENTS_PER_CREATE_MAX = 50  # lenders one create_placements call may place

@@ -139,6 +139,8 @@ class LenderContactInline(TenancyInlineMixin, admin.TabularInline):
     form = ContactForm
     fields = ["account", "name", "title", "email", "phone"]
     extra = 0
+    # Folded: the lender's profile above lists them (deals.workspace.lender_page); open it to edit them.
+    classes = ["collapse"]
     verbose_name = "contact of your account"
     verbose_name_plural = "your accounts' contacts at this lender"
 

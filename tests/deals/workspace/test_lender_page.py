@@ -1,0 +1,161 @@
+"""A lender's page as a profile (lenders.admin.lender_profile and the deal team's panels of
+deals.workspace.lender_page): who the lender is and its programs summed up, the person's contacts there,
+its accounts' history with the lender (never another account's), the market activity in words — in a
+bounded number of queries whatever the number of programs and placements; the edit form still below."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from deals.companies.models import Contact
+from deals.models import Deal, Placement, TermSheet
+from lenders.models import LenderActivity
+from lev.accounts.models import Membership
+from tests.admin_helpers import admin_client, staff_user, superuser
+from tests.factories import LenderFactory, LenderProgramFactory, MembershipFactory
+
+pytestmark = pytest.mark.django_db
+
+PERMS = ("view_lender", "view_lenderprogram", "view_contact", "view_placement", "view_deal")
+
+
+def member(account, username: str, role: str = Membership.Role.MEMBER, *more_perms: str):
+    person = staff_user(username, *PERMS, *more_perms)
+    MembershipFactory(account=account, user=person, role=role)
+    return person
+
+
+def page(lender, person) -> str:
+    response = admin_client(person).get(reverse("admin:lenders_lender_change", args=[lender.pk]))
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def section(html: str, section_id: str) -> str:
+    found = re.search(rf'<section class="lev-panel" id="{section_id}"[^>]*>(.*?)</section>', html, re.S)
+    assert found, section_id
+    return found.group(1)
+
+
+def history(account, lender, *, n: int, tag: str) -> list[Placement]:
+    """`n` deals of `account` placed with `lender`: the first won (with a quote), the second lost, the
+    rest sent."""
+    now = timezone.now()
+    made = []
+    for i in range(n):
+        deal = Deal.objects.create(account=account, title=f"{tag} deal {i:02d}", loan_amount=Decimal("9000000"),
+                                   loan_type="permanent", transaction_type="refinance")
+        status = "won" if i == 0 else "lost" if i == 1 else "sent"
+        placement = Placement.objects.create(deal=deal, lender=lender, status=status,
+                                             sent_at=now - dt.timedelta(days=30 - i),
+                                             created_at=now - dt.timedelta(days=30 - i))
+        if i == 0:
+            TermSheet.objects.create(placement=placement, deal=deal, loan_amount=Decimal("8500000"),
+                                     rate_type="fixed", fixed_rate=Decimal("6.1"), winning=True)
+        made.append(placement)
+    return made
+
+
+def test_the_profile_says_who_the_lender_is_its_programs_and_activity(account):
+    lender = LenderFactory(name="First Lone Star Bank", city="Dallas", state="TX", website="https://lonestar.example",
+                           lender_types=["bank"])
+    LenderProgramFactory(lender=lender, title="Bridge", min_loan_amount=Decimal("2000000"),
+                         max_loan_amount=Decimal("25000000"), max_ltv=Decimal("75"), min_dscr=Decimal("1.25"),
+                         sponsor_states=["TX", "OK", "LA"], asset_types=["multifamily", "industrial"],
+                         loan_types=["bridge"], positions=["senior"], recourse_types=["non_recourse"])
+    LenderProgramFactory(lender=lender, title="Old program", status="inactive", max_ltv=Decimal("90"))
+    LenderActivity.objects.create(lender=lender, state="TX", quotes_90d=7, closings_90d=2, avg_response_hours=30,
+                                  score=0.7)
+    LenderActivity.objects.create(lender=lender, state="OK", quotes_90d=1, closings_90d=0, score=0.1)
+    html = page(lender, member(account, "dana"))
+    profile = section(html, "lender-profile")
+    for words in ("Bank", "Dallas, TX", "https://lonestar.example", "$2M\N{EN DASH}$25M", "75%", "1.25x", "LA, OK, TX",
+                  "Multifamily, Industrial", "Bridge",
+                  "Senior", "Non-recourse", "Old program", "(inactive)"):
+        assert words in profile, words
+    assert "90%" not in section(html, "lender-profile").split("<table")[0]  # an inactive program's limits
+    activity = section(html, "lender-activity")
+    assert "8 quotes and 2 closings in the last 90 days, across 2 markets." in activity
+    assert "Very active" in activity and "TX (7 quotes, 2 closings)" in activity
+    assert html.index('id="lender-activity"') < html.index("Lender details") < html.index('id="lender_form"')
+
+
+def test_a_nationwide_program_makes_the_lender_nationwide(account):
+    lender = LenderFactory()
+    LenderProgramFactory(lender=lender, sponsor_states=["TX"])
+    LenderProgramFactory(lender=lender, sponsor_states=[])
+    assert "Nationwide" in section(page(lender, member(account, "dana")), "lender-profile")
+
+
+def test_history_and_contacts_are_the_viewer_s_accounts_only(account, other_account):
+    lender = LenderFactory(name="First Lone Star Bank")
+    LenderProgramFactory(lender=lender)
+    mine = history(account, lender, n=3, tag="Acme")
+    history(other_account, lender, n=4, tag="Rival")
+    Contact.objects.create(account=account, lender=lender, name="Sam Ortiz", title="MD", email="sam@lonestar.example")
+    Contact.objects.create(account=other_account, lender=lender, name="Rival Banker")
+    viewer = member(account, "vic", Membership.Role.VIEWER)  # a viewer sees the profile too
+    for person in (viewer, superuser()):
+        if person.is_superuser:
+            MembershipFactory(account=account, user=person)
+        html = page(lender, person)
+        people, past = section(html, "lender-people"), section(html, "lender-history")
+        assert "Sam Ortiz" in people and "sam@lonestar.example" in people and "Rival Banker" not in people
+        assert "Rival" not in past
+        figures = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", past))
+        assert figures["Placements sent"] == "3" and figures["Quotes received"] == "1" and figures["Wins"] == "1"
+        assert figures["Win rate"].startswith("50%")
+        assert "Won 1" in past and "Lost 1" in past and "Sent 1" in past
+        assert reverse("admin:deals_deal_change", args=[mine[2].deal_id]) in past
+        assert past.index("Acme deal 02") < past.index("Acme deal 00")  # the latest first
+
+
+def test_someone_in_no_account_sees_no_history(account):
+    lender = LenderFactory()
+    history(account, lender, n=2, tag="Acme")
+    html = page(lender, superuser())
+    assert "You are not a member of an account" in section(html, "lender-people")
+    assert 'id="lender-history"' not in html and "Acme deal" not in html
+
+
+def test_no_placements_yet_says_so(account):
+    lender = LenderFactory()
+    html = page(lender, member(account, "dana"))
+    assert "Not placed with this lender yet" in section(html, "lender-history")
+    assert "No contact of yours at this lender yet" in section(html, "lender-people")
+    assert "No market activity recorded" in section(html, "lender-activity")
+
+
+def _queries(lender, person) -> int:
+    client = admin_client(person)
+    url = reverse("admin:lenders_lender_change", args=[lender.pk])
+    client.get(url)
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get(url).status_code == 200
+    return len(captured)
+
+
+def test_the_page_reads_in_the_same_queries_whatever_its_size(account, other_account):
+    # with the edit form's inlines (programs, contacts) editable too
+    dana = member(account, "dana", Membership.Role.MEMBER, "change_lender", "change_lenderprogram", "change_contact")
+    counts = []
+    for size in (2, 12):
+        lender = LenderFactory()
+        for i in range(size):
+            LenderProgramFactory(lender=lender)
+            LenderActivity.objects.create(lender=lender, state=["TX", "OK", "LA", "NM", "AZ", "CO", "UT", "NV", "CA",
+                                                                "OR", "WA", "ID"][i], quotes_90d=i, score=0.1)
+        for i in range(3):  # the contacts inline of the edit form reads each row's account choices
+            Contact.objects.create(account=account, lender=lender, name=f"Contact {i}")
+        history(account, lender, n=size, tag=f"Size {size}")
+        history(other_account, lender, n=size, tag=f"Rival {size}")
+        counts.append(_queries(lender, dana))
+    assert counts[0] == counts[1], counts
