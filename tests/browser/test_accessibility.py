@@ -17,7 +17,7 @@ from django.core.management import call_command
 from deals.models import Deal, LenderSearch, TermSheet
 from lenders.models import Lender
 from tests.browser.axe import AXE_CONTEXT, axe_script, describe, run_axe
-from tests.browser.test_admin_browser import DEMO_DEAL, chromium, oauth_client  # noqa: F401  (fixtures)
+from tests.browser.test_admin_browser import DEMO_DEAL, chromium, oauth_client, sign_in  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -87,11 +87,7 @@ def test_every_page_of_the_walk_has_no_serious_accessibility_violation(live_serv
         context = chromium.new_context(**AXE_CONTEXT, viewport={"width": width, "height": 900})
         page = context.new_page()
         page.set_default_timeout(30_000)
-        page.goto(f"{base}/admin/login/?next=/admin/")
-        page.fill("#id_username", user)
-        page.fill("#id_password", walk["passwords"][user])
-        page.click("input[type=submit]")
-        page.wait_for_url(f"{base}/admin/")
+        sign_in(page, base, user, walk["passwords"][user])
         for path in walk["pages"]:
             response = page.goto(f"{base}{path}")
             assert response and response.status == 200, (user, path, response and response.status)

@@ -74,6 +74,29 @@ def csp_violations(page, reports: list[str]) -> list[str]:
     return [*reports, *page.evaluate("window.__cspViolations || []")]
 
 
+def sign_in(page, base: str, user: str, password: str) -> None:
+    """Sign in on the admin's login page and land on the home page."""
+    page.goto(f"{base}/admin/login/?next=/admin/")
+    page.fill("#id_username", user)
+    page.fill("#id_password", password)
+    page.click("input[type=submit]")
+    page.wait_for_url(f"{base}/admin/")
+
+
+def signed_in_page(chromium, base: str, password: str, *, width: int, height: int = 900, user: str = "admin",
+                   sidebar: bool = True, csp: bool = True, **options):
+    """A new browser page signed in to the admin at that viewport (the app sidebar folded unless
+    `sidebar`), with its CSP reports when `csp`: (page, reports)."""
+    context = chromium.new_context(viewport={"width": width, "height": height}, **options)
+    if not sidebar:
+        context.add_init_script("localStorage.setItem('django.admin.navSidebarIsOpen', 'false')")
+    reports = watch_csp(context) if csp else []
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    sign_in(page, base, user, password)
+    return page, reports
+
+
 @pytest.fixture
 def chromium():
     """Playwright's Chromium launcher on the system browser; fails under CI when either is missing."""
@@ -213,7 +236,7 @@ def test_a_deal_team_finds_lenders_for_a_demo_deal_in_the_admin(live_server, dem
     first.locator(".lev-lender-name").click()
     assert page.locator("#id_name").input_value() == name
     assert csp_violations(page, csp_reports) == []
-    context.close()
+    page.context.close()
     assert csp_reports == []
 
 
@@ -230,15 +253,7 @@ ROW_HEIGHTS = """() => Array.from(document.querySelectorAll('table.lev-ranked tb
 def test_the_deal_and_search_pages_fit_and_the_winner_is_chosen_from_the_comparison(live_server, demo, chromium,
                                                                                       width):
     shots = screenshot_dir()
-    context = chromium.new_context(viewport={"width": width, "height": 900})
-    csp_reports = watch_csp(context)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", demo["password"])
-    page.click("input[type=submit]")
-    page.wait_for_url(f"{live_server.url}/admin/")
+    page, csp_reports = signed_in_page(chromium, live_server.url, demo["password"], width=width)
     deal_url = f"{live_server.url}/admin/deals/deal/{demo['deal_id']}/change/"
 
     # The deal page: no horizontal overflow, compact ranked rows, quotes in words.
@@ -274,7 +289,7 @@ def test_the_deal_and_search_pages_fit_and_the_winner_is_chosen_from_the_compari
     assert page.locator("#term-sheets .lev-winner").count() == 1
     assert page.get_by_role("link", name="Choose as winner…").count() == 0
     assert csp_violations(page, csp_reports) == []
-    context.close()
+    page.context.close()
     assert csp_reports == []
 
 
@@ -305,7 +320,7 @@ def test_the_api_docs_render_with_no_network_outside_the_site(live_server, chrom
     assert "/api/v1/deals/" in paths and "/api/v1/lender-searches/{search_id}/" in paths
     assert len(paths) >= 10
     page.screenshot(path=str(shots / "api-docs-offline.png"))
-    context.close()
+    page.context.close()
     assert blocked == []  # nothing asked for anything outside the site
     assert csp_reports == []
 
@@ -352,7 +367,7 @@ def test_the_oauth_sign_in_and_consent_pages_work_under_the_csp(live_server, dem
     page.get_by_role("button", name="Allow").click()
     page.wait_for_url(REDIRECT_URI + "**")
     assert arrived and "code=" in arrived[0] and "state=s1" in arrived[0]
-    context.close()
+    page.context.close()
     assert csp_reports == []
 
 
@@ -378,16 +393,7 @@ def test_the_admin_lists_whose_tenancy_changed_look_right(live_server, demo, rep
     """Screenshots of every admin list the tenancy change touched, at 1440 and 1024 px: the page does
     not scroll sideways and no CSP violation is reported."""
     shots = screenshot_dir()
-    context = chromium.new_context(viewport={"width": width, "height": 900})
-    context.add_init_script("localStorage.setItem('django.admin.navSidebarIsOpen', 'false')")
-    csp_reports = watch_csp(context)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", demo["password"])
-    page.click("input[type=submit]")
-    page.wait_for_url(f"{live_server.url}/admin/")
+    page, csp_reports = signed_in_page(chromium, live_server.url, demo["password"], width=width, sidebar=False)
     for path in CHANGED_LISTS:
         page.goto(f"{live_server.url}/admin/{path}/")
         assert page.locator("#result_list, .paginator").count() >= 1, path
@@ -396,5 +402,5 @@ def test_the_admin_lists_whose_tenancy_changed_look_right(live_server, demo, rep
         page.screenshot(path=str(shots / f"admin-list-{path.replace('/', '-')}-{width}.png"))
         assert "never shown" not in page.content(), path
         assert csp_violations(page, csp_reports) == [], path
-    context.close()
+    page.context.close()
     assert csp_reports == []

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_admin_browser import chromium, demo, screenshot_dir  # noqa: F401  (fixtures)
+from tests.browser.test_admin_browser import (  # noqa: F401  (chromium, demo: fixtures)
+    chromium,
+    demo,
+    screenshot_dir,
+    signed_in_page,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -27,14 +32,7 @@ OVERFLOW = """() => {
 @pytest.mark.parametrize("width", [1440, 1024])
 def test_the_deal_teams_lists_fit_a_laptop(live_server, demo, chromium, width):  # noqa: F811
     shots = screenshot_dir()
-    context = chromium.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", demo["password"])
-    page.click("input[type=submit]")
-    page.wait_for_url(f"{live_server.url}/admin/")
+    page, _ = signed_in_page(chromium, live_server.url, demo["password"], width=width, csp=False)
     for path in TEAM_LISTS:
         page.goto(f"{live_server.url}/admin/{path}")
         assert page.locator("#changelist").count() == 1, path
@@ -46,4 +44,4 @@ def test_the_deal_teams_lists_fit_a_laptop(live_server, demo, chromium, width): 
     assert "Past " not in page.inner_text("#result_list")
     page.goto(f"{live_server.url}/admin/deals/placement/?deal_status=archived")
     assert "Past " in page.inner_text("#result_list")
-    context.close()
+    page.context.close()

@@ -18,6 +18,7 @@ from tests.browser.test_admin_browser import (  # noqa: F401  (chromium: a fixtu
     chromium,
     csp_violations,
     screenshot_dir,
+    sign_in,
     watch_csp,
 )
 
@@ -30,14 +31,6 @@ def logins(db) -> dict[str, str]:
     call_command("seed_demo", "--lenders", "60", "--print-credentials", stdout=out)
     text = out.getvalue()
     return {user: text.split(f"username '{user}', password '")[1].split("'")[0] for user in ("admin", "dana")}
-
-
-def sign_in(page, base: str, user: str, password: str) -> None:
-    page.goto(f"{base}/admin/login/?next=/admin/")
-    page.fill("#id_username", user)
-    page.fill("#id_password", password)
-    page.click("input[type=submit]")
-    page.wait_for_url(f"{base}/admin/")
 
 
 @pytest.mark.parametrize("width", [1440, 1024])

@@ -14,7 +14,7 @@ from tests.browser.test_admin_browser import (  # noqa: F401  (fixtures)
     csp_violations,
     demo,
     screenshot_dir,
-    watch_csp,
+    signed_in_page,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -29,15 +29,7 @@ def placed_lender(demo) -> int:  # noqa: F811
 @pytest.mark.parametrize("width", [1440, 1024])
 def test_a_lender_page_is_a_profile_that_fits_a_laptop(live_server, demo, placed_lender, chromium, width):  # noqa: F811
     shots = screenshot_dir()
-    context = chromium.new_context(viewport={"width": width, "height": 900})
-    csp_reports = watch_csp(context)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", demo["password"])
-    page.click("input[type=submit]")
-    page.wait_for_url(f"{live_server.url}/admin/")
+    page, csp_reports = signed_in_page(chromium, live_server.url, demo["password"], width=width)
     page.goto(f"{live_server.url}/admin/lenders/lender/{placed_lender}/change/")
     for panel in ("#lender-profile", "#lender-people", "#lender-history", "#lender-activity"):
         assert page.locator(panel).is_visible(), panel
@@ -51,4 +43,4 @@ def test_a_lender_page_is_a_profile_that_fits_a_laptop(live_server, demo, placed
     assert page.locator("input[name='programs-0-title']").is_visible()
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") == 0
     assert csp_violations(page, csp_reports) == []
-    context.close()
+    page.context.close()
