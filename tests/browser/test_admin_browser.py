@@ -97,6 +97,19 @@ def signed_in_page(chromium, base: str, password: str, *, width: int, height: in
     return page, reports
 
 
+def wait_for_ranked(page, search_jobs: Worker | None) -> None:
+    """After "Find lenders": reload the deal page until its ranked lenders are there (at once with
+    in-process jobs; once the worker has answered on PostgreSQL), up to the worker's deadline; a failed
+    search fails at once."""
+    deadline = time.monotonic() + DEADLINE_S
+    while page.locator("#ranked-lenders table.lev-ranked").count() == 0:
+        assert time.monotonic() < deadline, f"no ranked lenders after {DEADLINE_S} s; worker: " + (
+            search_jobs.tail() if search_jobs else "none, jobs run in-process")
+        assert page.locator("#lender-searches .lev-badge--failed").count() == 0, page.inner_text("#lender-searches")
+        time.sleep(1)
+        page.reload()
+
+
 @pytest.fixture
 def chromium():
     """Playwright's Chromium launcher on the system browser; fails under CI when either is missing."""
@@ -174,13 +187,7 @@ def test_a_deal_team_finds_lenders_for_a_demo_deal_in_the_admin(live_server, dem
 
     page.click("#find-lenders")
     page.wait_for_load_state()
-    deadline = time.monotonic() + DEADLINE_S
-    while page.locator("#ranked-lenders table.lev-ranked").count() == 0:
-        assert time.monotonic() < deadline, f"no ranked lenders after {DEADLINE_S} s; worker: " + (
-            search_jobs.tail() if search_jobs else "none, jobs run in-process")
-        assert page.locator("#lender-searches .lev-badge--failed").count() == 0, page.inner_text("#lender-searches")
-        time.sleep(1)
-        page.reload()
+    wait_for_ranked(page, search_jobs)
     rows = page.locator("#ranked-lenders table.lev-ranked tbody tr")
     shown = rows.count()
     assert 5 <= shown <= 10  # the top ten, or all of the fewer that match an office deal

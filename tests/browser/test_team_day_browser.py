@@ -15,7 +15,6 @@ the browser's own session (its CSRF token), as the API docs' "Try it out" would 
 
 from __future__ import annotations
 
-import time
 import uuid
 from io import StringIO
 
@@ -34,10 +33,10 @@ from tests.browser.test_admin_browser import (  # noqa: F401  (chromium, search_
     screenshot_dir,
     search_jobs,
     sign_in,
+    wait_for_ranked,
     watch_csp,
 )
 from tests.deals.fixtures import eager_jobs  # noqa: F401  (a fixture: in-process jobs on the embedded run)
-from tests.deals.searches.worker_process import DEADLINE_S
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -94,13 +93,7 @@ def test_a_deal_team_s_day_from_home_page_to_closing(live_server, day, search_jo
     # "Find lenders": ranked (by the worker on PostgreSQL: reload until it has answered).
     page.click("#find-lenders")
     page.wait_for_load_state()
-    deadline = time.monotonic() + DEADLINE_S
-    while page.locator("#ranked-lenders table.lev-ranked").count() == 0:
-        assert time.monotonic() < deadline, f"no ranked lenders after {DEADLINE_S} s; worker: " + (
-            search_jobs.tail() if search_jobs else "none, jobs run in-process")
-        assert page.locator("#lender-searches .lev-badge--failed").count() == 0, page.inner_text("#lender-searches")
-        time.sleep(1)
-        page.reload()
+    wait_for_ranked(page, search_jobs)
     rows = page.locator("#ranked-lenders table.lev-ranked tbody tr")
     assert rows.count() >= 2 and rows.first.locator(".lev-rank").inner_text() == "1"
     assert page.locator("#ranked-lenders .lev-badge").count() == 0  # nobody placed yet
