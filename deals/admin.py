@@ -51,7 +51,7 @@ from lev.accounts.admin_bases import (
 )
 from lev.accounts.selectors import check_staff_can_write
 from lev.admin_forms import money_field, percent_field
-from lev.admin_lists import DefaultScopeMixin, WordsChoicesFilter, change_url, two_lines
+from lev.admin_lists import DealStatusFilter, DefaultScopeMixin, WordsChoicesFilter, change_url, two_lines
 from lev.enums import ASSET_TYPES, US_STATES
 from lev.errors import UPSTREAM_MESSAGE, ApplicationError, BusinessRuleViolation
 from lev.outages import is_dependency_outage, report_outage
@@ -174,27 +174,13 @@ class DealFinancialsInline(admin.StackedInline):
 
 
 # --- list filters -------------------------------------------------------------------------------------
-class ArchivedFilter(admin.SimpleListFilter):
+class ArchivedFilter(DealStatusFilter):
     """Active deals unless archived ones are asked for (archiving is the product's delete)."""
 
     title = "status"
     parameter_name = "archived"
-    default = "active"
-
-    def lookups(self, request, model_admin):
-        return [("active", "Active"), ("archived", "Archived"), ("all", "All")]
-
-    def chosen(self) -> str:
-        return self.value() if self.value() in ("archived", "all") else self.default
-
-    def choices(self, changelist):
-        for lookup, title in self.lookup_choices:
-            yield {"selected": self.chosen() == lookup, "display": title,
-                   "query_string": changelist.get_query_string({self.parameter_name: lookup})}
-
-    def queryset(self, request, queryset):
-        chosen = self.chosen()
-        return queryset if chosen == "all" else queryset.filter(archived=chosen == "archived")
+    archived_field = "archived"
+    choice_labels = [("active", "Active"), ("archived", "Archived"), ("all", "All")]
 
 
 class PropertyFilter(admin.SimpleListFilter):
