@@ -148,7 +148,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Hands the request to django-simple-history, so a placement's or term sheet's history records who
     # changed it. An API call's user is set on the request when DRF authenticates it (a key's user);
-    # the MCP tools' in-process calls run it too (mcp_tools.client.API_MIDDLEWARE).
+    # the MCP tools' in-process calls run it too (lev.handlers.API_MIDDLEWARE).
     "simple_history.middleware.HistoryRequestMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -198,6 +198,9 @@ LEV_DB_STATEMENT_TIMEOUT_MS = env_int(
     "LEV_DB_STATEMENT_TIMEOUT_MS", int(env_float("LEV_API_TIMEOUT_SECONDS", 10.0) * 1000)
 )
 LEV_DB_CONNECT_TIMEOUT_SECONDS = env_int("LEV_DB_CONNECT_TIMEOUT_SECONDS", 3)
+# The PostgreSQL connection health check (lev.postgresql) runs `SELECT 1` on a reused connection last
+# vouched for this many seconds ago or more (and whenever its socket has something to say).
+LEV_DB_HEALTH_CHECK_IDLE_SECONDS = env_float("LEV_DB_HEALTH_CHECK_IDLE_SECONDS", 1.0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default (`make run`: runserver, a thread per request; in-process jobs) has many
     # writers to one file. SQLite allows one writer at a time, so each must wait its turn, never fail:
@@ -216,6 +219,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     _options["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # The connection health check (CONN_HEALTH_CHECKS, above) without a `SELECT 1` per request in steady
+    # use: it runs when the reused connection's socket has something to say or the connection has been
+    # idle a while (lev.postgresql).
+    # Off: Django's own check, a round trip before each request's first query (A/B, issue 24).
+    if env_bool("LEV_DB_SOCKET_HEALTH_CHECK", True):
+        DATABASES["default"]["ENGINE"] = "lev.postgresql"
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     _options.setdefault("connect_timeout", LEV_DB_CONNECT_TIMEOUT_SECONDS)
     if LEV_DB_STATEMENT_TIMEOUT_MS:
@@ -428,6 +437,10 @@ DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False
 LEV_API_BASE_URL = env_str("LEV_API_BASE_URL", "")
 LEV_API_TIMEOUT_SECONDS = env_float("LEV_API_TIMEOUT_SECONDS", 10.0)
 LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
+# /mcp served without the pages' middleware (sessions, CSRF, authentication, messages, axes, WhiteNoise):
+# lev.wsgi routes it to lev.handlers.McpWSGIHandler, which keeps what /mcp relies on (MCP_MIDDLEWARE).
+# Off: /mcp goes through settings.MIDDLEWARE like every page (the A/B of docs/benchmarks.md, issue 24).
+LEV_MCP_LEAN_MIDDLEWARE = env_bool("LEV_MCP_LEAN_MIDDLEWARE", True)
 # Under the ASGI server (production), a request's whole body must arrive within this many seconds of its
 # headers, else 408 (lev.asgi.BodyGuard): a client trickling a body cannot hold a connection for long.
 LEV_REQUEST_BODY_TIMEOUT_SECONDS = env_float("LEV_REQUEST_BODY_TIMEOUT_SECONDS", 30.0)

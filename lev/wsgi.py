@@ -13,6 +13,12 @@ body (a Content-Length body cut short) surfaces as Django's `UnreadablePostError
 lev.middleware answer 400.
 (gunicorn's ASGI worker refuses bad framing in its parser, before lev.asgi sees the request; lev.asgi's
 protocol answers that 400 with the same `refusal`.)
+
+/mcp and its sub-paths (lev.handlers.is_mcp_path) are served by a Django handler that runs only the
+middleware /mcp relies on (lev.handlers.MCP_MIDDLEWARE: request id and access line, JSON errors, the
+security headers, simple-history's user), not the pages' sessions, CSRF, authentication, messages,
+axes and WhiteNoise (issue 24; docs/benchmarks.md). LEV_MCP_LEAN_MIDDLEWARE=false serves /mcp through
+the full stack like every other path.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ django_application = get_wsgi_application()
 from django.conf import settings  # noqa: E402  (after Django is set up)
 
 from lev.errors import ValidationFailed  # noqa: E402
+from lev.handlers import McpWSGIHandler, is_mcp_path  # noqa: E402
 from lev.middleware import REQUEST_ID_HEADER, _is_api_path  # noqa: E402
 
 # JSON-RPC 2.0's "Parse error": what /mcp answers a body it cannot read (mcp_tools.jsonrpc; written out
@@ -125,4 +132,15 @@ def _guard_body(app):
     return guarded
 
 
-application = _guard_body(django_application)
+def _route_mcp(site, mcp):
+    """/mcp to `mcp` (its own middleware), every other path to `site`."""
+    def routed(environ, start_response):
+        app = mcp if is_mcp_path(environ.get("PATH_INFO", "")) else site
+        return app(environ, start_response)
+
+    return routed
+
+
+site_application = (_route_mcp(django_application, McpWSGIHandler()) if settings.LEV_MCP_LEAN_MIDDLEWARE
+                    else django_application)
+application = _guard_body(site_application)

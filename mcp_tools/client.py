@@ -26,12 +26,11 @@ from urllib.parse import urlencode
 import requests
 from django.conf import settings
 from django.core.handlers.base import BaseHandler
-from django.core.handlers.exception import convert_exception_to_response
 from django.core.handlers.wsgi import WSGIRequest
-from django.utils.module_loading import import_string
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay
 
 from lev.accounts.auth import PREAUTHENTICATED_ENVIRON_KEY
+from lev.handlers import ApiHandler
 from lev.outages import OUTAGE_STATUSES
 from mcp_tools import resilience
 from mcp_tools.errors import ToolFailure, from_api_response, retry_after_ms_from, upstream_unavailable
@@ -54,41 +53,6 @@ class Transport(ABC):
     def send(self, method: str, path: str, *, query: dict[str, Any] | None, body: Any,
              headers: dict[str, str]) -> ApiResponse:
         """One request to the API; raises BackendUnavailable when no answer came."""
-
-
-# The middleware an in-process API call goes through: the request id (echoed, on every log line) and
-# the JSON error body (lev.middleware), which are what a tool reads of a response besides the view's own
-# answer. The rest of settings.MIDDLEWARE serves browsers and pages: sessions, CSRF (DRF views are
-# exempt and a bearer credential has no cookie), messages, security and clickjacking headers (no client
-# sees this response's headers), static files and the admin login lockout. The /mcp request itself went
-# through all of it already.
-# django-simple-history's middleware too: the history of a placement or term sheet the call changes
-# records the caller (this request's user, set when the view authenticates), not the /mcp request's.
-API_MIDDLEWARE = ("lev.middleware.RequestIdMiddleware", "simple_history.middleware.HistoryRequestMiddleware",
-                  "lev.middleware.ApiErrorMiddleware")
-
-
-class ApiHandler(BaseHandler):
-    """Django's request handler with only the API's middleware (API_MIDDLEWARE, in the order
-    settings.MIDDLEWARE lists them): the same URL resolution, views, exception handling and
-    statuses, without running the page middleware a second time for each backend call."""
-
-    def load_middleware(self, is_async: bool = False) -> None:
-        # Django's BaseHandler.load_middleware, for a chosen list (Django's reads settings.MIDDLEWARE).
-        self._view_middleware = []
-        self._template_response_middleware = []
-        self._exception_middleware = []
-        handler = convert_exception_to_response(self._get_response)
-        for path in reversed([name for name in settings.MIDDLEWARE if name in API_MIDDLEWARE]):
-            middleware = import_string(path)(handler)
-            if hasattr(middleware, "process_view"):
-                self._view_middleware.insert(0, middleware.process_view)
-            if hasattr(middleware, "process_template_response"):
-                self._template_response_middleware.append(middleware.process_template_response)
-            if hasattr(middleware, "process_exception"):
-                self._exception_middleware.append(middleware.process_exception)
-            handler = convert_exception_to_response(middleware)
-        self._middleware_chain = handler
 
 
 class InProcessTransport(Transport):

@@ -51,6 +51,7 @@ class TcpProxy:
         self._listener: socket.socket | None = None
         self._conns: set[socket.socket] = set()
         self._lock = threading.Lock()
+        self._pipes: set[threading.Thread] = set()
         self._stopping = False
 
     def start(self) -> TcpProxy:
@@ -74,15 +75,17 @@ class TcpProxy:
             except OSError:
                 client.close()
                 continue
+            pipe = threading.Thread(target=self._pipe, args=(client, upstream), daemon=True)
             with self._lock:
                 self._conns.update((client, upstream))
-            threading.Thread(target=self._pipe, args=(client, upstream), daemon=True).start()
+                self._pipes.add(pipe)
+            pipe.start()
 
     def _pipe(self, a: socket.socket, b: socket.socket) -> None:
         pair = {a: b, b: a}
         try:
             while True:
-                readable, _, _ = select.select(list(pair), [], [], 1.0)
+                readable, _, _ = select.select(list(pair), [], [], 0.2)
                 for sock in readable:
                     data = sock.recv(65536)
                     if not data:
@@ -92,6 +95,8 @@ class TcpProxy:
             return
         finally:
             self._drop(a, b)
+            with self._lock:
+                self._pipes.discard(threading.current_thread())
 
     def _drop(self, *socks: socket.socket) -> None:
         with self._lock:
@@ -111,8 +116,13 @@ class TcpProxy:
             self._listener.close()
             self._listener = None
         with self._lock:
-            conns = list(self._conns)
+            conns, pipes = list(self._conns), list(self._pipes)
         self._drop(*conns)
+        # A socket closed while its pipe thread waits in select() is torn down (the reset sent) only
+        # when that wait ends: once cut() returns, the peers have been reset.
+        for pipe in pipes:
+            if pipe is not threading.current_thread():
+                pipe.join(timeout=5)
 
     def restore(self) -> None:
         if self._listener is None:

@@ -9,7 +9,8 @@ import json
 import pytest
 from django.test import Client
 
-from mcp_tools.client import API_MIDDLEWARE, InProcessTransport
+from lev.handlers import API_MIDDLEWARE
+from mcp_tools.client import InProcessTransport
 from tests.factories import DealFactory
 
 pytestmark = pytest.mark.django_db

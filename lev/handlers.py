@@ -1,0 +1,98 @@
+"""Django request handlers that run a chosen part of settings.MIDDLEWARE, for requests that need no pages'
+middleware: the MCP tools' in-process API calls (`ApiHandler`, mcp_tools.client) and /mcp itself
+(`McpWSGIHandler`, routed by lev.wsgi when LEV_MCP_LEAN_MIDDLEWARE is on).
+
+Each list names the middleware a request of its kind relies on; the chain keeps the order
+settings.MIDDLEWARE gives them, and a name not in settings.MIDDLEWARE is not run (a deployment that
+removes a middleware removes it here too). URL resolution, views, exception handling and statuses are
+Django's own.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.handlers.base import BaseHandler
+from django.core.handlers.exception import convert_exception_to_response
+from django.core.handlers.wsgi import WSGIHandler
+from django.utils.module_loading import import_string
+
+# The middleware an in-process API call goes through: the request id (echoed, on every log line) and
+# the JSON error body (lev.middleware), which are what a tool reads of a response besides the view's own
+# answer. The rest of settings.MIDDLEWARE serves browsers and pages: sessions, CSRF (DRF views are
+# exempt and a bearer credential has no cookie), messages, security and clickjacking headers (no client
+# sees this response's headers), static files and the admin login lockout. The /mcp request itself went
+# through all it needs already.
+# django-simple-history's middleware too: the history of a placement or term sheet the call changes
+# records the caller (this request's user, set when the view authenticates), not the /mcp request's.
+API_MIDDLEWARE = ("lev.middleware.RequestIdMiddleware", "simple_history.middleware.HistoryRequestMiddleware",
+                  "lev.middleware.ApiErrorMiddleware")
+
+# The middleware /mcp (and its sub-paths, mcp_tools.urls) goes through. Kept:
+# * RequestIdMiddleware: the request id, the access log line, the JSON error body for any error page and
+#   the ALLOWED_HOSTS refusal in that body; ApiErrorMiddleware: JSON for a 404 and for an exception.
+# * SecurityMiddleware, CSPMiddleware, XFrameOptionsMiddleware: the headers a client sees on every
+#   /mcp answer (nosniff, Referrer-Policy, Cross-Origin-Opener-Policy, HSTS over https, the content
+#   security policy, X-Frame-Options); CommonMiddleware: its Content-Length and DISALLOWED_USER_AGENTS.
+#   tests/deploy/test_mcp_lean_middleware.py compares every header of every kind of /mcp answer with
+#   the full stack's, under the production server.
+# * HistoryRequestMiddleware: django-simple-history's user of a change a tool makes (request.user,
+#   which DRF sets when McpView authenticates).
+# Not run, because /mcp uses none of it: WhiteNoise (static files only), sessions and authentication
+# (McpView authenticates the Authorization header itself, as DRF; no cookie is read or set), CSRF (a DRF
+# view is exempt, and a bearer credential is not ambient), messages (pages only) and axes (it refuses
+# locked-out sign-ins, which only the sign-in pages make; API keys and OAuth tokens never go through
+# django.contrib.auth.authenticate()).
+MCP_MIDDLEWARE = (
+    "lev.middleware.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "lev.middleware.CommonMiddleware",
+    "simple_history.middleware.HistoryRequestMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "lev.middleware.ApiErrorMiddleware",
+)
+
+
+def is_mcp_path(path: str) -> bool:
+    """/mcp and the addresses under it (mcp_tools.urls): what McpWSGIHandler serves. Spellings the URLs
+    do not match (`/MCP`, `//mcp`) take the full stack, which answers them the JSON 404."""
+    return path == "/mcp" or path.startswith("/mcp/")
+
+
+class ChosenMiddleware:
+    """A Django handler whose middleware chain is `middleware` (in settings.MIDDLEWARE's order)."""
+
+    middleware: tuple[str, ...] = ()
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        # Django's BaseHandler.load_middleware (synchronous), for a chosen list (Django's reads
+        # settings.MIDDLEWARE).
+        self._view_middleware = []
+        self._template_response_middleware = []
+        self._exception_middleware = []
+        handler = convert_exception_to_response(self._get_response)
+        for path in reversed([name for name in settings.MIDDLEWARE if name in self.middleware]):
+            middleware = import_string(path)(handler)
+            if hasattr(middleware, "process_view"):
+                self._view_middleware.insert(0, middleware.process_view)
+            if hasattr(middleware, "process_template_response"):
+                self._template_response_middleware.append(middleware.process_template_response)
+            if hasattr(middleware, "process_exception"):
+                self._exception_middleware.append(middleware.process_exception)
+            handler = convert_exception_to_response(middleware)
+        self._middleware_chain = handler
+
+
+class ApiHandler(ChosenMiddleware, BaseHandler):
+    """Django's request handler with only the API's middleware (API_MIDDLEWARE, in the order
+    settings.MIDDLEWARE lists them): the same URL resolution, views, exception handling and
+    statuses, without running the page middleware a second time for each backend call."""
+
+    middleware = API_MIDDLEWARE
+
+
+class McpWSGIHandler(ChosenMiddleware, WSGIHandler):
+    """Django's WSGI handler (request signals, so the database connection's age and health are kept as
+    for any request) with /mcp's middleware only (MCP_MIDDLEWARE)."""
+
+    middleware = MCP_MIDDLEWARE

@@ -1,0 +1,107 @@
+"""/mcp without the pages' middleware (lev.handlers.MCP_MIDDLEWARE, issue 24) answers every request
+exactly as the full stack (settings.MIDDLEWARE) does: status, every header, body. In process, on
+SQLite and PostgreSQL; tests/deploy/test_mcp_lean_middleware.py compares the production servers."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from django.conf import settings as django_settings
+from django.test import Client
+from django.test.client import ClientHandler
+
+import lev.wsgi
+from deals.models import Placement
+from lev.handlers import MCP_MIDDLEWARE, ChosenMiddleware, McpWSGIHandler, is_mcp_path
+from tests.deals.placements.helpers import deal_with_financials, lenders
+from tests.factories import DealFactory
+from tests.mcp_tools.mcp_requests import ACCEPT, cases, message
+
+pytestmark = pytest.mark.django_db
+
+
+class LeanClientHandler(ChosenMiddleware, ClientHandler):
+    """The test client's handler with /mcp's middleware only (as lev.wsgi serves /mcp)."""
+
+    middleware = MCP_MIDDLEWARE
+
+
+def lean_client() -> Client:
+    client = Client()
+    client.handler = LeanClientHandler(enforce_csrf_checks=False)
+    return client
+
+
+def send(client: Client, method: str, path: str, headers: dict[str, str], body: bytes):
+    content_type = headers.get("Content-Type", "")
+    extra = {k: v for k, v in headers.items() if k != "Content-Type"}
+    return client.generic(method, path, data=body, content_type=content_type, headers=extra)
+
+
+def test_mcp_answers_without_page_middleware_are_the_full_stacks(api_key, account, settings, caplog):
+    settings.LEV_RATE_LIMIT_READS = "100000/min"
+    settings.LEV_MCP_MAX_BODY_BYTES = 5000
+    deal = DealFactory(account=account)
+    full, lean = Client(), lean_client()
+    caplog.set_level(logging.INFO, logger="lev.access")
+    for index, (name, method, path, headers, body) in enumerate(cases(api_key, deal.pk, max_body=5000)):
+        headers = {**headers, "X-Request-Id": f"diff-{index}"}
+        caplog.clear()
+        want = send(full, method, path, headers, body)
+        full_log = [r.getMessage() for r in caplog.records if r.name == "lev.access"]
+        caplog.clear()
+        got = send(lean, method, path, headers, body)
+        lean_log = [r.getMessage() for r in caplog.records if r.name == "lev.access"]
+        assert got.status_code == want.status_code, name
+        assert dict(got.headers) == dict(want.headers), name
+        assert got.content == want.content, name
+        # The access line of the /mcp request, last (after the lines of a tool call's in-process hop).
+        assert lean_log == full_log and full_log[-1] == f"{method} {path} {want.status_code}", name
+        assert not got.cookies and not want.cookies, name
+    # The answers above are the refusals they claim to be (a diff of two identical wrong answers passes).
+    statuses = {name: send(lean, method, path, headers, body).status_code
+                for name, method, path, headers, body in cases(api_key, deal.pk, max_body=5000)}
+    assert statuses["tools/call ok"] == statuses["initialize"] == 200
+    assert [statuses[n] for n in ("401 no credential", "405 GET", "406 Accept", "415 Content-Type",
+                                  "413 too large", "403 another origin", "404 under /mcp/")] == [
+        401, 405, 406, 415, 413, 403, 404]
+
+
+def test_security_headers_stay_on_mcp_answers(api_key, account, settings):
+    deal = DealFactory(account=account)
+    _name, method, path, headers, body = cases(api_key, deal.pk, max_body=5000)[5]
+    answer = send(lean_client(), method, path, headers, body)
+    assert answer.status_code == 200
+    assert answer["X-Content-Type-Options"] == "nosniff" and answer["X-Frame-Options"] == "DENY"
+    assert answer["Referrer-Policy"] and answer["Cross-Origin-Opener-Policy"]
+    assert "default-src" in answer["Content-Security-Policy"]
+
+
+def test_a_tool_changing_history_records_the_caller(api_key, account, user, settings):
+    deal = deal_with_financials(account)
+    bank = lenders(1)[0]
+    auth = {"Authorization": f"Bearer {api_key}", "Accept": ACCEPT, "Content-Type": "application/json"}
+    lean = lean_client()
+    moved = send(lean, "POST", "/mcp", auth, message("tools/call", {"name": "move_deal_stage", "arguments": {
+        "deal_id": deal.pk, "stage": "in_market"}}))
+    assert moved.status_code == 200 and not moved.json()["result"].get("isError"), moved.content
+    placed = send(lean, "POST", "/mcp", auth, message("tools/call", {"name": "create_placements", "arguments": {
+        "deal_id": deal.pk, "lender_ids": [bank.pk], "send": True}}))
+    assert placed.status_code == 200 and not placed.json()["result"].get("isError"), placed.content
+    records = Placement.history.filter(deal_id=deal.pk)
+    assert records.exists() and {r.history_user_id for r in records} == {user.pk}
+
+
+def test_lev_wsgi_serves_mcp_and_only_mcp_with_the_lean_handler():
+    assert django_settings.LEV_MCP_LEAN_MIDDLEWARE  # the default
+    for path in ("/mcp", "/mcp/readonly", "/mcp/x/deals", "/mcp/x/deals/readonly", "/mcp/"):
+        assert is_mcp_path(path), path
+    for path in ("/mcpx", "/MCP", "//mcp", "/api/v1/deals/", "/health", "/", "/admin/", "/oauth/token/"):
+        assert not is_mcp_path(path), path
+    routed = lev.wsgi.site_application
+    cells = dict(zip(routed.__code__.co_freevars, routed.__closure__, strict=True))
+    assert isinstance(cells["mcp"].cell_contents, McpWSGIHandler)
+    assert cells["site"].cell_contents is lev.wsgi.django_application
+    names = [name for name in django_settings.MIDDLEWARE if name in MCP_MIDDLEWARE]
+    assert names == list(MCP_MIDDLEWARE)  # each one exists in the site's list, in its order
