@@ -13,9 +13,12 @@ calling, and is never more than 1/LEASE_SHARE of what this process last saw left
 more than LEASE_MAX; a lease belongs to its window's key, so it never crosses a window. The shared
 count then counts requests leased, not requests made: no process is granted a token past the limit,
 so no more than the limit is ever admitted in a window, across every process; the error is on the
-refusing side, the tokens other processes leased and did not spend. With P processes serving a user,
-at most (P - 1) x (max(1, min(LEASE_MAX, limit // LEASE_SHARE)) - 1) requests a window are refused
-early (200/min: 9 per other process); with one process the answers are exactly the long way's.
+refusing side, the tokens other processes leased and did not spend. A process holds at most one
+batch of a window at a time (its threads wait for the batch one of them is taking), so with P
+processes serving a user at most (P - 1) x (max(1, min(LEASE_MAX, limit // LEASE_SHARE)) - 1)
+requests a window are refused early (200/min: 9 per other process); with one process the answers
+are exactly the long way's. Once a process finds the window spent it refuses without asking Redis
+until the window ends. Design and tests: docs/architecture.md, "Rate limits across processes".
 """
 
 from __future__ import annotations
@@ -156,7 +159,8 @@ class _Leases:
         self._lock = threading.Lock()
         self._landed = threading.Condition(self._lock)
 
-    def admit(self, client, key: str, limit: int, period: int) -> bool:
+    def admit(self, client, key: str, limit: int, period: int) -> bool | None:
+        """Whether one more request fits; None when Redis is down (the caller counts per process)."""
         with self._lock:
             lease = self._leases.get((key, limit))
             if lease is None:
@@ -173,15 +177,22 @@ class _Leases:
                     return False
                 if not lease.taking or not self._landed.wait(deadline - time.monotonic()):
                     break  # nobody is taking a batch (or the one taking it is stuck): take one
+                if not redis_gate.available():  # the batch was not taken: Redis is down
+                    return None
             batch = min(lease.next_batch, LEASE_MAX, max(1, (limit - lease.seen) // LEASE_SHARE))
             lease.next_batch = min(batch * 2, LEASE_MAX)
             lease.taking = True
         try:
             total = _lease_in_cache(client, key, period, batch)  # raises while Redis is down
-        except BaseException:
+        except BaseException as exc:
+            outage = isinstance(exc, Exception) and is_dependency_outage(exc)
+            if outage:  # before the waiting threads wake: they count per process, not try Redis again
+                redis_gate.failed(exc, "rate limits")
             with self._lock:
                 lease.taking = False
                 self._landed.notify_all()
+            if outage:
+                return None
             raise
         granted = min(batch, max(limit - (total - batch), 0))  # the tokens numbered up to the limit
         with self._lock:
@@ -230,13 +241,10 @@ def admit(key: str, limit: int, period: int) -> bool:
             return _local_counts.incr(key, period) <= limit
         client = _redis_client_of(cache)
         if client is not None:
-            try:
-                return _leases.admit(client, key, limit, period)
-            except Exception as exc:
-                if not is_dependency_outage(exc):
-                    raise
-                redis_gate.failed(exc, "rate limits")
-                _leases.clear()
+            admitted = _leases.admit(client, key, limit, period)
+            if admitted is not None:
+                return admitted
+            _leases.clear()
             return _local_counts.incr(key, period) <= limit
     return count_in_window(key, period) <= limit
 

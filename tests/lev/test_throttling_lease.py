@@ -266,3 +266,27 @@ def test_with_leases_in_hand_a_killed_redis_falls_back_per_process_and_shared_co
     assert api.get("/api/v1/deals/").status_code == 200
     assert int(redis.Redis.from_url(own_redis.url).get(cache.make_key(key))) == 1
     assert api.get("/api/v1/account/").json()["rate_limits"]["reads"]["remaining"] == 99
+
+
+@pytest.mark.django_db(transaction=True)
+def test_threads_waiting_for_a_batch_from_a_frozen_redis_fall_back_together(own_redis, user, settings):
+    settings.LEV_RATE_LIMIT_READS = "1000/day"
+    key = UserReadThrottle.key(user.pk, int(time.time() // DAY))
+    before = throttling._local_counts.peek(key)
+    answers: list[bool] = []
+    threads = [threading.Thread(target=lambda: answers.extend(calls(UserReadThrottle, user, 1))) for _ in range(4)]
+    own_redis.freeze()  # connections accepted, nothing answers: the batch's round trip times out (0.5 s)
+    try:
+        started = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.monotonic() - started
+    finally:
+        own_redis.thaw()
+    assert answers == [True] * 4  # served, counted per process
+    assert throttling._local_counts.peek(key) - before == 4
+    # One thread waited on Redis; the others waited for its batch and then counted per process, instead
+    # of each paying a timeout of its own (well under the lease wait, whatever the machine's load).
+    assert elapsed < throttling.LEASE_WAIT_SECONDS
