@@ -9,11 +9,11 @@ Leases (LEV_RATE_LIMIT_LEASE, on by default): a process does not wait on Redis f
 It takes a batch of the window's allowance from the shared count with one `INCRBY n` (+ `EXPIRE`,
 pipelined) and spends it locally; only the request that takes a batch waits on Redis. A batch starts
 at 1 in every window (a light user is counted exactly as without leases), doubles while the user keeps
-calling, and is never more than 1/LEASE_SHARE of what this process last saw left of the limit, nor
-more than LEASE_MAX; a lease belongs to its window's key, so it never crosses a window. The shared
-count then counts requests leased, not requests made: no process is granted a token past the limit,
-so no more than the limit is ever admitted in a window, across every process; the error is on the
-refusing side, the tokens other processes leased and did not spend. A process holds at most one
+calling, and is never more than 1/LEASE_SHARE of the limit, nor 1/LEASE_LEFT_SHARE of what this
+process last saw left of it, nor LEASE_MAX; a lease belongs to its window's key, so it never crosses
+a window. The shared count then counts requests leased, not requests made: no process is granted a
+token past the limit, so no more than the limit is ever admitted in a window, across every process;
+the error is on the refusing side, the tokens other processes leased and did not spend. A process holds at most one
 batch of a window at a time (its threads wait for the batch one of them is taking), so with P
 processes serving a user at most (P - 1) x (max(1, min(LEASE_MAX, limit // LEASE_SHARE)) - 1)
 requests a window are refused early (200/min: 9 per other process); with one process the answers
@@ -37,7 +37,8 @@ from lev.redis_gate import redis_gate
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-LEASE_SHARE = 20  # a lease is at most 1/20 of the limit left in the window (as this process last saw it)
+LEASE_SHARE = 20  # a lease is at most 1/20 of the limit (this bounds the requests refused early),
+LEASE_LEFT_SHARE = 4  # at most 1/4 of what is left of it in the window (as this process last saw it),
 LEASE_MAX = 64  # and never more than 64 requests, whatever the limit
 LEASE_WAIT_SECONDS = 2.0  # a thread waits this long at most for another's batch (Redis calls time out sooner)
 
@@ -179,7 +180,8 @@ class _Leases:
                     break  # nobody is taking a batch (or the one taking it is stuck): take one
                 if not redis_gate.available():  # the batch was not taken: Redis is down
                     return None
-            batch = min(lease.next_batch, LEASE_MAX, max(1, (limit - lease.seen) // LEASE_SHARE))
+            batch = min(lease.next_batch, LEASE_MAX, max(1, limit // LEASE_SHARE),
+                        max(1, (limit - lease.seen) // LEASE_LEFT_SHARE))
             lease.next_batch = min(batch * 2, LEASE_MAX)
             lease.taking = True
         try:
