@@ -436,6 +436,10 @@ DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False
 # Backend the MCP tools call: empty = in-process dispatch to the REST views.
 LEV_API_BASE_URL = env_str("LEV_API_BASE_URL", "")
 LEV_API_TIMEOUT_SECONDS = env_float("LEV_API_TIMEOUT_SECONDS", 10.0)
+# In-process: call the API view the path resolves to directly and take its answer's data unrendered
+# (mcp_tools.client.InProcessTransport), rather than a second request pass through Django's handler with
+# the API's middleware and the JSON rendered and parsed again. Off: that long way (the A/B of issue 24).
+LEV_MCP_DIRECT_DISPATCH = env_bool("LEV_MCP_DIRECT_DISPATCH", True)
 LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
 # /mcp served without the pages' middleware (sessions, CSRF, authentication, messages, axes, WhiteNoise):
 # lev.wsgi routes it to lev.handlers.McpWSGIHandler, which keeps what /mcp relies on (MCP_MIDDLEWARE).
@@ -472,6 +476,10 @@ LEV_BREAKER_NAME = env_str("LEV_BREAKER_NAME", "lev_api")
 LEV_BREAKER_SYNC_SECONDS = env_float("LEV_BREAKER_SYNC_SECONDS", 1.0)
 LEV_RATE_LIMIT_READS = env_str("LEV_RATE_LIMIT_READS", "200/min")
 LEV_RATE_LIMIT_WRITES = env_str("LEV_RATE_LIMIT_WRITES", "30/min")
+# Each process leases batches of a user's window from the shared count in Redis and spends them
+# locally, so only one request a batch waits on Redis (lev.throttling: the design and its tolerance).
+# Off (0): every request is counted in Redis, one round trip each (the long way).
+LEV_RATE_LIMIT_LEASE = env_bool("LEV_RATE_LIMIT_LEASE", True)
 LEV_IDEMPOTENCY_TTL_HOURS = env_int("LEV_IDEMPOTENCY_TTL_HOURS", 24)
 # /metrics (Prometheus): scrapes send `Authorization: Bearer <token>`. Without a token it is open in
 # development and off in production.
