@@ -10,18 +10,26 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
 from deals.placements import selectors as placement_selectors
 from deals.placements import services
+from deals.placements.errors import ArchivedDealNotPlaceable, PlacementNotQuotable
 from deals.placements.models import Placement, TermSheet
+from deals.placements.quote_form import RecordQuoteForm
+from deals.placements.workflow import QUOTABLE_STATUSES
 from lev import formatting
 from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedHistoryAdmin
 from lev.accounts.selectors import check_staff_can_write
 from lev.admin_lists import DealStatusFilter, DefaultScopeMixin, WordsChoicesFilter, change_url, two_lines
 from lev.enums import RATE_INDEX_NAMES, RECOURSE_TYPES
-from lev.errors import ApplicationError
+from lev.errors import ApplicationError, Forbidden
 from lev.formatting import money, percent
 
 
@@ -112,6 +120,24 @@ class TermSheetInline(admin.TabularInline):
         return rate_text(term_sheet)
 
 
+def quotes_refused(placement: Placement) -> str:
+    """Why the placement takes no quote now, in the service's words ("" when it takes one)."""
+    if placement.deal.archived:
+        return ArchivedDealNotPlaceable(placement.deal).customer_message
+    if placement.status not in QUOTABLE_STATUSES:
+        return PlacementNotQuotable(placement).customer_message
+    return ""
+
+
+def quote_words(term_sheet: TermSheet, lender_name: str) -> str:
+    """A quote in a line: "Acme Bank's term sheet: $18,500,000 at 6.150% fixed, expires Dec 9"."""
+    kind = term_sheet.get_quote_type_display().lower()
+    rate = (f"{percent(term_sheet.fixed_rate, 3)} fixed" if term_sheet.rate_type == "fixed"
+            else f"{rate_text(term_sheet)} floating")
+    expiry = f", expires {formatting.day(term_sheet.expires_on)}" if term_sheet.expires_on else ""
+    return f"{lender_name}'s {kind}: {money(term_sheet.loan_amount)} at {rate}{expiry}"
+
+
 def _status_action(status: str, description: str):
     def action(modeladmin, request, queryset):
         _run(modeladmin, request, queryset,
@@ -196,6 +222,66 @@ class PlacementAdmin(NamedVersionsMixin, DefaultScopeMixin, AccountScopedHistory
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # placements are archived, never deleted
+
+    # -- "Record a quote": a lender's term sheet, through the service the API uses
+    def get_urls(self):
+        record = path("<path:object_id>/record-quote/", self.admin_site.admin_view(self.record_quote_view),
+                      name="deals_placement_record_quote")
+        return [record, *super().get_urls()]
+
+    @staticmethod
+    def may_record_quote(request: HttpRequest, placement: Placement) -> bool:
+        """Who may record a quote: a person with the term sheets' add permission who may write to the
+        placement's account (a viewer of the account may not, whatever its permissions)."""
+        if not request.user.has_perm("deals.add_termsheet"):
+            return False
+        try:
+            check_staff_can_write(user=request.user, account_id=placement.deal.account_id)
+        except Forbidden:
+            return False
+        return True
+
+    def record_quote_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """GET: the form (today's date filled in); POST: validated as the REST endpoint validates
+        (its serializer), saved by `services.term_sheet_add`, then back to the placement (or the deal,
+        `?from=deal`) saying what was recorded. Refusals are shown on the form, in words. Another
+        account's placement: 404; no permission to add term sheets, or a viewer of the account: 403."""
+        placement = self.get_object(request, unquote(object_id))
+        if placement is None:
+            raise Http404("No such placement.")
+        if not self.may_record_quote(request, placement):
+            raise PermissionDenied
+        if request.method not in ("GET", "POST"):
+            return HttpResponseNotAllowed(["GET", "POST"])
+        from_deal = request.GET.get("from") == "deal"
+        back = (reverse("admin:deals_deal_change", args=[placement.deal_id]) + "#term-sheets" if from_deal
+                else reverse("admin:deals_placement_change", args=[placement.pk]))
+        form = RecordQuoteForm(request.POST if request.method == "POST" else None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                term_sheet = services.term_sheet_add(placement=placement, data=form.validated, user=request.user)
+            except ApplicationError as error:
+                form.refused(error)
+            else:
+                self.message_user(request, f"Recorded {quote_words(term_sheet, placement.lender.name)}. "
+                                           f"The placement is quoted.", messages.SUCCESS)
+                return HttpResponseRedirect(back)
+        closed = quotes_refused(placement)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts, "title": f"Record a quote from {placement.lender.name}", "placement": placement,
+            "deal": placement.deal, "form": form, "back_url": back, "media": self.media + form.media,
+            "closed_reason": closed, "placement_url": reverse("admin:deals_placement_change", args=[placement.pk]),
+        }
+        return TemplateResponse(request, "admin/deals/placement/record_quote.html", context)
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and obj.pk:
+            context["lev_record_quote_url"] = (
+                reverse("admin:deals_placement_record_quote", args=[obj.pk])
+                if not quotes_refused(obj) and self.may_record_quote(request, obj)
+                else "")
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     def save_model(self, request, obj, form, change) -> None:
         data = {name: form.cleaned_data[name] for name in form.changed_data}
