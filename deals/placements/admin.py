@@ -94,13 +94,32 @@ def _run(modeladmin: admin.ModelAdmin, request, objects, action, done: str) -> N
         modeladmin.message_user(request, f"{done}: {succeeded}.", messages.SUCCESS)
 
 
+def quote_cell(term_sheet: TermSheet) -> str:
+    """The kind of quote, marked when it won or was removed."""
+    kind = formatting.label(term_sheet.quote_type)
+    if term_sheet.deleted_at is not None:
+        return two_lines(kind, "Removed")
+    if term_sheet.winning:
+        return format_html('{}<div><span class="lev-badge lev-badge--completed">Winner</span></div>', kind)
+    return kind
+
+
+def terms_cell(term_sheet: TermSheet) -> str:
+    """The term ("10 yr", "18 mo") over the recourse."""
+    months = term_sheet.term_months
+    term = formatting.EMPTY if months is None else (f"{months // 12} yr" if months % 12 == 0 else f"{months} mo")
+    recourse = formatting.label(term_sheet.recourse) if term_sheet.recourse in RECOURSE_TYPES else ""
+    return two_lines(term, recourse)
+
+
 class TermSheetInline(admin.TabularInline):
+    """A placement's quotes in the words of the term sheet list, narrow enough for a laptop (1024 px)."""
+
     model = TermSheet
     fk_name = "placement"
     extra = 0
     can_delete = False
-    fields = ["quote_type", "amount", "rate", "term_months", "recourse", "expires_on", "winning",
-              "received_at", "deleted_at"]
+    fields = ["quote", "amount", "rate", "terms", "expires", "received"]
     readonly_fields = fields
     show_change_link = True
 
@@ -109,7 +128,11 @@ class TermSheetInline(admin.TabularInline):
         return super().get_queryset(request).select_related("deal", "placement__lender")
 
     def has_add_permission(self, request, obj=None) -> bool:
-        return False
+        return False  # "Record a quote" (PlacementAdmin.record_quote_view) adds one, through the service
+
+    @admin.display(description="Quote")
+    def quote(self, term_sheet: TermSheet) -> str:
+        return quote_cell(term_sheet)
 
     @admin.display(description="Loan amount")
     def amount(self, term_sheet: TermSheet) -> str:
@@ -118,6 +141,18 @@ class TermSheetInline(admin.TabularInline):
     @admin.display(description="Rate")
     def rate(self, term_sheet: TermSheet) -> str:
         return rate_text(term_sheet)
+
+    @admin.display(description="Term")
+    def terms(self, term_sheet: TermSheet) -> str:
+        return terms_cell(term_sheet)
+
+    @admin.display(description="Expires")
+    def expires(self, term_sheet: TermSheet) -> str:
+        return formatting.day(term_sheet.expires_on)
+
+    @admin.display(description="Received")
+    def received(self, term_sheet: TermSheet) -> str:
+        return formatting.day(term_sheet.received_at)
 
 
 def quotes_refused(placement: Placement) -> str:
@@ -315,12 +350,7 @@ class TermSheetAdmin(NamedVersionsMixin, DefaultScopeMixin, AccountScopedHistory
 
     @admin.display(description="Quote", ordering="quote_type")
     def quote(self, term_sheet: TermSheet) -> str:
-        kind = formatting.label(term_sheet.quote_type)
-        if term_sheet.deleted_at is not None:
-            return two_lines(kind, "Removed")
-        if term_sheet.winning:
-            return format_html('{}<div><span class="lev-badge lev-badge--completed">Winner</span></div>', kind)
-        return kind
+        return quote_cell(term_sheet)
 
     @admin.display(description="Amount", ordering="loan_amount")
     def amount(self, term_sheet: TermSheet) -> str:
@@ -332,10 +362,7 @@ class TermSheetAdmin(NamedVersionsMixin, DefaultScopeMixin, AccountScopedHistory
 
     @admin.display(description="Term", ordering="term_months")
     def terms(self, term_sheet: TermSheet) -> str:
-        months = term_sheet.term_months
-        term = formatting.EMPTY if months is None else (f"{months // 12} yr" if months % 12 == 0 else f"{months} mo")
-        recourse = formatting.label(term_sheet.recourse) if term_sheet.recourse in RECOURSE_TYPES else ""
-        return two_lines(term, recourse)
+        return terms_cell(term_sheet)
 
     @admin.display(description="Fees in / out")
     def fees(self, term_sheet: TermSheet) -> str:

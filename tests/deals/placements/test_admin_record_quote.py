@@ -89,6 +89,11 @@ def test_the_placement_page_offers_the_form_and_recording_a_quote_goes_through_t
     assert sent.status == "quoted" and sent.first_response_at is not None
     assert messages_of(response) == [f"Recorded {sent.lender.name}'s term sheet: $18,500,000 at 6.125% fixed, "
                                      f"expires {day(expires)}. The placement is quoted."]
+    # The placement's page lists it in words (the narrow inline: no times, no empty "deleted at").
+    page = client.get(response["Location"]).content.decode()
+    inline = page[page.index('id="term_sheets-group"'):]
+    assert "$18,500,000" in inline and "6.125%" in inline and "10 yr" in inline and "Non-recourse" in inline
+    assert day(expires) in inline and "a.m." not in inline and "p.m." not in inline
     # Its history says who recorded it, and the deal's timeline has it.
     assert term_sheet.history.get(history_type="+").history_user == dana
     received = [e for e in deal_timeline(deal=sent.deal) if e.kind == "quote_received"]
