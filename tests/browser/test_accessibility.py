@@ -4,7 +4,8 @@ and a laptop's 1024 px, as the demo's deal-team user (dana) and as the admin: th
 list and a deal's page, the winner's confirmation, placements, a placement's page and its "Record a
 quote" form, term sheets, the lender list and a lender's page, a lender search, companies, market
 rates — and, signed out, /accounts/login/, the admin's sign-in and the OAuth consent page. No serious
-or critical violation anywhere; a failure lists each one (rule, impact, element, page). Skips without the browser or axe unless CI=true, where either fails.
+or critical violation anywhere; a failure lists each one (rule, impact, element, page). Skips without the
+browser or axe unless CI=true, where either fails.
 """
 
 from __future__ import annotations
