@@ -231,8 +231,8 @@ def start_servers(only: list[str], key: str, deal_id: int, base_port: int) -> di
                                     "--host", "127.0.0.1", "--port", str(port), "--no-access-log",
                                     "--log-level", "warning", "--loop", "uvloop", "--http", "httptools"],
                              env, PEERS, port, door)
-        targets[name] = Target(name, LABELS[name].format(**{k: versions.get(k, "?") for k in VENVS | {"dmcp": 0}}),
-                               door, server)
+        label = LABELS[name].format(sdk=versions.get("sdk"), fastmcp=versions.get("fastmcp"), dmcp=versions["dmcp"])
+        targets[name] = Target(name, label, door, server)
     return targets
 
 
