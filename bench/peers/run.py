@@ -370,10 +370,10 @@ def report(targets: dict[str, Target], *, rounds: int, calls: int, warmup: int, 
         every = list(itertools.chain.from_iterable(t.latencies))
         p50 = pct(every, 0.5)
         rps = statistics.median(t.rps) if t.rps else 0.0
+        bold = "**" if t.key == "lev" else ""
         rows.append([t.label, f"{p50:.2f}", f"{pct(every, 0.9):.2f}", f"{pct(every, 0.99):.2f}",
-                     f"**{p50 / floor_p50:.2f}x**" if t.key == "lev" else f"{p50 / floor_p50:.2f}x",
-                     f"{rps:.0f}", f"**{rps / floor_rps:.2f}x**" if t.key == "lev" else f"{rps / floor_rps:.2f}x",
-                     f"{t.cpu_ms:.2f}", t.errors])
+                     f"{bold}{p50 / floor_p50:.2f}x{bold}", f"{rps:.0f}" if rps else "-",
+                     f"{bold}{rps / floor_rps:.2f}x{bold}" if rps and floor_rps else "-", f"{t.cpu_ms:.2f}", t.errors])
         detail.append([t.key, " / ".join(f"{pct(r, 0.5) / f:.2f}x" for r, f in zip(t.latencies, floor_round,
                                                                                      strict=True)),
                        " / ".join(f"{r:.0f}" for r in t.rps),
@@ -381,11 +381,12 @@ def report(targets: dict[str, Target], *, rounds: int, calls: int, warmup: int, 
                        "; ".join(t.wrk_errors) or "none"])
     tool = f"wrk -t2 -c{WRK_CONNECTIONS}" if wrk else \
         f"a Python keep-alive load generator ({WRK_CONNECTIONS} threads; wrk was not available)"
+    throughput = (f"Throughput: {tool}, {seconds:g} s per server, {passes} passes (median), after a 2 s warm-up. "
+                  if passes else "No throughput part (--passes 0). ")
     head = (f"### Beside the official SDK servers ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
             f"load average {loads['before']} before, {loads['middle']} between the parts, {loads['after']} after)\n\n"
             f"Latency: one client, {rounds} rounds x {calls} calls per server after {warmup} warm-up calls each, "
-            f"round-robin call by call. Throughput: {tool}, {seconds:g} s per server, {passes} passes (median), "
-            f"after a 2 s warm-up. Each server on 2 worker processes; {elapsed:.0f} s in all.\n"
+            f"round-robin call by call. {throughput}Each server on 2 worker processes; {elapsed:.0f} s in all.\n"
             "Same answers (and every timed answer checked again):\n" + "\n".join(f"- {c}" for c in checked))
     main_table = table("MCP tools/call get_deal, against the floor",
                        ["server", "p50 ms", "p90 ms", "p99 ms", "p50 / floor", "req/s at 8", "req/s / floor",

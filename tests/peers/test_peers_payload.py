@@ -131,3 +131,21 @@ def test_the_sdk_peers_answer_levs_result_over_http(peer, api_key, deals):
     finally:
         proc.terminate()
         proc.wait(15)
+
+
+def test_the_bench_counts_any_answer_other_than_the_reference_as_wrong():
+    """bench/peers/run.py fails the run on a wrong answer: this is the check every timed call goes through."""
+    from bench.peers.run import Target, mcp_door
+
+    lev = {"content": [{"type": "text", "text": '{"deal":{"id":1}}'}], "structuredContent": {"deal": {"id": 1}},
+           "isError": False}
+    mcp = Target("sdk", "sdk", mcp_door(None, 1), server=None, reference=lev)
+    answer = {"jsonrpc": "2.0", "id": 1, "result": lev}
+    assert mcp.correct(200, json.dumps(answer).encode())
+    assert not mcp.correct(500, json.dumps(answer).encode())
+    other = {**answer, "result": {**lev, "structuredContent": {"deal": {"id": 2}}}}
+    assert not mcp.correct(200, json.dumps(other).encode())
+    assert not mcp.correct(200, b'{"jsonrpc":"2.0","id":1,"error":{"code":-32603}}')
+    assert not mcp.correct(200, b"<html>")
+    floor = Target("floor", "floor", mcp.door, server=None, reference=b'{"id": 1}')
+    assert floor.correct(200, b'{"id": 1}') and not floor.correct(200, b'{"id": 2}')
