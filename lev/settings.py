@@ -463,6 +463,10 @@ LEV_BREAKER_NAME = env_str("LEV_BREAKER_NAME", "lev_api")
 LEV_BREAKER_SYNC_SECONDS = env_float("LEV_BREAKER_SYNC_SECONDS", 1.0)
 LEV_RATE_LIMIT_READS = env_str("LEV_RATE_LIMIT_READS", "200/min")
 LEV_RATE_LIMIT_WRITES = env_str("LEV_RATE_LIMIT_WRITES", "30/min")
+# Each process leases batches of a user's window from the shared count in Redis and spends them
+# locally, so only one request a batch waits on Redis (lev.throttling: the design and its tolerance).
+# Off (0): every request is counted in Redis, one round trip each (the long way).
+LEV_RATE_LIMIT_LEASE = env_bool("LEV_RATE_LIMIT_LEASE", True)
 LEV_IDEMPOTENCY_TTL_HOURS = env_int("LEV_IDEMPOTENCY_TTL_HOURS", 24)
 # /metrics (Prometheus): scrapes send `Authorization: Bearer <token>`. Without a token it is open in
 # development and off in production.

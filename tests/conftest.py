@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 
 from lev.accounts.credential_cache import credential_cache
 from lev.accounts.services import api_key_create
+from lev.throttling import reset_leases
 from mcp_tools import resilience
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 from tests.faults import TcpProxy
@@ -64,6 +65,7 @@ def _isolated_state(settings):
     settings.LEV_RATE_LIMIT_WRITES = "100000/min"
     settings.LEV_RETRY_BACKOFF_BASE_MS = 1  # keep retry tests quick; the policy is unit-tested
     clear_run_cache()
+    reset_leases()  # this process's leased tokens were taken from counts clear_run_cache deleted
     credential_cache.clear()  # primary keys repeat between tests on SQLite: no entry outlives its test
     resilience.reset_breaker()
     yield
