@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Lev MCP beside the official SDK servers (issue 24): MCP `tools/call get_deal` on five servers, side by
+"""Lev MCP beside the official SDK servers (issue 24): MCP `tools/call get_deal` on six servers, side by
 side in one run, each on 2 worker processes reading the same PostgreSQL row and answering the same
 payload; every ratio is to the floor.
 
@@ -8,6 +8,9 @@ payload; every ratio is to the floor.
   fastmcp  FastMCP 4.x (bench/peers/fastmcp_server.py) on uvicorn, no auth
   lev      Lev's /mcp, production command (`gunicorn --config deploy/gunicorn.conf.py`), every protection
            on: API key, scopes, tenancy, rate limits (on Redis when REDIS_URL is set), breaker, budget...
+  lev-long the same, with issue 24's shortcuts switched off (SHORTCUTS below: /mcp through the pages'
+           middleware, the tools' second request pass, a Redis round trip per rate-limited request, a
+           SELECT 1 health check per request): Lev before them, in the same run
   dmcp     a bare django-mcp-server tool (bench/peers/dmcp/), Lev's own virtualenv, gunicorn, no auth
 
 The SDK and FastMCP need mcp 2.x, which Lev's virtualenv cannot hold (mcp<2): each is built in its own
@@ -62,12 +65,17 @@ TOOLS = ROOT / ".tools" / "peers"
 from bench.ab_shortcuts import Door, pct  # noqa: E402  (after the path above)
 
 VENVS = {"sdk": PEERS / "requirements-sdk.txt", "fastmcp": PEERS / "requirements-fastmcp.txt"}
-ORDER = ["floor", "sdk", "fastmcp", "lev", "dmcp"]
+ORDER = ["floor", "sdk", "fastmcp", "lev", "lev-long", "dmcp"]
+# Issue 24's shortcuts, each a switch read in lev/settings.py (default on); "lev-long" is Lev with all of them
+# off, the long ways: what Lev was before them, measured in the same run (so "before" and "after" share
+# the machine's load).
+SHORTCUTS = ("LEV_MCP_LEAN_MIDDLEWARE", "LEV_MCP_DIRECT_DISPATCH", "LEV_RATE_LIMIT_LEASE", "LEV_DB_SOCKET_HEALTH_CHECK")
 LABELS = {
     "floor": "floor: a plain Django view, one SELECT",
     "sdk": "official MCP SDK {sdk} `MCPServer` on uvicorn (no auth)",
     "fastmcp": "FastMCP {fastmcp} on uvicorn (no auth)",
     "lev": "**Lev MCP** (production command, every protection on)",
+    "lev-long": "Lev MCP, issue 24's shortcuts off (the long ways: before)",
     "dmcp": "bare django-mcp-server {dmcp} tool (no auth)",
 }
 WRK_CONNECTIONS = 8
@@ -213,9 +221,10 @@ def start_servers(only: list[str], key: str, deal_id: int, base_port: int) -> di
         if name == "floor":
             door = Door("GET /bench/floor/{id}", "GET", f"/bench/floor/{deal_id}", {}, None)
             server = Gunicorn(name, production, ENV, port=port)
-        elif name == "lev":
+        elif name in ("lev", "lev-long"):
             door = mcp_door(key, deal_id)
-            server = Gunicorn(name, production, ENV, port=port)
+            switches = dict.fromkeys(SHORTCUTS, "false") if name == "lev-long" else {}
+            server = Gunicorn(name, {**production, **switches}, ENV, port=port)
         elif name == "dmcp":
             door = mcp_door(None, deal_id)
             env = {**peer_env, "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "bench.peers.dmcp.settings"}
@@ -406,7 +415,7 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(ORDER[1:]),
                         help=f"servers beside the floor, comma-separated, of {','.join(ORDER[1:])} (default all)")
     parser.add_argument("--base-port", type=int, default=0,
-                        help="the servers listen on this port and the next four (default: free ports)")
+                        help="the servers listen on this port and the next five (default: free ports)")
     args = parser.parse_args()
     only = ["floor", *[n.strip() for n in args.only.split(",") if n.strip()]]
     unknown = set(only) - set(ORDER)
