@@ -260,8 +260,8 @@ def deal_timeline(*, deal) -> list[Entry]:
 def _since(deal, n: int) -> dt.datetime | None:
     """The moment of the n-th newest thing that happened to the deal, or None when fewer than n did:
     one query over the times the entries are dated by (a placement's records in a status no entry
-    says are left out, and a quote's records other than its first, its winning and its removal), so
-    that the entries since then are, but for edits, n."""
+    says, or made in a status other than sent, are left out, and a quote's records other than its
+    first, its winning and its removal), so that the entries since then are, but for edits, n."""
     def moments(queryset, column):
         return (queryset.order_by().exclude(**{f"{column}__isnull": True})
                 .annotate(moment=F(column)).values_list("moment", flat=True))
@@ -272,7 +272,7 @@ def _since(deal, n: int) -> dt.datetime | None:
     notes = Note.objects.filter(Q(deal=deal) | Q(placement__deal=deal), account_id=deal.account_id)
     shown = placements.exclude(status__in=STATUSES_NOT_SHOWN - {"sent"})
     parts = [moments(StageChange.objects.filter(deal=deal), "at"), moments(searches, "created_at"),
-             moments(searches, "finished_at"), moments(shown.exclude(status="sent"), "history_date"),
+             moments(searches, "finished_at"), moments(shown.exclude(status="sent").exclude(history_type="+"), "history_date"),
              moments(shown.filter(status="sent"), "sent_at"),
              moments(Placement.objects.filter(deal=deal).exclude(pk__in=placements.values("id")), "decided_at"),
              moments(sheets.filter(history_type="+"), "received_at"),
