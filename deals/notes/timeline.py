@@ -271,8 +271,9 @@ def _since(deal, n: int) -> dt.datetime | None:
     sheets = TermSheet.history.filter(deal_id=deal.pk)
     notes = Note.objects.filter(Q(deal=deal) | Q(placement__deal=deal), account_id=deal.account_id)
     shown = placements.exclude(status__in=STATUSES_NOT_SHOWN - {"sent"})
+    moved = shown.exclude(status="sent").exclude(history_type="+")
     parts = [moments(StageChange.objects.filter(deal=deal), "at"), moments(searches, "created_at"),
-             moments(searches, "finished_at"), moments(shown.exclude(status="sent").exclude(history_type="+"), "history_date"),
+             moments(searches, "finished_at"), moments(moved, "history_date"),
              moments(shown.filter(status="sent"), "sent_at"),
              moments(Placement.objects.filter(deal=deal).exclude(pk__in=placements.values("id")), "decided_at"),
              moments(sheets.filter(history_type="+"), "received_at"),
