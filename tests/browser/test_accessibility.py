@@ -37,7 +37,8 @@ def walk(db) -> dict[str, object]:
     lender = Lender.objects.order_by("pk").first()
     assert search and quote and lender, "seed_demo's deal has a search and quotes"
     pages = ["/admin/", "/admin/deals/deal/", f"/admin/deals/deal/{deal.pk}/change/",
-             f"/admin/deals/deal/{deal.pk}/choose-winner/{quote.pk}/", "/admin/deals/placement/",
+             f"/admin/deals/deal/{deal.pk}/choose-winner/{quote.pk}/", f"/admin/deals/deal/{deal.pk}/timeline/",
+             "/admin/deals/placement/",
              "/admin/deals/termsheet/", "/admin/lenders/lender/", f"/admin/lenders/lender/{lender.pk}/change/",
              f"/admin/deals/lendersearch/{search.pk}/change/", "/admin/deals/company/", "/admin/lenders/marketrate/"]
     return {"passwords": passwords, "pages": pages}
