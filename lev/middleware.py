@@ -40,7 +40,7 @@ access_logger = logging.getLogger("lev.access")
 
 REQUEST_ID_HEADER = "X-Request-Id"
 # A caller's id is accepted only when it looks like an id: it ends up in logs.
-_VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 # Headers of an error page that still mean something on its JSON replacement.
 _KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate")
 
@@ -61,11 +61,11 @@ def _is_api_path(path: str) -> bool:
     return path == "/api" or path.startswith(("/api/", "/mcp", *_JSON_OAUTH_PATHS))
 
 
-def _is_json(response: HttpResponse) -> bool:
+def is_json(response: HttpResponse) -> bool:
     return response.get("Content-Type", "").split(";")[0].strip().lower() == "application/json"
 
 
-def _json(error: ApplicationError) -> JsonResponse:
+def error_response(error: ApplicationError) -> JsonResponse:
     response = JsonResponse(error.as_body(), status=error.http_status)
     for key, value in error.headers().items():
         response[key] = value
@@ -99,14 +99,14 @@ def _error_for_status(status: int) -> ApplicationError:
 
 def _as_json_error(response: HttpResponse) -> HttpResponse:
     """An error page under /api/ or /mcp as the one JSON error body; JSON and successes pass."""
-    if response.status_code < 400 or response.streaming or _is_json(response):
+    if response.status_code < 400 or response.streaming or is_json(response):
         return response
     data = getattr(response, "data", None)  # a DRF Response rendered by a non-JSON renderer
     if isinstance(data, dict) and {"code", "message", "details"} <= set(data):
         replacement = JsonResponse(data, status=response.status_code,
                                    json_dumps_params={"separators": (",", ":")})
     else:
-        replacement = _json(_error_for_status(response.status_code))
+        replacement = error_response(_error_for_status(response.status_code))
     for header in _KEPT_HEADERS:
         if header in response:
             replacement[header] = response[header]
@@ -127,7 +127,7 @@ class RequestIdMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get(REQUEST_ID_HEADER, "")
-        request_id = incoming if _VALID_REQUEST_ID.match(incoming) else str(uuid.uuid4())
+        request_id = incoming if VALID_REQUEST_ID.match(incoming) else str(uuid.uuid4())
         request.request_id = request_id
         token = set_request_id(request_id)
         api = _is_api_path(request.path)
@@ -152,7 +152,7 @@ class RequestIdMiddleware:
             logging.getLogger("django.security.DisallowedHost").warning(
                 "Refused a request for a Host not in ALLOWED_HOSTS: %r", request.META.get("HTTP_HOST", "")
             )
-            return _json(to_application_error(exc) or ValidationFailed({"Host": ["is invalid"]}))
+            return error_response(to_application_error(exc) or ValidationFailed({"Host": ["is invalid"]}))
         return None
 
 
@@ -193,9 +193,9 @@ class ApiErrorMiddleware:
         if (
             _is_api_path(request.path)
             and response.status_code == 404
-            and not _is_json(response)
+            and not is_json(response)
         ):
-            return _json(NotFound())
+            return error_response(NotFound())
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
@@ -212,6 +212,6 @@ class ApiErrorMiddleware:
                                     headers=error.headers())
             return None
         error = to_application_error(exception) or unexpected_error(exception, where="request")
-        return _json(error)
+        return error_response(error)
 
 

@@ -427,6 +427,10 @@ DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False
 # Backend the MCP tools call: empty = in-process dispatch to the REST views.
 LEV_API_BASE_URL = env_str("LEV_API_BASE_URL", "")
 LEV_API_TIMEOUT_SECONDS = env_float("LEV_API_TIMEOUT_SECONDS", 10.0)
+# In-process: call the API view the path resolves to directly and take its answer's data unrendered
+# (mcp_tools.client.InProcessTransport), rather than a second request pass through Django's handler with
+# the API's middleware and the JSON rendered and parsed again. Off: that long way (the A/B of issue 24).
+LEV_MCP_DIRECT_DISPATCH = env_bool("LEV_MCP_DIRECT_DISPATCH", True)
 LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
 # Under the ASGI server (production), a request's whole body must arrive within this many seconds of its
 # headers, else 408 (lev.asgi.BodyGuard): a client trickling a body cannot hold a connection for long.

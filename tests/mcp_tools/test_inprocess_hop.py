@@ -1,15 +1,25 @@
-"""The in-process hop of a tool call (mcp_tools.client.ApiHandler) runs only the API's middleware (the
-request id and the JSON error body), not the page middleware the /mcp request already went through:
-its answers (status, body, the headers a tool reads) are the full stack's, request for request."""
+"""The in-process hop of a tool call: the long way (mcp_tools.client.ApiHandler) runs only the API's
+middleware (the request id and the JSON error body), not the page middleware the /mcp request already went
+through; the short way (LEV_MCP_DIRECT_DISPATCH, mcp_tools.client.direct_dispatch) calls the view itself
+and takes its data unrendered. Both answer (status, body, the headers a tool reads) what the full stack
+answers, request for request."""
 
 from __future__ import annotations
 
+import datetime as dt
+import enum
 import json
+import uuid
+from decimal import Decimal
 
 import pytest
 from django.test import Client
+from django.utils.translation import gettext_lazy
+from rest_framework.exceptions import ErrorDetail
+from rest_framework.utils.encoders import JSONEncoder
 
-from mcp_tools.client import API_MIDDLEWARE, InProcessTransport
+from deals.models import Deal
+from mcp_tools.client import API_MIDDLEWARE, InProcessTransport, json_native
 from tests.factories import DealFactory
 
 pytestmark = pytest.mark.django_db
@@ -17,7 +27,9 @@ pytestmark = pytest.mark.django_db
 KEPT_HEADERS = ("WWW-Authenticate", "Retry-After", "Allow", "X-Request-Id", "Content-Type")
 
 
-def test_in_process_answers_are_the_full_stacks(api_key, account, other_account, settings):
+@pytest.mark.parametrize("direct", [True, False], ids=["short way", "long way"])
+def test_in_process_answers_are_the_full_stacks(api_key, account, other_account, settings, direct):
+    settings.LEV_MCP_DIRECT_DISPATCH = direct
     settings.LEV_RATE_LIMIT_READS = "100000/min"
     mine, theirs = DealFactory(account=account), DealFactory(account=other_account)
     auth = {"Authorization": f"Bearer {api_key}"}
@@ -30,6 +42,10 @@ def test_in_process_answers_are_the_full_stacks(api_key, account, other_account,
         ("GET", f"/api/v1/deals/{mine.id}/", {}, {}),  # no credential: 401 with its challenge
         ("GET", f"/api/v1/deals/{mine.id}/", {}, {"Authorization": "Bearer lev_sk_wrong"}),
         ("DELETE", f"/api/v1/deals/{mine.id}/", {}, auth),  # 405 with Allow
+        ("GET", "/api/v1/account/", {}, auth),  # dates and the limits' datetimes, rendered by DRF's encoder
+        ("GET", f"/api/v1/deals/{mine.id}/financials/", {}, auth),
+        ("GET", "/api/v1/lenders/", {"page_size": "5"}, auth),
+        ("GET", "/api/v1/market-rates/", {}, auth),
     ]
     transport = InProcessTransport(host="testserver")
     for index, (method, path, query, headers) in enumerate(requests):
@@ -42,6 +58,49 @@ def test_in_process_answers_are_the_full_stacks(api_key, account, other_account,
         for name in KEPT_HEADERS:
             assert hop.headers.get(name) == full.headers.get(name), (path, name)
         assert hop.headers["X-Request-Id"] == request_id
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["short way", "long way"])
+def test_in_process_writes_and_their_refusals_are_the_full_stacks(api_key, account, user, settings, direct):
+    settings.LEV_MCP_DIRECT_DISPATCH = direct
+    deal = DealFactory(account=account)
+    auth = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+    transport = InProcessTransport(host="testserver")
+    refusals = [
+        ("PATCH", f"/api/v1/deals/{deal.id}/", {"loan_amount": -5}),  # 400 with the field named
+        ("PATCH", f"/api/v1/deals/{deal.id + 10_000}/", {"title": "x"}),  # 404
+        ("POST", "/api/v1/deals/", {"title": ""}),
+    ]
+    for method, path, body in refusals:
+        hop = transport.send(method, path, query={}, body=body, headers={**auth, "X-Request-Id": "w"})
+        full = Client().generic(method, path, json.dumps(body), content_type="application/json",
+                                headers={"Authorization": auth["Authorization"], "X-Request-Id": "w"})
+        assert (hop.status, hop.body) == (full.status_code, json.loads(full.content)), path
+    hop = transport.send("PATCH", f"/api/v1/deals/{deal.id}/", query={}, body={"title": "Renamed by a tool"},
+                         headers={**auth, "X-Request-Id": "w"})
+    assert hop.status == 200 and hop.body["title"] == "Renamed by a tool"
+    assert Deal.objects.get(pk=deal.id).title == "Renamed by a tool"
+
+
+class _Stage(enum.IntEnum):
+    THREE = 3
+
+
+def test_json_native_is_what_the_renderer_writes_and_json_reads_back():
+    # Every type DRF's encoder knows, nested, with keys JSON writes as text.
+    value = {
+        "decimal": Decimal("12.50"), "when": dt.datetime(2026, 11, 25, 3, 4, 5, 600000, tzinfo=dt.UTC),
+        "day": dt.date(2026, 11, 25), "at": dt.time(9, 30), "span": dt.timedelta(hours=2),
+        "id": uuid.UUID(int=7), "lazy": gettext_lazy("Deal"), "detail": ErrorDetail("is required", code="required"),
+        "enum": _Stage.THREE, "tuple": (1, 2.5, None, True), "nested": [{"x": [Decimal("1")]}],
+        1: "int key", 2.5: "float key", False: "bool key", None: "none key", "set": {"kept as a list"},
+    }
+    expected = json.loads(json.dumps(value, cls=JSONEncoder))
+    found = json_native(value)
+    assert found == expected
+    assert json.dumps(found) == json.dumps(expected)  # the same types too (str, not ErrorDetail)
+    with pytest.raises(ValueError):
+        json_native({"rate": float("nan")})
 
 
 def test_the_hop_runs_only_the_api_middleware(settings):

@@ -105,6 +105,23 @@ def test_hanging_backend_times_out_into_upstream_unavailable(mcp, settings):
         assert backend.count() == 3
 
 
+def test_the_retry_budget_counts_the_first_attempt(mcp, settings):
+    # The first attempt runs before tenacity starts (LevClient.request): its time still comes out of
+    # LEV_RETRY_BUDGET_MS. A first attempt longer than the whole budget is not repeated...
+    settings.LEV_API_TIMEOUT_SECONDS = 0.3
+    settings.LEV_RETRY_BUDGET_MS = 250
+    with BackendStub(Reply(200, DEAL, delay=5)) as backend:
+        settings.LEV_API_BASE_URL = backend.url
+        assert mcp.error("get_deal", {"deal_id": 1})["code"] == "UPSTREAM_UNAVAILABLE"
+        assert backend.count() == 1
+    # ...and within the budget, a failed first attempt is followed by the retries (LEV_RETRY_TOTAL).
+    settings.LEV_RETRY_BUDGET_MS = 10_000
+    with BackendStub(fail_503()) as backend:
+        settings.LEV_API_BASE_URL = backend.url
+        assert mcp.error("get_deal", {"deal_id": 1})["code"] == "UPSTREAM_UNAVAILABLE"
+        assert backend.count() == settings.LEV_RETRY_TOTAL + 1
+
+
 def test_refused_connections_are_upstream_unavailable(mcp, settings):
     settings.LEV_API_BASE_URL = closed_port_url()
     payload = mcp.error("list_deals")
