@@ -39,7 +39,8 @@ def walk(db) -> dict[str, object]:
     waiting = Placement.objects.filter(deal=deal, status="sent").order_by("pk").first()
     assert search and quote and lender and waiting, "seed_demo's deal has a search, quotes and a sent placement"
     pages = ["/admin/", "/admin/deals/deal/", f"/admin/deals/deal/{deal.pk}/change/",
-             f"/admin/deals/deal/{deal.pk}/choose-winner/{quote.pk}/", "/admin/deals/placement/",
+             f"/admin/deals/deal/{deal.pk}/choose-winner/{quote.pk}/", f"/admin/deals/deal/{deal.pk}/timeline/",
+             "/admin/deals/placement/",
              f"/admin/deals/placement/{waiting.pk}/change/", f"/admin/deals/placement/{waiting.pk}/record-quote/",
              "/admin/deals/termsheet/", "/admin/lenders/lender/", f"/admin/lenders/lender/{lender.pk}/change/",
              f"/admin/deals/lendersearch/{search.pk}/change/", "/admin/deals/company/", "/admin/lenders/marketrate/"]
