@@ -16,7 +16,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run port-free test test-embedded fuzz install lint migrations-check pytest worker beat bench bench-ranking-1m bench-ab-shortcuts faults conformance \
+.PHONY: run port-free test test-embedded fuzz install lint migrations-check pytest worker beat bench bench-ranking-1m bench-ab-shortcuts bench-peers faults conformance \
 	compose-config clean
 
 $(STAMP): pyproject.toml
@@ -79,6 +79,14 @@ bench-ranking-1m: $(STAMP)
 # Without a switch: an A/A run, the method's noise floor. About a minute per variant.
 bench-ab-shortcuts: $(STAMP)
 	$(BIN)/python bench/ab_shortcuts.py $(AB_ARGS)
+
+# Lev MCP beside the official SDK servers (issue 24; docs/benchmarks.md, "Beside the official SDK servers"):
+# MCP get_deal on the floor, the official SDK's MCPServer, FastMCP, Lev and django-mcp-server, each on 2
+# workers, one client interleaved, then wrk at 8 connections. Builds the SDK peers' virtualenvs under
+# .tools/peers/ from bench/peers/requirements-*.txt and installs wrk (apt-get) when missing. Needs a
+# PostgreSQL DATABASE_URL (a scratch database) and REDIS_URL. About 5 minutes; PEERS_ARGS="--help".
+bench-peers: $(STAMP)
+	$(BIN)/python bench/peers/run.py $(PEERS_ARGS)
 
 # The official MCP conformance suite (pinned; Node 22 and the suite installed into .tools/ when missing)
 # against a live gunicorn with the suite's diagnostic tools on (LEV_MCP_CONFORMANCE_FIXTURE), for

@@ -34,8 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `python bench/<this>.py`
 
 KEEP_THRESHOLD = 0.10
 ALL_ON = "all on (default)"

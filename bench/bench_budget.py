@@ -15,20 +15,16 @@ DATABASE_URL server (`<name>_budget_bench`, created and dropped here).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from decimal import Decimal
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
-os.environ["LEV_RATE_LIMIT_READS"] = "1000000/min"
-os.environ["LEV_RATE_LIMIT_WRITES"] = "1000000/min"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `python bench/<this>.py`
+from bench._django import setup
 
-import django
+setup(unthrottled=True)
 
-django.setup()
+from django.contrib.auth import get_user_model  # noqa: E402
 
 # Mostly ASCII with the accents of real names: the texts of a large, realistic directory at their longest.
 TEXT = "Résidences du Parc Riverside Commons Phase II "
@@ -52,7 +48,7 @@ def seed():
     from lev.accounts.services import account_create, api_key_create
     from lev.enums import US_STATES
 
-    user = django.contrib.auth.get_user_model().objects.create(username="bench-budget")
+    user = get_user_model().objects.create(username="bench-budget")
     account = account_create(name="Budget Benchmark", owner=user)
     _key, raw = api_key_create(user=user, account=account, name="bench")
     deal = Deal.objects.create(account=account, title=text(200), description=text(5000),

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import requests
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `python bench/<this>.py`
+from bench._django import ROOT
 
 # name -> environment read by deploy/gunicorn.conf.py. The first row is what the ratios are against.
 # The worker counts are the file's defaults (2 per core) unless a row says otherwise.

@@ -14,24 +14,17 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import statistics
 import sys
 import time
 from decimal import Decimal
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
-if not os.environ.get("DATABASE_URL"):
-    (ROOT / "bench" / "results").mkdir(parents=True, exist_ok=True)
-    os.environ["DATABASE_URL"] = f"sqlite:///{ROOT / 'bench' / 'results' / 'home.sqlite3'}"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `python bench/<this>.py`
+from bench._django import setup
 
-import django  # noqa: E402  (after the environment above)
+setup(sqlite_file="home.sqlite3")
 
-django.setup()
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402

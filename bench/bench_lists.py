@@ -21,24 +21,17 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
-# Hundreds of timed reads in a minute: the per-user read limit is not what is measured.
-os.environ["LEV_RATE_LIMIT_READS"] = "1000000/min"
-os.environ["LEV_RATE_LIMIT_WRITES"] = "1000000/min"
-os.environ["LEV_DB_STATEMENT_TIMEOUT_MS"] = "0"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `python bench/<this>.py`
+from bench._django import setup
 
-import django
+setup(unthrottled=True, statement_timeout=False)
 
-django.setup()
 
 from django.db import connection  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402

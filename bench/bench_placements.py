@@ -17,27 +17,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
 from decimal import Decimal
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
-# Hundreds of timed reads in a minute: the per-user read limit is not what is measured.
-os.environ["LEV_RATE_LIMIT_READS"] = "1000000/min"
-os.environ["LEV_RATE_LIMIT_WRITES"] = "1000000/min"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `python bench/<this>.py`
+from bench._django import setup
+
 # Writing a million rows in one statement takes longer than a web request may; the recompute sets its
 # own limit (LEV_ACTIVITY_STATEMENT_TIMEOUT_MS) as it does in production.
-os.environ["LEV_DB_STATEMENT_TIMEOUT_MS"] = "0"
+setup(unthrottled=True, statement_timeout=False)
 
-import django
-
-django.setup()
-
+from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection  # noqa: E402
 
 LENDERS = 5000
@@ -156,7 +149,7 @@ def bench_comparison(counts: list[int], repeat: int) -> list[str]:
     from lev.accounts.services import account_create, api_key_create
     from mcp_tools.server import get_server
 
-    user = django.contrib.auth.get_user_model().objects.create(username="bench-compare")
+    user = get_user_model().objects.create(username="bench-compare")
     account = account_create(name="Comparison Benchmark", owner=user)
     assert Membership.objects.filter(user=user, account=account).exists()
     _key, raw = api_key_create(user=user, account=account, name="bench")

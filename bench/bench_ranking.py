@@ -30,14 +30,11 @@ from decimal import Decimal
 from pathlib import Path
 from urllib.parse import quote
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
-# Log only warnings: the per-search INFO lines would interleave with the table.
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `python bench/<this>.py`
+from bench._django import setup
 
-import django
+setup()
 
-django.setup()
 
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `python bench/<this>.py`
 
 BASELINE = Path(__file__).resolve().parent / "catalogue_baseline.json"
 # Each tool's definition is at most this share of its baseline bytes (issue 21, "A catalogue an agent
@@ -106,9 +105,9 @@ def main() -> None:
     parser.add_argument("--write-baseline", action="store_true",
                         help=f"store today's bytes per tool as the baseline ({BASELINE.name})")
     args = parser.parse_args()
-    import django
+    from bench._django import setup
 
-    django.setup()
+    setup()
     now = measure()
     if args.write_baseline:
         BASELINE.write_text(json.dumps({
@@ -125,8 +124,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    # Only when run as a script: the test that imports this module must not change its process's
-    # environment (the Celery workers the suite starts inherit it, LOG_LEVEL included).
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    # Only when run as a script (main() starts Django): the test that imports this module must not
+    # change its process's environment (the Celery workers the suite starts inherit it).
     main()

@@ -22,9 +22,9 @@ from deals import selectors, services
 from deals.companies import admin as companies_admin  # noqa: F401  (registers companies, contacts; lender contacts)
 from deals.models import Deal, DealFinancials, DealProperty, Placement, TermSheet
 from deals.notes.admin import DealNoteInline  # (registers notes; their inlines on the company and contact pages)
-from deals.notes.timeline import deal_timeline
+from deals.notes.timeline import deal_timeline, deal_timeline_latest
 from deals.pipeline import services as pipeline_services
-from deals.pipeline.admin import StageChangeInline
+from deals.pipeline.admin import StageChangeInline, StageFilter
 from deals.placements import admin as placements_admin  # noqa: F401  (registers placements, term sheets)
 from deals.placements import selectors as placement_selectors
 from deals.placements import services as placement_services
@@ -255,7 +255,7 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
     list_display_links = None  # the first cell links to the deal
     # The "(N total)" counts active deals, never the archive the default filter hides.
     default_scope_filter = ArchivedFilter
-    list_filter = [ArchivedFilter, "stage", PropertyStateFilter, AssetTypeFilter, LatestSearchFilter,
+    list_filter = [ArchivedFilter, StageFilter, PropertyStateFilter, AssetTypeFilter, LatestSearchFilter,
                    ("loan_type", WordsChoicesFilter), ("transaction_type", WordsChoicesFilter), "business_plan",
                    "account"]
     search_fields = ["title", "description", "properties__name", "properties__city"]
@@ -428,7 +428,25 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
         place = path("<path:object_id>/place/", self.admin_site.admin_view(self.place_view), name="deals_deal_place")
         winner = path("<path:object_id>/choose-winner/<int:term_sheet_id>/",
                       self.admin_site.admin_view(self.choose_winner_view), name="deals_deal_choose_winner")
-        return [find, place, winner, *super().get_urls()]
+        timeline = path("<path:object_id>/timeline/", self.admin_site.admin_view(self.timeline_view),
+                        name="deals_deal_timeline")
+        return [find, place, winner, timeline, *super().get_urls()]
+
+    def timeline_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The deal's whole timeline, newest first (the deal page shows the latest entries): for
+        whoever may view the deal; another account's deal is the admin's "not found"."""
+        deal = self.get_object(request, unquote(object_id))
+        if deal is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_view_or_change_permission(request, deal):
+            raise PermissionDenied
+        entries = deal_timeline(deal=deal)[::-1]
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts, "title": f"Timeline of “{deal.title}”", "deal": deal, "timeline": entries,
+            "back_url": reverse("admin:deals_deal_change", args=[deal.pk]) + "#timeline", "media": self.media,
+        }
+        return TemplateResponse(request, "admin/deals/deal/timeline.html", context)
 
     def _posted_deal(self, request: HttpRequest, object_id: str) -> Deal | HttpResponse:
         """The deal a button on its page posts to, or the answer instead: 405 for anything but POST,
@@ -623,6 +641,14 @@ def deal_page_context(deal: Deal) -> dict[str, Any]:
     all_placements = placement_selectors.placement_list(deal=deal, filters=placement_selectors.PlacementFilters())
     placements = list(all_placements[: limits.ADMIN_DEAL_PLACEMENTS])
     comparison = term_sheet_comparison(deal=deal)
+    # The best first, bounded; the winner is always among them (its row says so). The ranking reads the
+    # deal's live quotes (at most TERM_SHEETS_PER_DEAL_MAX): "best first" compares all of them.
+    quotes = comparison.quotes[: limits.ADMIN_DEAL_QUOTES]
+    winner = next((q for q in comparison.quotes[limits.ADMIN_DEAL_QUOTES:] if q.winning), None)
+    if winner is not None:
+        quotes = [*quotes[:-1], winner]
+    # One more than shown: whether older entries are on the whole timeline.
+    timeline = deal_timeline_latest(deal=deal, n=limits.ADMIN_TIMELINE_ENTRIES + 1)
     ranked = None
     if latest is not None:
         ranked = ranked_page(latest, page=1, size=limits.ADMIN_TOP_MATCHES, chart_size=limits.ADMIN_TOP_MATCHES)
@@ -640,15 +666,19 @@ def deal_page_context(deal: Deal) -> dict[str, Any]:
             "find_lenders_url": reverse("admin:deals_deal_find_lenders", args=[deal.pk]),
             "place_url": reverse("admin:deals_deal_place", args=[deal.pk]),
             "placements": placements,
-            "placement_count": (len(placements) if len(placements) < limits.ADMIN_DEAL_PLACEMENTS
-                                else all_placements.count()),
+            "placement_count": all_placements.count(),  # always: as many queries for 3 placements as for 300
             "comparison": comparison,
+            "quotes": quotes,
+            "more_quotes": len(comparison.quotes) - len(quotes),
             "has_winner": any(q.winning for q in comparison.quotes),
-            # The quotes' own notes (the lender's words), one query for all.
-            "quote_notes": dict(TermSheet.objects.filter(pk__in=[q.term_sheet_id for q in comparison.quotes])
+            # The shown quotes' own notes (the lender's words), one query for all.
+            "quote_notes": dict(TermSheet.objects.filter(pk__in=[q.term_sheet_id for q in quotes])
                                 .exclude(notes="").values_list("id", "notes")),
-            # Newest first, as a deal team reads what happened lately; the whole of it: GET …/timeline/.
-            "timeline": deal_timeline(deal=deal)[::-1][: limits.ADMIN_TIMELINE_ENTRIES],
+            # Newest first, as a deal team reads what happened lately, read alone (not the whole timeline,
+            # which is the timeline view's: admin:deals_deal_timeline, and the API's GET …/timeline/).
+            "timeline": timeline[: limits.ADMIN_TIMELINE_ENTRIES],
+            "older_entries": len(timeline) > limits.ADMIN_TIMELINE_ENTRIES,
+            "timeline_url": reverse("admin:deals_deal_timeline", args=[deal.pk]),
         }
     }
 

@@ -289,6 +289,7 @@ def seed_demo_pipeline(*, deal: Deal, user=None) -> int:
             "rate_index": "sofr", "spread_bps": 285, "term_months": 36, "interest_only_months": 36,
             "recourse": "full", "origination_fee_percent": Decimal("1"), "exit_fee_percent": Decimal("0.5"),
             "max_ltv": Decimal("78"), "prepayment": "open after 12 months",
-            "expires_on": timezone.localdate() + dt.timedelta(days=21),
+            # Lapsing within two weeks: the home page's "Term sheets about to expire".
+            "expires_on": timezone.localdate() + dt.timedelta(days=10),
         })
     return len(batch.created)

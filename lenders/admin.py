@@ -22,7 +22,7 @@ from lenders.models import AssetType, Lender, LenderActivity, LenderProgram
 from lenders.rates import admin as rates_admin  # noqa: F401  (registers market rates)
 from lev import formatting, limits
 from lev.accounts.admin_bases import ADMIN_CSS, GlobalAdmin
-from lev.admin_forms import EnumListField, money_field, multiple_field, percent_field
+from lev.admin_forms import EnumListField, ListsInWordsForViewers, money_field, multiple_field, percent_field
 from lev.admin_lists import change_url, two_lines
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, POSITIONS, RECOURSE_TYPES, US_STATES, mask_of
 
@@ -156,20 +156,33 @@ PROGRAM_FIELDSETS = [
 ]
 
 
+# A program's lists, read in words by whoever may only view them (the form's checkboxes' labels).
+PROGRAM_WORDS = {"loan_types": (PROGRAM_LOAN_TYPES, "Loan types"), "positions": (POSITIONS, "Positions"),
+                 "recourse_types": (RECOURSE_TYPES, "Recourse"), "asset_types": (ASSET_TYPES, "Asset types"),
+                 "sponsor_states": (US_STATES, "Sponsor states")}
+
+
 class ProgramCoverage:
     @admin.display(description="Coverage")
     def coverage(self, program: LenderProgram) -> str:
         return formatting.coverage(program.sponsor_states)
 
 
-class LenderProgramInline(ProgramCoverage, admin.StackedInline):
+class LenderProgramInline(ListsInWordsForViewers, ProgramCoverage, admin.StackedInline):
     model = LenderProgram
+    words_fields = PROGRAM_WORDS
     form = LenderProgramForm
     extra = 0
     # Folded: the profile above the form reads the programs; open it to edit them.
     classes = ["collapse"]
     fieldsets = [(None, {"fields": PROGRAM_HEAD}), *PROGRAM_FIELDSETS]
     readonly_fields = ["coverage"]
+
+    def shows_words(self, request, obj=None) -> bool:
+        # Read-only unless both the lender and its programs may be changed (the admin's own rule).
+        parent = self.admin_site._registry.get(self.parent_model)
+        return not (self.has_change_permission(request, obj)
+                    and (parent is None or parent.has_change_permission(request, obj)))
 
 
 class LenderForm(forms.ModelForm):
@@ -196,10 +209,11 @@ class LenderTypeFilter(admin.SimpleListFilter):
 
 
 @admin.register(Lender)
-class LenderAdmin(GlobalAdmin):
+class LenderAdmin(ListsInWordsForViewers, GlobalAdmin):
     """The lender directory. Global (not tenant-scoped): every account ranks the same lenders."""
 
     form = LenderForm
+    words_fields = {"lender_types": (LENDER_TYPES, "Lender types")}
     change_form_template = "admin/lenders/lender/change_form.html"
     # What a deal team compares across lenders (of their active programs), in a laptop's width.
     list_display = ["lender_cell", "types", "loan_sizes", "asset_types", "max_leverage", "active_programs"]
@@ -269,10 +283,11 @@ class LenderAdmin(GlobalAdmin):
 
 
 @admin.register(LenderProgram)
-class LenderProgramAdmin(ProgramCoverage, GlobalAdmin):
+class LenderProgramAdmin(ListsInWordsForViewers, ProgramCoverage, GlobalAdmin):
     """Lenders' programs: part of the directory, global (not tenant-scoped)."""
 
     form = LenderProgramForm
+    words_fields = PROGRAM_WORDS
     fieldsets = [(None, {"fields": ["lender", *PROGRAM_HEAD]}), *PROGRAM_FIELDSETS,
                  ("Record", {"classes": ["collapse"], "fields": ["created_at", "updated_at"]})]
     # A laptop's width: the program over its lender, then what it lends and where.

@@ -9,10 +9,11 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.contrib import admin
 from django.utils.html import format_html
 
 from lev import limits
-from lev.formatting import label_choices
+from lev.formatting import label_choices, labels
 from lev.vocabulary import percent_fraction_message
 
 # What a person may type around a number: "$18,500,000", "18 500 000", "71.5 %", "1.25x".
@@ -116,3 +117,51 @@ class EnumListField(forms.MultipleChoiceField):
     def clean(self, value) -> list[str]:
         chosen = set(super().clean(value))
         return [v for v in self.universe if v in chosen]
+
+
+def _in_words(field: str, universe: tuple[str, ...], title: str):
+    def display(self, obj) -> str:
+        return labels(getattr(obj, field, None), universe)
+    display.__name__ = f"{field}_in_words"
+    return admin.display(description=title)(display)
+
+
+class ListsInWordsForViewers:
+    """For a ModelAdmin or an inline whose form edits enum lists (EnumListField): whoever may only view
+    the page reads those lists in words ("Multifamily, Office"), as the checkboxes label them, rather
+    than the admin's read-only JSON (["multifamily", "office"]). `words_fields`: {field: (universe,
+    title)}; each gets a read-only `<field>_in_words` shown in its place."""
+
+    words_fields: dict[str, tuple[tuple[str, ...], str]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for field, (universe, title) in cls.words_fields.items():
+            setattr(cls, f"{field}_in_words", _in_words(field, universe, title))
+
+    def shows_words(self, request, obj=None) -> bool:
+        return not self.has_change_permission(request, obj)
+
+    def _swapped(self, names):
+        swapped, seen = [], set()
+        for name in names:
+            if isinstance(name, (list, tuple)):
+                swapped.append(tuple(self._swapped(name)))
+                continue
+            name = f"{name}_in_words" if name in self.words_fields else name
+            if name not in seen:
+                seen.add(name)
+                swapped.append(name)
+        return swapped
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if not self.words_fields or not self.shows_words(request, obj):
+            return fieldsets
+        return [(title, {**options, "fields": self._swapped(options["fields"])}) for title, options in fieldsets]
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if self.words_fields and self.shows_words(request, obj):
+            fields += [f"{name}_in_words" for name in self.words_fields if f"{name}_in_words" not in fields]
+        return fields

@@ -128,6 +128,7 @@ ADMIN_MATCHES_PER_PAGE = 50
 ADMIN_TOP_MATCHES = 10
 ADMIN_DEAL_RECENT_SEARCHES = 5
 ADMIN_DEAL_PLACEMENTS = 25  # placements listed on the deal page (the rest: the placement list, filtered)
+ADMIN_DEAL_QUOTES = 10  # quotes compared on the deal page, best first (the rest: the term sheet list, filtered)
 ADMIN_WINNER_OTHERS_SHOWN = 20  # other open placements named on the "choose the winner" confirmation
 ADMIN_FIND_LENDERS_MAX_DEALS = 20
 # Sponsor states listed before "+N more" where a program's coverage is shown.

@@ -192,12 +192,13 @@ def money_field(*, required: bool = False, positive: bool = True, allow_null: bo
 
 
 def decimal_field(*, max_value: int, decimal_places: int, max_digits: int, help_text: str = "",
-                  fraction_floor: Decimal | None = None) -> MoneyField:
+                  fraction_floor: Decimal | None = None) -> RoundedDecimalField:
     """A figure from 0 to `max_value` (a rate, a percentage, a ratio), rounded half-up to
     `decimal_places` like money is to the cent: 6.2555 is 6.256, not an error about decimal places or
     digits the OpenAPI schema never states (it states minimum and maximum only). A percent passes
-    `fraction_floor` (see RoundedDecimalField)."""
-    return MoneyField(
+    `fraction_floor` (see RoundedDecimalField). Not money: text that is no number "must be a number",
+    never "a number of US dollars"."""
+    return RoundedDecimalField(
         max_digits=max_digits, decimal_places=decimal_places, min_value=Decimal(0), max_value=Decimal(max_value),
         required=False, allow_null=True, coerce_to_string=False, help_text=help_text, fraction_floor=fraction_floor,
         error_messages=_messages(

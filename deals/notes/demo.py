@@ -6,10 +6,9 @@ from __future__ import annotations
 import datetime as dt
 
 from django.db import transaction
-from django.utils import timezone
 
 from deals.models import Company, Deal, Note, Placement
-from deals.pipeline.demo import OPENED_DAYS_AGO
+from deals.pipeline.demo import opened_at
 
 # Demo deal title → its notes: (days after it was opened, kind, on what, text). "on what" is "deal",
 # "sponsor" (the deal's sponsor), or "placement N" (its Nth placement, oldest first; the text may name
@@ -55,7 +54,7 @@ def _at(opened: dt.datetime, days: float) -> dt.datetime:
 def date_demo_placements(*, deal: Deal, now: dt.datetime | None = None) -> None:
     """Give the demo deal's placements and quotes (made now by the services) the days they happened on its
     path, in their rows and in their history, so its timeline runs in order."""
-    opened = (now or timezone.now()) - dt.timedelta(days=OPENED_DAYS_AGO)
+    opened = opened_at(deal, now)
     sent = _at(opened, SENT_DAY)
     placements = list(Placement.objects.filter(deal=deal).order_by("id"))
     for index, placement in enumerate(placements):
@@ -77,7 +76,7 @@ def seed_demo_notes(*, deal: Deal, user=None, now: dt.datetime | None = None) ->
     """The demo deal's notes, dated along its path (nothing for a deal that has notes). Returns how many."""
     if Note.objects.filter(deal=deal).exists() or Note.objects.filter(placement__deal=deal).exists():
         return 0
-    opened = (now or timezone.now()) - dt.timedelta(days=OPENED_DAYS_AGO)
+    opened = opened_at(deal, now)
     placements = list(Placement.objects.filter(deal=deal).select_related("contact").order_by("id"))
     made = 0
     for days, kind, on, text in DEMO_NOTES.get(deal.title, []):

@@ -16,6 +16,12 @@ the same way, only without who. The actor is the user who did it, or "Lev" for w
 
 Seven queries whatever the deal's size; the entries of one deal are bounded by its placements and
 quotes, so the list is built whole and paged by number (lev.pagination.StandardPagination).
+
+The deal page shows only the latest entries: deal_timeline_latest reads the rows of what happened
+since a moment (the n-th newest thing that happened to the deal, one query), builds their entries
+the same way, and keeps the newest n; when those rows say fewer than n things (a placement's or a
+quote's edits, which are no entry), it reads the whole timeline instead. Eight queries (fifteen when
+it falls back); the entries are the same as the whole timeline's newest n (tests/deals/notes).
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import DateTimeField, F, Q
+from django.utils import timezone
 
 from deals.notes.models import Note
 from deals.pipeline.models import StageChange
@@ -70,9 +77,12 @@ def _who(user, *, automatic: bool = False) -> tuple[str | None, int | None]:
     return user.get_username(), user.pk
 
 
-def _stage_changes(deal) -> list[Entry]:
+def _stage_changes(deal, since=None) -> list[Entry]:
     entries = []
-    for change in StageChange.objects.filter(deal=deal).select_related("by").order_by("at", "id"):
+    changes = StageChange.objects.filter(deal=deal)
+    if since is not None:
+        changes = changes.filter(at__gte=since)
+    for change in changes.select_related("by").order_by("at", "id"):
         actor, actor_id = _who(change.by, automatic=change.automatic)
         if change.from_stage_id is None:
             text = f"Started in {change.to_name}"
@@ -86,9 +96,12 @@ def _stage_changes(deal) -> list[Entry]:
     return entries
 
 
-def _searches(deal) -> list[Entry]:
+def _searches(deal, since=None) -> list[Entry]:
     entries = []
-    for search in LenderSearch.objects.filter(deal=deal).select_related("created_by").order_by("created_at", "id"):
+    searches = LenderSearch.objects.filter(deal=deal)
+    if since is not None:
+        searches = searches.filter(Q(created_at__gte=since) | Q(finished_at__gte=since))
+    for search in searches.select_related("created_by").order_by("created_at", "id"):
         actor, actor_id = _who(search.created_by)
         refs = {"search_id": search.pk}
         entries.append(Entry(search.created_at, "search_started", actor, actor_id,
@@ -105,10 +118,16 @@ def _searches(deal) -> list[Entry]:
     return entries
 
 
-def _placements(deal) -> list[Entry]:
-    placements = {p.pk: p for p in Placement.objects.filter(deal=deal).select_related("lender")}
+def _placements(deal, since=None) -> list[Entry]:
+    rows = Placement.objects.filter(deal=deal)
+    records = Placement.history.filter(deal_id=deal.pk)
+    if since is not None:  # the placements with a record, or a timestamp of their own, since then: all their records
+        touched = records.filter(Q(history_date__gte=since) | Q(sent_at__gte=since)).values("id")
+        rows = rows.filter(Q(pk__in=touched) | Q(sent_at__gte=since) | Q(decided_at__gte=since))
+        records = records.filter(id__in=rows.values("pk"))
+    placements = {p.pk: p for p in rows.select_related("lender")}
     history: dict[int, list[Any]] = {}
-    for record in (Placement.history.filter(deal_id=deal.pk).select_related("history_user")
+    for record in (records.select_related("history_user")
                    .order_by("history_date", "history_id")):
         history.setdefault(record.id, []).append(record)
     entries = []
@@ -154,10 +173,18 @@ def _quote_words(sheet) -> str:
     return f"{money(sheet.loan_amount)} at {rate}"
 
 
-def _term_sheets(deal) -> list[Entry]:
-    sheets = {s.pk: s for s in TermSheet.objects.filter(deal=deal).select_related("placement__lender", "created_by")}
+def _term_sheets(deal, since=None) -> list[Entry]:
+    rows = TermSheet.objects.filter(deal=deal)
+    records = TermSheet.history.filter(deal_id=deal.pk)
+    if since is not None:  # the quotes with a record, or a timestamp of their own, since then: all their records
+        touched = records.filter(Q(history_date__gte=since) | Q(received_at__gte=since)
+                                 | Q(deleted_at__gte=since)).values("id")
+        rows = rows.filter(Q(pk__in=touched) | Q(received_at__gte=since) | Q(deleted_at__gte=since)
+                           | Q(updated_at__gte=since) | Q(placement__decided_at__gte=since))
+        records = records.filter(id__in=rows.values("pk"))
+    sheets = {s.pk: s for s in rows.select_related("placement__lender", "created_by")}
     history: dict[int, list[Any]] = {}
-    for record in (TermSheet.history.filter(deal_id=deal.pk).select_related("history_user")
+    for record in (records.select_related("history_user")
                    .order_by("history_date", "history_id")):
         history.setdefault(record.id, []).append(record)
     entries = []
@@ -198,9 +225,11 @@ def _term_sheets(deal) -> list[Entry]:
     return entries
 
 
-def _notes(deal) -> list[Entry]:
-    notes = (Note.objects.filter(Q(deal=deal) | Q(placement__deal=deal), account_id=deal.account_id)
-             .select_related("author", "placement__lender").order_by("created_at", "id"))
+def _notes(deal, since=None) -> list[Entry]:
+    notes = Note.objects.filter(Q(deal=deal) | Q(placement__deal=deal), account_id=deal.account_id)
+    if since is not None:
+        notes = notes.filter(created_at__gte=since)
+    notes = (notes.select_related("author", "placement__lender").order_by("created_at", "id"))
     entries = []
     for note in notes:
         about = f" ({note.placement.lender.name})" if note.placement_id else ""
@@ -214,8 +243,59 @@ def _notes(deal) -> list[Entry]:
     return entries
 
 
-def deal_timeline(*, deal) -> list[Entry]:
-    """Every entry of the deal's timeline, oldest first (ties: in the order things happen in one call)."""
-    entries = [*_stage_changes(deal), *_searches(deal), *_placements(deal), *_term_sheets(deal), *_notes(deal)]
+def _entries(deal, since=None) -> list[Entry]:
+    entries = [*_stage_changes(deal, since), *_searches(deal, since), *_placements(deal, since),
+               *_term_sheets(deal, since), *_notes(deal, since)]
+    if since is not None:  # a placement or quote touched since then also says what happened to it before
+        entries = [e for e in entries if e.at >= since]
     entries.sort(key=lambda e: (e.at, e.order))
     return entries
+
+
+def deal_timeline(*, deal) -> list[Entry]:
+    """Every entry of the deal's timeline, oldest first (ties: in the order things happen in one call)."""
+    return _entries(deal)
+
+
+def _since(deal, n: int) -> dt.datetime | None:
+    """The moment of the n-th newest thing that happened to the deal, or None when fewer than n did:
+    one query over the times the entries are dated by (a placement's records in a status no entry
+    says, or made in a status other than sent, are left out, and a quote's records other than its
+    first, its winning and its removal), so that the entries since then are, but for edits, n."""
+    def moments(queryset, column):
+        return (queryset.order_by().exclude(**{f"{column}__isnull": True})
+                .annotate(moment=F(column)).values_list("moment", flat=True))
+
+    searches = LenderSearch.objects.filter(deal=deal)
+    placements = Placement.history.filter(deal_id=deal.pk)
+    sheets = TermSheet.history.filter(deal_id=deal.pk)
+    notes = Note.objects.filter(Q(deal=deal) | Q(placement__deal=deal), account_id=deal.account_id)
+    shown = placements.exclude(status__in=STATUSES_NOT_SHOWN - {"sent"})
+    moved = shown.exclude(status="sent").exclude(history_type="+")
+    parts = [moments(StageChange.objects.filter(deal=deal), "at"), moments(searches, "created_at"),
+             moments(searches, "finished_at"), moments(moved, "history_date"),
+             moments(shown.filter(status="sent"), "sent_at"),
+             moments(Placement.objects.filter(deal=deal).exclude(pk__in=placements.values("id")), "decided_at"),
+             moments(sheets.filter(history_type="+"), "received_at"),
+             moments(sheets.filter(winning=True), "history_date"), moments(sheets, "deleted_at"),
+             moments(notes, "created_at")]
+    union = parts[0].union(*parts[1:], all=True).order_by("-moment")
+    found = list(union[n - 1: n])
+    if not found:
+        return None
+    moment = found[0]
+    if not isinstance(moment, dt.datetime):  # SQLite gives a compound query's column back as text (UTC)
+        moment = DateTimeField().to_python(moment)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, dt.UTC)
+    return moment
+
+
+def deal_timeline_latest(*, deal, n: int) -> list[Entry]:
+    """The deal's n newest entries, newest first: deal_timeline(deal=deal)[::-1][:n], read from
+    what happened since the n-th newest thing that happened to it (module docstring)."""
+    since = _since(deal, n)
+    entries = _entries(deal, since) if since is not None else None
+    if entries is None or len(entries) < n:  # edits that are no entry: the whole timeline
+        entries = _entries(deal)
+    return entries[::-1][:n]

@@ -9,7 +9,7 @@ from django.db.models import Count, Q
 
 from deals.pipeline import services
 from deals.pipeline.models import Stage, StageChange
-from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin
+from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin, staff_account_ids
 from lev.accounts.models import Membership
 from lev.errors import ApplicationError
 
@@ -20,6 +20,47 @@ def check_staff_can_administer(*, user, account_id: int) -> None:
         return
     if not Membership.objects.filter(user=user, account_id=account_id, role=Membership.Role.OWNER).exists():
         raise PermissionDenied("Only an account admin (owner) can change the pipeline's stages.")
+
+
+class StageFilter(admin.SimpleListFilter):
+    """The deal list's "By stage", one choice per stage name: each account has its own stages, so whoever
+    sees several accounts (operations, a member of two) would otherwise read "Intake" once per account.
+    A name selects the deals in a stage of that name (whatever its case, as names are unique within an
+    account) in any account the person sees; the list's accounts filter narrows it to one. The home
+    page's links to one account's stage (`stage__id__exact`) still filter by that stage, and show it
+    chosen here."""
+
+    title = "stage"
+    parameter_name = "stage"
+    by_id = "stage__id__exact"
+
+    def __init__(self, request, params, model, model_admin):
+        self._chosen_id = params.get(self.by_id)
+        super().__init__(request, params, model, model_admin)
+
+    def lookups(self, request, model_admin):
+        stages = Stage.objects.order_by("position", "name", "id")
+        account_ids = staff_account_ids(request)
+        if account_ids is not None:
+            stages = stages.filter(account_id__in=account_ids)
+        names: dict[str, str] = {}  # its lower case → the name as first spelt, in pipeline order
+        self._names_by_id = {}
+        for pk, name in stages.values_list("id", "name"):
+            names.setdefault(name.lower(), name)
+            self._names_by_id[str(pk)] = names[name.lower()]
+        return [(name, name) for name in names.values()]
+
+    def choices(self, changelist):
+        by_id = self._chosen_id[-1] if isinstance(self._chosen_id, list) else self._chosen_id
+        chosen = self.value() or self._names_by_id.get(str(by_id))
+        yield {"selected": chosen is None, "display": "All",
+               "query_string": changelist.get_query_string(remove=[self.parameter_name, self.by_id])}
+        for value, title in self.lookup_choices:
+            yield {"selected": chosen is not None and chosen.lower() == value.lower(), "display": title,
+                   "query_string": changelist.get_query_string({self.parameter_name: value}, [self.by_id])}
+
+    def queryset(self, request, queryset):
+        return queryset.filter(stage__name__iexact=self.value()) if self.value() else queryset
 
 
 @admin.register(Stage)

@@ -35,6 +35,15 @@ DEMO_PATHS: dict[str, list[tuple[str, int, str]]] = {
     ],
 }
 OPENED_DAYS_AGO = 40
+# The deal in mid-placement is younger: its quotes came in this week (the home page's "Quotes received
+# this week"), its package went out two weeks ago (two lenders still silent: "Waiting on a lender").
+OPENED_DAYS_AGO_BY_TITLE = {"Riverside Apartments Refinance": 23}
+
+
+def opened_at(deal: Deal, now: dt.datetime | None = None) -> dt.datetime:
+    """When the demo deal was opened: the day its path (stages, placements, notes) counts from."""
+    days = OPENED_DAYS_AGO_BY_TITLE.get(deal.title, OPENED_DAYS_AGO)
+    return (now or timezone.now()) - dt.timedelta(days=days)
 
 
 @transaction.atomic
@@ -43,8 +52,7 @@ def seed_demo_stages(*, deal: Deal, user=None, now: dt.datetime | None = None) -
     number of moves recorded."""
     if StageChange.objects.filter(deal=deal).exists():
         return 0
-    now = now or timezone.now()
-    opened = now - dt.timedelta(days=OPENED_DAYS_AGO)
+    opened = opened_at(deal, now)
     stages = {s.key: s for s in Stage.objects.filter(account_id=deal.account_id).exclude(key="")}
     current = Stage.objects.get(pk=deal.stage_id)
     changes = [StageChange(deal=deal, to_stage=current, to_name=current.name, by=user, automatic=True,

@@ -10,18 +10,26 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
 from deals.placements import selectors as placement_selectors
 from deals.placements import services
+from deals.placements.errors import ArchivedDealNotPlaceable, PlacementNotQuotable
 from deals.placements.models import Placement, TermSheet
+from deals.placements.quote_form import RecordQuoteForm
+from deals.placements.workflow import QUOTABLE_STATUSES
 from lev import formatting
 from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedHistoryAdmin
 from lev.accounts.selectors import check_staff_can_write
 from lev.admin_lists import DealStatusFilter, DefaultScopeMixin, WordsChoicesFilter, change_url, two_lines
 from lev.enums import RATE_INDEX_NAMES, RECOURSE_TYPES
-from lev.errors import ApplicationError
+from lev.errors import ApplicationError, Forbidden
 from lev.formatting import money, percent
 
 
@@ -86,13 +94,32 @@ def _run(modeladmin: admin.ModelAdmin, request, objects, action, done: str) -> N
         modeladmin.message_user(request, f"{done}: {succeeded}.", messages.SUCCESS)
 
 
+def quote_cell(term_sheet: TermSheet) -> str:
+    """The kind of quote, marked when it won or was removed."""
+    kind = formatting.label(term_sheet.quote_type)
+    if term_sheet.deleted_at is not None:
+        return two_lines(kind, "Removed")
+    if term_sheet.winning:
+        return format_html('{}<div><span class="lev-badge lev-badge--completed">Winner</span></div>', kind)
+    return kind
+
+
+def terms_cell(term_sheet: TermSheet) -> str:
+    """The term ("10 yr", "18 mo") over the recourse."""
+    months = term_sheet.term_months
+    term = formatting.EMPTY if months is None else (f"{months // 12} yr" if months % 12 == 0 else f"{months} mo")
+    recourse = formatting.label(term_sheet.recourse) if term_sheet.recourse in RECOURSE_TYPES else ""
+    return two_lines(term, recourse)
+
+
 class TermSheetInline(admin.TabularInline):
+    """A placement's quotes in the words of the term sheet list, narrow enough for a laptop (1024 px)."""
+
     model = TermSheet
     fk_name = "placement"
     extra = 0
     can_delete = False
-    fields = ["quote_type", "amount", "rate", "term_months", "recourse", "expires_on", "winning",
-              "received_at", "deleted_at"]
+    fields = ["quote", "amount", "rate", "terms", "expires", "received"]
     readonly_fields = fields
     show_change_link = True
 
@@ -101,7 +128,11 @@ class TermSheetInline(admin.TabularInline):
         return super().get_queryset(request).select_related("deal", "placement__lender")
 
     def has_add_permission(self, request, obj=None) -> bool:
-        return False
+        return False  # "Record a quote" (PlacementAdmin.record_quote_view) adds one, through the service
+
+    @admin.display(description="Quote")
+    def quote(self, term_sheet: TermSheet) -> str:
+        return quote_cell(term_sheet)
 
     @admin.display(description="Loan amount")
     def amount(self, term_sheet: TermSheet) -> str:
@@ -110,6 +141,36 @@ class TermSheetInline(admin.TabularInline):
     @admin.display(description="Rate")
     def rate(self, term_sheet: TermSheet) -> str:
         return rate_text(term_sheet)
+
+    @admin.display(description="Term")
+    def terms(self, term_sheet: TermSheet) -> str:
+        return terms_cell(term_sheet)
+
+    @admin.display(description="Expires")
+    def expires(self, term_sheet: TermSheet) -> str:
+        return formatting.day(term_sheet.expires_on)
+
+    @admin.display(description="Received")
+    def received(self, term_sheet: TermSheet) -> str:
+        return formatting.day(term_sheet.received_at)
+
+
+def quotes_refused(placement: Placement) -> str:
+    """Why the placement takes no quote now, in the service's words ("" when it takes one)."""
+    if placement.deal.archived:
+        return ArchivedDealNotPlaceable(placement.deal).customer_message
+    if placement.status not in QUOTABLE_STATUSES:
+        return PlacementNotQuotable(placement).customer_message
+    return ""
+
+
+def quote_words(term_sheet: TermSheet, lender_name: str) -> str:
+    """A quote in a line: "Acme Bank's term sheet: $18,500,000 at 6.150% fixed, expires Dec 9"."""
+    kind = term_sheet.get_quote_type_display().lower()
+    rate = (f"{percent(term_sheet.fixed_rate, 3)} fixed" if term_sheet.rate_type == "fixed"
+            else f"{rate_text(term_sheet)} floating")
+    expiry = f", expires {formatting.day(term_sheet.expires_on)}" if term_sheet.expires_on else ""
+    return f"{lender_name}'s {kind}: {money(term_sheet.loan_amount)} at {rate}{expiry}"
 
 
 def _status_action(status: str, description: str):
@@ -197,6 +258,66 @@ class PlacementAdmin(NamedVersionsMixin, DefaultScopeMixin, AccountScopedHistory
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # placements are archived, never deleted
 
+    # -- "Record a quote": a lender's term sheet, through the service the API uses
+    def get_urls(self):
+        record = path("<path:object_id>/record-quote/", self.admin_site.admin_view(self.record_quote_view),
+                      name="deals_placement_record_quote")
+        return [record, *super().get_urls()]
+
+    @staticmethod
+    def may_record_quote(request: HttpRequest, placement: Placement) -> bool:
+        """Who may record a quote: a person with the term sheets' add permission who may write to the
+        placement's account (a viewer of the account may not, whatever its permissions)."""
+        if not request.user.has_perm("deals.add_termsheet"):
+            return False
+        try:
+            check_staff_can_write(user=request.user, account_id=placement.deal.account_id)
+        except Forbidden:
+            return False
+        return True
+
+    def record_quote_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """GET: the form (today's date filled in); POST: validated as the REST endpoint validates
+        (its serializer), saved by `services.term_sheet_add`, then back to the placement (or the deal,
+        `?from=deal`) saying what was recorded. Refusals are shown on the form, in words. Another
+        account's placement: 404; no permission to add term sheets, or a viewer of the account: 403."""
+        placement = self.get_object(request, unquote(object_id))
+        if placement is None:
+            raise Http404("No such placement.")
+        if not self.may_record_quote(request, placement):
+            raise PermissionDenied
+        if request.method not in ("GET", "POST"):
+            return HttpResponseNotAllowed(["GET", "POST"])
+        from_deal = request.GET.get("from") == "deal"
+        back = (reverse("admin:deals_deal_change", args=[placement.deal_id]) + "#term-sheets" if from_deal
+                else reverse("admin:deals_placement_change", args=[placement.pk]))
+        form = RecordQuoteForm(request.POST if request.method == "POST" else None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                term_sheet = services.term_sheet_add(placement=placement, data=form.validated, user=request.user)
+            except ApplicationError as error:
+                form.refused(error)
+            else:
+                self.message_user(request, f"Recorded {quote_words(term_sheet, placement.lender.name)}. "
+                                           f"The placement is quoted.", messages.SUCCESS)
+                return HttpResponseRedirect(back)
+        closed = quotes_refused(placement)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts, "title": f"Record a quote from {placement.lender.name}", "placement": placement,
+            "deal": placement.deal, "form": form, "back_url": back, "media": self.media + form.media,
+            "closed_reason": closed, "placement_url": reverse("admin:deals_placement_change", args=[placement.pk]),
+        }
+        return TemplateResponse(request, "admin/deals/placement/record_quote.html", context)
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and obj.pk:
+            context["lev_record_quote_url"] = (
+                reverse("admin:deals_placement_record_quote", args=[obj.pk])
+                if not quotes_refused(obj) and self.may_record_quote(request, obj)
+                else "")
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
     def save_model(self, request, obj, form, change) -> None:
         data = {name: form.cleaned_data[name] for name in form.changed_data}
         services.placement_update(placement=Placement.objects.get(pk=obj.pk), data=data)
@@ -229,12 +350,7 @@ class TermSheetAdmin(NamedVersionsMixin, DefaultScopeMixin, AccountScopedHistory
 
     @admin.display(description="Quote", ordering="quote_type")
     def quote(self, term_sheet: TermSheet) -> str:
-        kind = formatting.label(term_sheet.quote_type)
-        if term_sheet.deleted_at is not None:
-            return two_lines(kind, "Removed")
-        if term_sheet.winning:
-            return format_html('{}<div><span class="lev-badge lev-badge--completed">Winner</span></div>', kind)
-        return kind
+        return quote_cell(term_sheet)
 
     @admin.display(description="Amount", ordering="loan_amount")
     def amount(self, term_sheet: TermSheet) -> str:
@@ -246,10 +362,7 @@ class TermSheetAdmin(NamedVersionsMixin, DefaultScopeMixin, AccountScopedHistory
 
     @admin.display(description="Term", ordering="term_months")
     def terms(self, term_sheet: TermSheet) -> str:
-        months = term_sheet.term_months
-        term = formatting.EMPTY if months is None else (f"{months // 12} yr" if months % 12 == 0 else f"{months} mo")
-        recourse = formatting.label(term_sheet.recourse) if term_sheet.recourse in RECOURSE_TYPES else ""
-        return two_lines(term, recourse)
+        return terms_cell(term_sheet)
 
     @admin.display(description="Fees in / out")
     def fees(self, term_sheet: TermSheet) -> str:

@@ -16,7 +16,7 @@ from lev.enums import QUOTE_TYPES, RATE_INDEXES, RATE_TYPES, RECOURSE_TYPES
 from lev.errors import ErrorCode
 from lev.serializers import (
     EnumField,
-    MoneyField,
+    RoundedDecimalField,
     StrictSerializer,
     TextRegexField,
     _messages,
@@ -39,7 +39,7 @@ def id_field(help_text: str, *, required: bool = False, allow_null: bool = False
                      help_text=help_text)
 
 
-def rate_field(help_text: str) -> MoneyField:
+def rate_field(help_text: str) -> RoundedDecimalField:
     return decimal_field(
         max_value=limits.RATE_PERCENT_MAX, **limits.RATE_COLUMN, fraction_floor=limits.RATE_PERCENT_FLOOR,
         help_text=help_text + f" 0, or {limits.RATE_PERCENT_FLOOR} to {limits.RATE_PERCENT_MAX}: a fraction such as "

@@ -1,10 +1,11 @@
 """Accessibility in a real browser (issue 23): axe-core (tests/browser/axe.py, pinned, from npm) run in
 Debian's Chromium through Playwright on every page the deal team's walk visits, at a desktop's 1440 px
 and a laptop's 1024 px, as the demo's deal-team user (dana) and as the admin: the home page, the deal
-list and a deal's page, the winner's confirmation, placements, term sheets, the lender list and a
-lender's page, a lender search, companies, market rates — and, signed out, /accounts/login/, the admin's
-sign-in and the OAuth consent page. No serious or critical violation anywhere; a failure lists each one
-(rule, impact, element, page). Skips without the browser or axe unless CI=true, where either fails.
+list and a deal's page, the winner's confirmation, placements, a placement's page and its "Record a
+quote" form, term sheets, the lender list and a lender's page, a lender search, companies, market
+rates — and, signed out, /accounts/login/, the admin's sign-in and the OAuth consent page. No serious
+or critical violation anywhere; a failure lists each one (rule, impact, element, page). Skips without the
+browser or axe unless CI=true, where either fails.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from deals.models import Deal, LenderSearch, TermSheet
+from deals.models import Deal, LenderSearch, Placement, TermSheet
 from lenders.models import Lender
 from tests.browser.axe import AXE_CONTEXT, axe_script, describe, run_axe
 from tests.browser.test_admin_browser import DEMO_DEAL, chromium, oauth_client, sign_in  # noqa: F401  (fixtures)
@@ -35,9 +36,12 @@ def walk(db) -> dict[str, object]:
     search = LenderSearch.objects.filter(deal=deal).order_by("pk").first()
     quote = TermSheet.objects.filter(deal=deal).order_by("pk").first()
     lender = Lender.objects.order_by("pk").first()
-    assert search and quote and lender, "seed_demo's deal has a search and quotes"
+    waiting = Placement.objects.filter(deal=deal, status="sent").order_by("pk").first()
+    assert search and quote and lender and waiting, "seed_demo's deal has a search, quotes and a sent placement"
     pages = ["/admin/", "/admin/deals/deal/", f"/admin/deals/deal/{deal.pk}/change/",
-             f"/admin/deals/deal/{deal.pk}/choose-winner/{quote.pk}/", "/admin/deals/placement/",
+             f"/admin/deals/deal/{deal.pk}/choose-winner/{quote.pk}/", f"/admin/deals/deal/{deal.pk}/timeline/",
+             "/admin/deals/placement/",
+             f"/admin/deals/placement/{waiting.pk}/change/", f"/admin/deals/placement/{waiting.pk}/record-quote/",
              "/admin/deals/termsheet/", "/admin/lenders/lender/", f"/admin/lenders/lender/{lender.pk}/change/",
              f"/admin/deals/lendersearch/{search.pk}/change/", "/admin/deals/company/", "/admin/lenders/marketrate/"]
     return {"passwords": passwords, "pages": pages}

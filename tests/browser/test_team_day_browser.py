@@ -9,18 +9,18 @@ tall, no CSP violation, and axe-core reports no serious or critical violation (a
 signed-in context made with AXE_CONTEXT, which lets its script in: it loads the same URL there, so the
 walking context keeps the CSP enforced). Screenshots: screenshot_dir()/team-day-<step>-<width>-<db>.png.
 
-The admin has no form to record a quote (the term-sheet inline and list refuse adds): the quote is
-recorded as the product offers it to a person signed in, POST /api/v1/placements/{id}/term-sheets/ with
-the browser's own session (its CSRF token), as the API docs' "Try it out" would send it."""
+The quote is recorded as a deal team records one: "Record a quote" on the placement's page, the form
+filled in from the lender's term sheet (a refusal first: a fixed quote with no rate), then saved."""
 
 from __future__ import annotations
 
-import uuid
+import datetime as dt
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.utils import timezone
 
 from deals.models import Deal
 from tests.browser.axe import AXE_CONTEXT, axe_script, describe, run_axe
@@ -124,16 +124,39 @@ def test_a_deal_team_s_day_from_home_page_to_closing(live_server, day, search_jo
     page.wait_for_load_state()
     assert "Sent" in page.locator("#result_list tbody tr", has_text=UNSEARCHED_DEAL).inner_text()
     looks_right("placement-sent")
-    href = page.locator("#result_list tbody tr", has_text=UNSEARCHED_DEAL).locator(
-        "a[href*='/admin/deals/placement/']").first.get_attribute("href")
-    placement_id = int(href.rstrip("/").split("/")[-2])
-    csrf = next(c["value"] for c in context.cookies() if c["name"] == "csrftoken")
-    quote = {"loan_amount": "21500000", "rate_type": "fixed", "fixed_rate": "6.250", "term_months": 60,
-             "recourse": "non_recourse"}
-    response = page.request.post(f"{base}/api/v1/placements/{placement_id}/term-sheets/", data=quote,
-                                 headers={"X-CSRFToken": csrf, "Referer": f"{base}/admin/",
-                                          "Idempotency-Key": str(uuid.uuid4())})
-    assert response.status == 201, response.text()
+    page.locator("#result_list tbody tr", has_text=UNSEARCHED_DEAL).locator(
+        "a[href*='/admin/deals/placement/']").first.click()
+    page.wait_for_url("**/admin/deals/placement/*/change/")
+    page.get_by_role("link", name="Record a quote").click()
+    page.wait_for_url("**/record-quote/")
+    assert page.locator("#id_quoted_on").input_value() == timezone.localdate().isoformat()
+    looks_right("record-quote")
+
+    # Copied from the lender's email: first without its rate (refused beside the field, nothing saved),
+    # then whole.
+    page.fill("#id_loan_amount", "$21,500,000")
+    page.check("#id_rate_type_0")  # fixed
+    page.fill("#id_term_months", "60")
+    page.select_option("#id_recourse", "non_recourse")
+    page.get_by_role("button", name="Record the quote").click()
+    page.wait_for_load_state()
+    assert "The quote was not recorded" in page.inner_text("#content")
+    assert "required for a fixed rate" in page.inner_text(".field-fixed_rate .errorlist")
+    assert page.locator("#id_loan_amount").input_value() == "$21,500,000"  # what was typed is kept
+    sideways = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert sideways <= 0, ("quote refused", width, sideways)
+    page.fill("#id_fixed_rate", "6.250")
+    page.fill("#id_amortization_months", "360")
+    page.fill("#id_origination_fee_percent", "0.75")
+    expires = timezone.localdate() + dt.timedelta(days=30)
+    page.fill("#id_expires_on", expires.isoformat())
+    page.fill("#id_notes", "Rate lock at 30 days.")
+    page.get_by_role("button", name="Record the quote").click()
+    page.wait_for_url("**/admin/deals/placement/*/change/")
+    message = page.inner_text(".messagelist")
+    assert f"Recorded {names[0]}'s term sheet: $21,500,000 at 6.25% fixed" in message, message
+    assert "Quoted" in page.inner_text(".field-status")
+    looks_right("quote-recorded")
 
     # The deal's comparison shows the quote; choose it as the winner through the confirmation page.
     page.goto(f"{base}/admin/deals/deal/{day['deal_id']}/change/")
@@ -157,7 +180,7 @@ def test_a_deal_team_s_day_from_home_page_to_closing(live_server, day, search_jo
         assert "run_lender_search" in search_jobs.tail()
     axe_context.close()
     context.close()
-    assert steps == ["home", "deal-unsearched", "ranked", "placed", "placement-sent", "quoted", "confirm-winner",
-                     "closing"]
+    assert steps == ["home", "deal-unsearched", "ranked", "placed", "placement-sent", "record-quote",
+                     "quote-recorded", "quoted", "confirm-winner", "closing"]
     assert reports == []
     assert found == [], "axe-core's serious/critical violations:\n" + "\n".join(found)

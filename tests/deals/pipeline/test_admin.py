@@ -10,7 +10,7 @@ from django.urls import reverse
 from deals.models import Deal, Stage, StageChange
 from lev.accounts.models import Membership
 from tests.admin_helpers import admin_client, change_form_data, staff_user, superuser
-from tests.factories import DealFactory, MembershipFactory, UserFactory
+from tests.factories import AccountFactory, DealFactory, MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -95,3 +95,46 @@ def test_the_deal_list_shows_and_filters_by_stage_and_the_page_moves_a_deal_with
         assert refused.status_code == 200, bad
     assert Deal.objects.get(pk=deal.pk).stage.key == "underwriting"
     assert StageChange.objects.filter(deal=deal).count() == 1
+
+
+def test_the_stage_filter_names_each_stage_once_for_whoever_sees_several_accounts(account, other_account):
+    """Operations sees every account's stages: "Intake" is one choice (not one per account), and it
+    selects the deals in Intake of every account; a member of one account sees its own stages; the home
+    page's link to one account's stage still lists that account's deals, shown chosen."""
+    third = AccountFactory(slug="third", name="Third")
+    for acct in (account, other_account, third):
+        Stage.objects.ensure_defaults(acct.pk)
+        DealFactory(account=acct, title=f"{acct.name} intake")
+        DealFactory(account=acct, title=f"{acct.name} closing", stage=stage(acct, "closing"))
+    renamed = stage(third, "underwriting")
+    renamed.name = "Credit review"
+    renamed.save()
+    url = reverse("admin:deals_deal_changelist")
+
+    def stage_choices(client, params=None):
+        page = client.get(url, params or {})
+        spec = next(f for f in page.context["cl"].filter_specs if f.title == "stage")
+        choices = list(spec.choices(page.context["cl"]))
+        return page, [c["display"] for c in choices], [c["display"] for c in choices if c["selected"]]
+
+    ops = admin_client(superuser())
+    page, names, chosen = stage_choices(ops)
+    assert names.count("Intake") == 1 and names.count("Closing") == 1 and "Credit review" in names
+    assert names[:2] == ["All", "Intake"] and chosen == ["All"]
+    assert len(names) == len(set(names))
+    page, names, chosen = stage_choices(ops, {"stage": "Intake"})
+    assert sorted(d.title for d in page.context["cl"].result_list) == sorted(
+        f"{a.name} intake" for a in (account, other_account, third))
+    assert chosen == ["Intake"]
+    page, names, chosen = stage_choices(ops, {"stage__id__exact": stage(other_account, "closing").pk})
+    assert [d.title for d in page.context["cl"].result_list] == [f"{other_account.name} closing"]
+    assert chosen == ["Closing"]
+    # From the one-account link, choosing another stage drops the id (the name alone filters).
+    spec = next(f for f in page.context["cl"].filter_specs if f.title == "stage")
+    intake_link = next(c for c in spec.choices(page.context["cl"]) if c["display"] == "Intake")["query_string"]
+    assert "stage__id__exact" not in intake_link and "stage=Intake" in intake_link
+
+    member, _ = staff_of(account, "mona", Membership.Role.MEMBER)
+    page, names, _ = stage_choices(member, {"stage": "Intake"})
+    assert "Credit review" not in names and names.count("Intake") == 1
+    assert [d.title for d in page.context["cl"].result_list] == [f"{account.name} intake"]

@@ -208,6 +208,12 @@ def test_seed_demo_gives_a_deal_team_login_whose_home_page_leaves_out_the_market
     assert client.login(request=HttpRequest(), username="dana", password=dana_password)
     html = client.get(HOME).content.decode()
     assert "Riverside Apartments Refinance" in panel(html, "my-deals")
+    # A fresh demo fills the day's panels: two lenders still silent since the package went out, both
+    # quotes in this week, and one of them lapsing within two weeks.
+    waiting, quotes, expiring = panel(html, "waiting"), panel(html, "quotes"), panel(html, "expiring")
+    assert waiting.count("<tr>") == 1 + 2 and "Riverside Apartments Refinance" in waiting, waiting
+    assert quotes.count("<tr>") == 1 + 2 and "Riverside Apartments Refinance" in quotes, quotes
+    assert expiring.count("<tr>") == 1 + 1 and "(in 10 days)" in expiring, expiring
     assert "Market History" not in html and "Past " not in html
     assert "Operations" not in html
     dana = client.get(HOME).context["user"]

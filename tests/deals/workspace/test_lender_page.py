@@ -159,3 +159,21 @@ def test_the_page_reads_in_the_same_queries_whatever_its_size(account, other_acc
         history(other_account, lender, n=size, tag=f"Rival {size}")
         counts.append(_queries(lender, dana))
     assert counts[0] == counts[1], counts
+
+
+def test_a_viewer_reads_the_lender_s_lists_in_words_not_json(account):
+    """A staff user who may only view lenders (the demo's viewer) reads the read-only form's lists as
+    the checkboxes label them; whoever may change the lender still gets the checkboxes."""
+    lender = LenderFactory(name="Harbor Bank", lender_types=["bank", "credit_union"])
+    LenderProgramFactory(lender=lender, title="Bridge", asset_types=["multifamily", "office"],
+                         loan_types=["bridge"], sponsor_states=["TX", "CA"])
+    html = page(lender, member(account, "vic", Membership.Role.VIEWER))
+    form = html[html.index('id="lender_form"'):]
+    assert "Multifamily, Office" in form and "Bank, Credit Union" in form and "CA, TX" in form
+    assert '["multifamily"' not in form and '["bank"' not in form and "&quot;multifamily&quot;" not in form
+    assert 'name="lender_types"' not in form and '-asset_types"' not in form
+
+    editor = page(lender, member(account, "eddie", Membership.Role.MEMBER, "change_lender", "change_lenderprogram"))
+    editor_form = editor[editor.index('id="lender_form"'):]
+    assert 'name="lender_types"' in editor_form and '-0-asset_types"' in editor_form
+    assert "Multifamily, Office" not in editor_form and "Bank, Credit Union" not in editor_form
