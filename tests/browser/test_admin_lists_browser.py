@@ -2,9 +2,13 @@
 tests/browser/test_admin_browser.py drives it) at a desktop's 1440 px and a laptop's 1024 px, with
 the app sidebar as a new user has it (open): neither the page nor a list's results table scrolls
 sideways, and placements open on the team's own active deals, not the demo's market history.
-Screenshots go to artifacts/screenshots/admin-team-list-*.png. Skips without the browser unless CI=true."""
+Screenshots go to artifacts/screenshots/admin-team-list-*.png; with LEV_DOCS_SCREENSHOTS=1 the README's pictures
+of two lists too (DOCS_PICTURES, 1440 px). Skips without the browser unless CI=true."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +25,9 @@ TEAM_LISTS = ["deals/deal/", "deals/placement/", "deals/termsheet/", "lenders/le
               "deals/placement/?deal_status=all", "deals/termsheet/?deal_status=all", "deals/deal/?archived=all",
               "lenders/lenderprogram/", "lenders/lenderactivity/", "lenders/marketrate/", "deals/dealproperty/",
               "deals/note/", "deals/contact/", "deals/company/", "deals/stage/"]
+
+DOCS_PICTURES = {"deals/deal/": "admin-deal-list.png", "deals/placement/": "admin-placements-list.png"}
+DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 OVERFLOW = """() => {
   const results = document.querySelector('#changelist .results');
@@ -39,6 +46,8 @@ def test_the_deal_teams_lists_fit_a_laptop(live_server, demo, chromium, width): 
         assert page.evaluate(OVERFLOW) == {"page": 0, "results": 0}, (path, width)
         name = path.strip("/").replace("/", "-").replace("?", "-").replace("=", "-")
         page.screenshot(path=str(shots / f"admin-team-list-{name}-{width}.png"))
+        if width == 1440 and path in DOCS_PICTURES and os.environ.get("LEV_DOCS_SCREENSHOTS") == "1":
+            page.screenshot(path=str(DOCS_IMAGES / DOCS_PICTURES[path]))
     # The placements open on the team's own deals: none of the market history's (archived) rows.
     page.goto(f"{live_server.url}/admin/deals/placement/")
     assert "Past " not in page.inner_text("#result_list")

@@ -7,7 +7,8 @@ comparison, chosen as the winner through the confirmation page, and the deal in 
 At every page: no sideways scrolling (the document and each table), ranked rows at most RANKED_ROW_MAX_PX
 tall, no CSP violation, and axe-core reports no serious or critical violation (axe runs in a second
 signed-in context made with AXE_CONTEXT, which lets its script in: it loads the same URL there, so the
-walking context keeps the CSP enforced). Screenshots: screenshot_dir()/team-day-<step>-<width>-<db>.png.
+walking context keeps the CSP enforced). Screenshots: screenshot_dir()/team-day-<step>-<width>-<db>.png;
+with LEV_DOCS_SCREENSHOTS=1 the README's pictures of the walk too (DOCS_PICTURES, 1440 px).
 
 The quote is recorded as a deal team records one: "Record a quote" on the placement's page, the form
 filled in from the lender's term sheet (a refusal first: a fixed quote with no rate), then saved."""
@@ -15,7 +16,9 @@ filled in from the lender's term sheet (a refusal first: a fixed quote with no r
 from __future__ import annotations
 
 import datetime as dt
+import os
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -39,6 +42,10 @@ from tests.browser.test_admin_browser import (  # noqa: F401  (chromium, search_
 from tests.deals.fixtures import eager_jobs  # noqa: F401  (a fixture: in-process jobs on the embedded run)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+# The README's admin tour: step -> its picture (docs/images/), the page as it first shows at 1440 px.
+DOCS_PICTURES = {"record-quote": "admin-record-quote.png", "confirm-winner": "admin-choose-winner.png"}
+DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 TABLES_OVERFLOWING = """() => Array.from(document.querySelectorAll('table'))
     .filter(t => t.getBoundingClientRect().width > 0 && t.scrollWidth > t.parentElement.clientWidth + 1)
@@ -78,6 +85,8 @@ def test_a_deal_team_s_day_from_home_page_to_closing(live_server, day, search_jo
         assert not heights or max(heights) <= RANKED_ROW_MAX_PX, (where, heights)
         assert csp_violations(page, reports) == [], where
         page.screenshot(path=str(shots / f"team-day-{step}-{width}-{db}.png"), full_page=True)
+        if width == 1440 and step in DOCS_PICTURES and os.environ.get("LEV_DOCS_SCREENSHOTS") == "1":
+            page.screenshot(path=str(DOCS_IMAGES / DOCS_PICTURES[step]))
         axe_page.goto(page.url)
         found.extend(describe(where, run_axe(axe_page, script)))
         steps.append(step)
