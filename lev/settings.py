@@ -227,6 +227,11 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         DATABASES["default"]["ENGINE"] = "lev.postgresql"
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     _options.setdefault("connect_timeout", LEV_DB_CONNECT_TIMEOUT_SECONDS)
+    # Server-side parameter binding: psycopg then prepares a query a connection has run 5 times, and
+    # PostgreSQL stops planning it again on every request. The deal read (the deal joined to its stage,
+    # owner, sponsor and borrower) is 0.6 ms with client-side binding, 0.17 ms prepared, measured on
+    # this machine (issue 24). Off: Django's default, client-side binding (the A/B).
+    _options.setdefault("server_side_binding", env_bool("LEV_DB_SERVER_SIDE_BINDING", True))
     if LEV_DB_STATEMENT_TIMEOUT_MS:
         _options["options"] = (
             f"{_options.get('options', '')} -c statement_timeout={LEV_DB_STATEMENT_TIMEOUT_MS}"
