@@ -117,12 +117,7 @@ class InProcessTransport(Transport):
         # Django's handler, not WSGIHandler: no request_started/finished signals, which would
         # close this thread's database connection in the middle of the MCP request.
         response = self.handler().get_response(request)
-        content = response.content
-        try:
-            data = json.loads(content) if content else None
-        except ValueError:
-            data = None
-        return ApiResponse(response.status_code, data, response.headers)
+        return ApiResponse(response.status_code, _parsed(response.content), response.headers)
 
 
 def direct_dispatch(request: WSGIRequest) -> ApiResponse:
@@ -167,12 +162,16 @@ def direct_dispatch(request: WSGIRequest) -> ApiResponse:
         data = None if response.data is None else json_native(response.data)
         response["Content-Type"] = "application/json"  # what its renderer would have said (Accept asks for it)
     else:
-        content = response.content
-        try:
-            data = json.loads(content) if content else None
-        except ValueError:
-            data = None
+        data = _parsed(response.content)
     return ApiResponse(response.status_code, data, response.headers)
+
+
+def _parsed(content: bytes) -> Any:
+    """A rendered answer's JSON; None for an empty or non-JSON body."""
+    try:
+        return json.loads(content) if content else None
+    except ValueError:
+        return None
 
 
 _ENCODER = DrfJSONEncoder()
