@@ -11,6 +11,7 @@ from django.db.models.functions import Coalesce
 from deals.models import DEAL_SORT_VALUES, Deal, DealFinancials, DealProperty
 from deals.searches.ranking.criteria import READINESS_FIELDS
 from lev.accounts.models import Account
+from lev.compiled import CompiledRead
 from lev.errors import DealNotFound, NotFound
 from lev.limits import MAX_ID
 from lev.pagination import Keyset, list_scope
@@ -92,18 +93,28 @@ def deals_with_property_summary(deals: QuerySet[Deal]) -> QuerySet[Deal]:
     )
 
 
+def _deal_read(include: frozenset[str], *, account_id: int, deal_id: int) -> QuerySet[Deal]:
+    """The account's deal by id, with what `include` names: the ORM's query (the long way)."""
+    # The stage, owner, sponsor and borrower are named in every answer: joined, not read one by one.
+    qs = Deal.objects.filter(account=account_id).select_related("stage", "owner", "sponsor", "borrower")
+    if "financials" in include:
+        qs = qs.select_related("financials")
+    if "properties" in include:
+        qs = qs.prefetch_related("properties")
+    return qs.filter(pk=deal_id).order_by()[:1]
+
+
+# Its SQL compiled once per include shape and database alias (lev.compiled, LEV_COMPILED_READS).
+_DEAL_READ = CompiledRead("deals.deal_get", Deal, _deal_read, params=("account_id", "deal_id"))
+_INCLUDABLE = frozenset({"financials", "properties"})
+
+
 def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozenset()) -> Deal:
     """The account's deal, or DealNotFound — the same answer for another account's deal."""
     # Past the largest bigint id no deal exists (what the ORM's lookup answers, too).
     if not 0 < deal_id <= MAX_ID:
         raise DealNotFound(deal_id)
-    # The stage, owner, sponsor and borrower are named in every answer: joined, not read one by one.
-    qs = Deal.objects.filter(account=account).select_related("stage", "owner", "sponsor", "borrower")
-    if "financials" in include:
-        qs = qs.select_related("financials")
-    if "properties" in include:
-        qs = qs.prefetch_related("properties")
-    found = list(qs.filter(pk=deal_id).order_by()[:1])
+    found = _DEAL_READ(_INCLUDABLE & include, account_id=account.pk, deal_id=deal_id)
     if not found:
         raise DealNotFound(deal_id)
     return found[0]

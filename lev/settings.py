@@ -201,6 +201,11 @@ LEV_DB_CONNECT_TIMEOUT_SECONDS = env_int("LEV_DB_CONNECT_TIMEOUT_SECONDS", 3)
 # The PostgreSQL connection health check (lev.postgresql) runs `SELECT 1` on a reused connection last
 # vouched for this many seconds ago or more (and whenever its socket has something to say).
 LEV_DB_HEALTH_CHECK_IDLE_SECONDS = env_float("LEV_DB_HEALTH_CHECK_IDLE_SECONDS", 1.0)
+# Compiled reads (lev.compiled): the hottest reads (deals.selectors.deal_get, the deal joined to its stage,
+# owner, sponsor and borrower) have their SQL compiled by the ORM once per process and database alias and
+# their instances built as the ORM builds them, instead of the ORM compiling the query on every call (a fifth
+# of an MCP get_deal, issue 24). Off: the ORM's queryset on every call (the long way, the A/B).
+LEV_COMPILED_READS = env_bool("LEV_COMPILED_READS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default (`make run`: runserver, a thread per request; in-process jobs) has many
     # writers to one file. SQLite allows one writer at a time, so each must wait its turn, never fail:

@@ -1,0 +1,186 @@
+"""Compiled reads: a queryset's SQL compiled by the ORM once per process and database alias, then run
+with each call's parameters (issue 24: compiling the deal read's five-table select_related cost a
+fifth of an MCP `get_deal`; running it, prepared by PostgreSQL, cost far less).
+
+A read is declared once, with a function building its queryset from integer parameters (ids):
+
+    deal_read = CompiledRead("deals.deal_get", Deal, build, params=("account_id", "deal_id"))
+    deals = deal_read(shape, account_id=account.pk, deal_id=7)   # list(build(shape, ...)), faster
+
+`shape` is the caller's key for one SQL text (e.g. the set of related data included); `build(shape,
+**params)` must use the parameters only as values of the query (never to choose its shape). The first
+call of a shape on an alias builds the queryset twice with stand-in values and compiles it with the
+ORM's own compiler; the SQL must come back the same both times, and its parameters must be exactly the
+stand-ins (where a parameter went) or the same constants (where none did). Anything else, or a
+queryset this module does not reproduce (values(), known related objects, select_for_update, a
+combinator, composite fields), and the shape is read by the ORM itself from then on, with a warning in
+the log: a shape is never answered wrongly, at worst the long way.
+
+A call then runs the cached SQL through Django's connection cursor (statement timeouts, the backend's
+health check, execute_wrappers and the debug cursor apply as to the ORM's queries) and builds the
+instances as django.db.models.query.ModelIterable does, with Django's own pieces: the compiler's
+select and klass_info, `get_related_populators` (select_related objects, None for a null foreign key,
+the reverse caches), `Model.from_db` (state.db, adding=False), the backend's and fields' converters,
+annotations; prefetch_related lookups run through `prefetch_related_objects` on the built instances,
+as QuerySet does. Values that are not plain ints within a bigint, and every call while the switch
+`LEV_COMPILED_READS` is off, go the long way: `list(build(shape, **params))`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Generic, TypeVar
+
+from django.conf import settings
+from django.core.exceptions import EmptyResultSet
+from django.db import connections, router
+from django.db.models import Model, QuerySet
+from django.db.models.query import ModelIterable, get_related_populators, prefetch_related_objects
+
+logger = logging.getLogger("lev.compiled")
+
+M = TypeVar("M", bound=Model)
+
+BIGINT_MIN, BIGINT_MAX = -(2**63), 2**63 - 1
+# Two sets of stand-in values, parameter k being base + k: inside every integer column's range (an
+# out-of-range value makes the ORM drop the condition or the query), and unlikely as constants.
+_STAND_INS = (1_987_650_001, 1_987_651_001)
+_LONG_WAY = object()  # a shape that is read by the ORM
+
+
+class _Plan:
+    """One shape's SQL on one alias and how its rows become instances (what ModelIterable computes
+    from the compiler on each query, computed once)."""
+
+    __slots__ = ("alias", "annotations", "col_count", "compiler", "converters", "end", "fields",
+                 "init_list", "model", "populators", "prefetch", "slots", "sql", "start")
+
+    def __init__(self, compiler, sql: str, slots: tuple[tuple[int, Any], ...], prefetch: tuple, alias: str):
+        select, klass_info = compiler.select, compiler.klass_info
+        self.alias, self.sql, self.slots, self.prefetch, self.compiler = alias, sql, slots, prefetch, compiler
+        self.model = klass_info["model"]
+        select_fields = klass_info["select_fields"]
+        self.start, self.end = select_fields[0], select_fields[-1] + 1
+        self.init_list = [f[0].target.attname for f in select[self.start:self.end]]
+        self.populators = get_related_populators(klass_info, select, alias)
+        self.annotations = tuple((compiler.annotation_col_map or {}).items())
+        self.col_count = compiler.col_count
+        self.fields = [s[0] for s in select[0:self.col_count]]
+        # (connection, converters): the backend's converters are methods of a connection's operations,
+        # and each thread has its own connection: they are looked up again for another connection.
+        self.converters: tuple[Any, list] = (None, [])
+
+    def converters_for(self, connection) -> list:
+        owner, converters = self.converters
+        if owner is not connection:
+            compiler = self.compiler.query.get_compiler(connection=connection)
+            converters = [(pos, convs, expr) for pos, (convs, expr) in compiler.get_converters(self.fields).items()]
+            self.converters = (connection, converters)
+        return converters
+
+    def run(self, values: Sequence[int]) -> list:
+        connection = connections[self.alias]
+        params = [values[index] if index >= 0 else constant for index, constant in self.slots]
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, params)
+            rows = cursor.fetchall()
+        converters = self.converters_for(connection) if rows else ()
+        found = []
+        for fetched in rows:
+            row = list(fetched[:self.col_count])
+            for pos, convs, expression in converters:
+                value = row[pos]
+                for converter in convs:
+                    value = converter(value, expression, connection)
+                row[pos] = value
+            obj = self.model.from_db(self.alias, self.init_list, row[self.start:self.end])
+            for populator in self.populators:
+                populator.populate(row, obj)
+            for attname, pos in self.annotations:
+                setattr(obj, attname, row[pos])
+            found.append(obj)
+        if self.prefetch and found:
+            prefetch_related_objects(found, *self.prefetch)
+        return found
+
+
+class CompiledRead(Generic[M]):
+    """A read whose SQL the ORM compiles once per shape and database alias (module docstring)."""
+
+    def __init__(self, name: str, model: type[M], build: Callable[..., QuerySet[M]], *, params: Sequence[str]):
+        self.name, self.model, self.build, self.params = name, model, build, tuple(params)
+        self.plans: dict[tuple[Hashable, str], _Plan | object] = {}
+        self.compilations = 0  # how many shapes were compiled (each once per alias): for tests
+
+    def __call__(self, shape: Hashable, /, **values: int) -> list[M]:
+        ordered = [values[name] for name in self.params]
+        if not settings.LEV_COMPILED_READS or not all(
+            type(value) is int and BIGINT_MIN <= value <= BIGINT_MAX for value in ordered
+        ):
+            return list(self.build(shape, **values))
+        alias = router.db_for_read(self.model)
+        plan = self.plans.get((shape, alias))
+        if plan is None:
+            plan = self.plans[shape, alias] = self._compile(shape, alias)
+        if plan is _LONG_WAY:
+            return list(self.build(shape, **values))
+        return plan.run(ordered)
+
+    def _stand_ins(self, base: int) -> dict[str, int]:
+        return {name: base + k for k, name in enumerate(self.params)}
+
+    def _compile(self, shape: Hashable, alias: str) -> _Plan | object:
+        self.compilations += 1
+        first, second = (self.build(shape, **self._stand_ins(base)) for base in _STAND_INS)
+        why = self._unsupported(first, alias) or self._unsupported(second, alias)
+        if why is None:
+            try:
+                compiler = first.query.get_compiler(using=alias)
+                sql, params = compiler.as_sql()
+                sql_again, params_again = second.query.get_compiler(using=alias).as_sql()
+            except EmptyResultSet:
+                why = "the ORM answers it without a query"
+        if why is None:
+            slots = self._slots(params, params_again) if sql == sql_again else None
+            if slots is None:
+                why = "its SQL or parameters are not the stand-ins'"
+            elif compiler.klass_info is None or compiler.has_composite_fields([s[0] for s in compiler.select]):
+                why = "its columns are not one model's"
+        if why is not None:
+            logger.warning("compiled read %s, shape %r: read by the ORM (%s)", self.name, shape, why)
+            return _LONG_WAY
+        return _Plan(compiler, sql, slots, tuple(first._prefetch_related_lookups), alias)
+
+    def _unsupported(self, qs: Any, alias: str) -> str | None:
+        if not isinstance(qs, QuerySet) or qs.model is not self.model or qs._iterable_class is not ModelIterable:
+            return "not a queryset of model instances"
+        if qs._known_related_objects or qs._result_cache is not None or qs._fields is not None:
+            return "a related manager's or evaluated queryset"
+        if qs.query.select_for_update or qs.query.combinator:
+            return "select_for_update or a combinator"
+        if qs.db != alias:
+            return "its database is not the router's"
+        return None
+
+    def _slots(self, first: Sequence, second: Sequence) -> tuple[tuple[int, Any], ...] | None:
+        """Each SQL parameter as (index of the call's value, None) or (-1, a constant of the shape);
+        None when the two compilations' parameters are not exactly that."""
+        if len(first) != len(second):
+            return None
+        a, b = (list(self._stand_ins(base).values()) for base in _STAND_INS)
+        slots, used = [], set()
+        for x, y in zip(first, second, strict=True):
+            if type(x) is int and x in a and y == b[a.index(x)] and type(y) is int:
+                slots.append((a.index(x), None))
+                used.add(a.index(x))
+            elif x == y and type(x) is type(y) and x not in a + b:
+                slots.append((-1, x))
+            else:
+                return None
+        return tuple(slots) if used == set(range(len(self.params))) else None
+
+    def clear(self) -> None:
+        """Forget every compiled shape (tests; a deployment never needs to)."""
+        self.plans.clear()
+        self.compilations = 0
