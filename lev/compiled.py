@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
-from django.db import connections, router
+from django.db import DatabaseError, connections, router
 from django.db.models import Model, QuerySet
 from django.db.models.query import ModelIterable, get_related_populators, prefetch_related_objects
 
@@ -132,15 +132,19 @@ class CompiledRead(Generic[M]):
 
     def _compile(self, shape: Hashable, alias: str) -> _Plan | object:
         self.compilations += 1
-        first, second = (self.build(shape, **self._stand_ins(base)) for base in _STAND_INS)
-        why = self._unsupported(first, alias) or self._unsupported(second, alias)
-        if why is None:
-            try:
+        try:
+            first, second = (self.build(shape, **self._stand_ins(base)) for base in _STAND_INS)
+            why = self._unsupported(first, alias) or self._unsupported(second, alias)
+            if why is None:
                 compiler = first.query.get_compiler(using=alias)
                 sql, params = compiler.as_sql()
                 sql_again, params_again = second.query.get_compiler(using=alias).as_sql()
-            except EmptyResultSet:
-                why = "the ORM answers it without a query"
+        except EmptyResultSet:
+            why = "the ORM answers it without a query"
+        except DatabaseError:
+            raise  # (compiling may ask the database its version): an outage, as for the ORM; tried again
+        except Exception as exc:  # with the stand-ins, not the call's values: the ORM will say
+            why = f"building or compiling it with stand-in values raised {exc!r}"
         if why is None:
             slots = self._slots(params, params_again) if sql == sql_again else None
             if slots is None:

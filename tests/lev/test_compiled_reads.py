@@ -219,6 +219,8 @@ def test_shapes_it_cannot_reproduce_are_read_by_the_orm(account, settings, caplo
             return qs.filter(pk__in=[])
         if shape == "values":
             return qs.filter(pk=deal_id).values("id")
+        if shape == "picky" and deal_id > 10**9:  # refuses the stand-ins, not the call's values
+            raise ValueError(deal_id)
         if shape == "locked":
             return qs.filter(pk=deal_id).select_for_update()
         return qs.filter(pk=deal_id, archived=True)  # a constant beside the parameter: compiled
@@ -228,8 +230,9 @@ def test_shapes_it_cannot_reproduce_are_read_by_the_orm(account, settings, caplo
     assert [d.pk for d in read("shifted", deal_id=deal.pk - 1)] == [deal.pk]
     assert read("empty", deal_id=deal.pk) == []
     assert read("values", deal_id=deal.pk) == [{"id": deal.pk}]
+    assert [d.pk for d in read("picky", deal_id=deal.pk)] == [deal.pk]
     assert type(read.plans["plain", "default"]).__name__ == "_Plan"
-    for shape in ("shifted", "empty", "values"):
+    for shape in ("shifted", "empty", "values", "picky"):
         assert type(read.plans[shape, "default"]).__name__ != "_Plan"
         assert any(shape in r.getMessage() and r.name == "lev.compiled" for r in caplog.records)
     read.build("locked", deal_id=1)  # (select_for_update needs a transaction: only the decision is checked)
