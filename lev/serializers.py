@@ -120,7 +120,8 @@ _DRF_FIELD_PLUMBING = {
     name: getattr(serializers.Serializer, name) for name in ("fields", "_readable_fields", "get_attribute")
 }
 _OUTPUT_PLANS: dict[type, tuple] = {}  # class -> its prototype's readable fields, or () for DRF's way
-_PLANS_LOCK = threading.RLock()
+_PLANS_LOCK = threading.RLock()  # held while a plan is decided, so only a finished plan is ever published
+_DECIDING: set[type] = set()
 
 
 def _defined_by(cls: type, name: str) -> type | None:
@@ -191,16 +192,20 @@ def output_plan(cls: type) -> tuple:
         plan = _OUTPUT_PLANS.get(cls)
         if plan is not None:
             return plan
-        _OUTPUT_PLANS[cls] = ()  # while deciding (a class nested in itself): DRF's way
+        if cls in _DECIDING:  # a class nested in itself: DRF's way (nothing published until decided)
+            return ()
+        _DECIDING.add(cls)
         plan = ()
-        if _defined_by(cls, "get_fields") is FieldsBuiltOnce and _plain_plumbing(cls):
-            try:
+        try:
+            if _defined_by(cls, "get_fields") is FieldsBuiltOnce and _plain_plumbing(cls):
                 prototype = cls()
                 readable = tuple(prototype._readable_fields)
                 if all(_field_qualifies(f) for f in readable):
                     plan = readable
-            except Exception:  # a class that cannot be built bare: DRF's way
-                plan = ()
+        except Exception:  # a class that cannot be built bare: DRF's way
+            plan = ()
+        finally:
+            _DECIDING.discard(cls)
         _OUTPUT_PLANS[cls] = plan
         return plan
 

@@ -319,3 +319,21 @@ def test_nested_plain_and_marked_serializers_take_the_bound_way(demo, settings):
     for deal in Deal.objects.select_related("stage").filter(account=demo):
         both_ways(settings, lambda: DealWithPlainRefsSerializer(deal).data)  # noqa: B023
     assert Deal.objects.filter(~Q(loan_amount=None), properties__isnull=False, account=demo).exists()
+
+
+class NeedsViewerSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+    """Cannot be built bare (no prototype without a viewer): DRF's way."""
+
+    class Meta:
+        model = Stage
+        fields = ("id", "name")
+
+    def __init__(self, *args, viewer: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.viewer = viewer
+
+
+def test_a_serializer_that_cannot_be_built_bare_takes_drfs_way(demo, settings):
+    assert output_plan(NeedsViewerSerializer) == ()
+    for stage in Stage.objects.order_by("id")[:5]:
+        both_ways(settings, lambda: NeedsViewerSerializer(stage, viewer="carol").data)  # noqa: B023
