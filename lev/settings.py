@@ -227,11 +227,16 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         DATABASES["default"]["ENGINE"] = "lev.postgresql"
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     _options.setdefault("connect_timeout", LEV_DB_CONNECT_TIMEOUT_SECONDS)
-    # Server-side parameter binding: psycopg then prepares a query a connection has run 5 times, and
-    # PostgreSQL stops planning it again on every request. The deal read (the deal joined to its stage,
-    # owner, sponsor and borrower) is 0.6 ms with client-side binding, 0.17 ms prepared, measured on
-    # this machine (issue 24). Off: Django's default, client-side binding (the A/B).
-    _options.setdefault("server_side_binding", env_bool("LEV_DB_SERVER_SIDE_BINDING", True))
+    # Server-side parameter binding with prepared statements: psycopg prepares a query once a connection
+    # has run it LEV_DB_PREPARE_THRESHOLD times (5), and PostgreSQL stops planning it again on every
+    # request. Both are needed: Django passes psycopg `prepare_threshold=None` (never prepare) unless
+    # OPTIONS names it, so binding alone prepared nothing. The deal read (the deal joined to its stage,
+    # owner, sponsor and borrower) took 0.98 ms a round trip unprepared, 0.48-0.55 ms prepared, measured
+    # on this machine through Django's cursor (issue 24; tests/lev/test_prepared_statements.py checks
+    # PostgreSQL holds the plan). Off: Django's default, client-side binding, nothing prepared (the A/B).
+    if env_bool("LEV_DB_SERVER_SIDE_BINDING", True):
+        _options.setdefault("server_side_binding", True)
+        _options.setdefault("prepare_threshold", env_int("LEV_DB_PREPARE_THRESHOLD", 5))
     if LEV_DB_STATEMENT_TIMEOUT_MS:
         _options["options"] = (
             f"{_options.get('options', '')} -c statement_timeout={LEV_DB_STATEMENT_TIMEOUT_MS}"
@@ -461,6 +466,14 @@ LEV_REQUEST_BODY_TIMEOUT_SECONDS = env_float("LEV_REQUEST_BODY_TIMEOUT_SECONDS",
 # ... and a connection's first request headers within this many seconds of its opening, else it is
 # closed (lev.asgi.ASGIWorker; later requests on a kept-alive connection: gunicorn's keepalive, 5 s).
 LEV_REQUEST_HEADER_TIMEOUT_SECONDS = env_float("LEV_REQUEST_HEADER_TIMEOUT_SECONDS", 20.0)
+# Under the ASGI server, the cyclic garbage a request leaves (Django's and DRF's request, view, serializer
+# and model objects refer to each other, so reference counting frees none of them: about 260 objects an
+# MCP tool call) is collected right after its response is sent, off the client's wait, and the automatic
+# young-generation threshold is raised so collections rarely run in the middle of a request. Python's
+# defaults (a collection every 700 allocations) ran them mid-request, promoting the request's live
+# objects to the older generations, whose full collections then took 50-200 ms at a time (the p99) and
+# about 10 % of a tool call's CPU in all. lev.asgi.BufferedWSGI; off: Python's defaults (issue 24).
+LEV_GC_BETWEEN_REQUESTS = env_bool("LEV_GC_BETWEEN_REQUESTS", True)
 # Origins allowed to call /mcp from a browser; requests without Origin are always allowed.
 LEV_MCP_ALLOWED_ORIGINS = env_list("LEV_MCP_ALLOWED_ORIGINS", [])
 # Byte budget of one tool answer, counted as the client receives it: the `result` of the JSON-RPC response
