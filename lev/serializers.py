@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import copy
 import re
+import threading
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
+from django.conf import settings
 from django.core.validators import ProhibitNullCharactersValidator, RegexValidator
 from rest_framework import serializers
-from rest_framework.fields import ProhibitSurrogateCharactersValidator
+from rest_framework.fields import ProhibitSurrogateCharactersValidator, SkipField, empty
+from rest_framework.relations import PKOnlyObject
 
 from lev.enums import choices
 from lev.limits import (
@@ -56,6 +59,7 @@ class FieldsBuiltOnce:
     fields are worked out from the model once per class and deep-copied for each use, as DRF does with
     declared fields, instead of introspecting the model again on every instance (0.48 vs 0.29 ms for a
     deal, measured: docs/benchmarks.md, "Hot path and gunicorn")."""
+    # (This docstring is the OpenAPI description of every output serializer without its own: keep it as is.)
 
     def get_fields(self):
         cls = type(self)
@@ -64,6 +68,146 @@ class FieldsBuiltOnce:
             template = super().get_fields()  # type: ignore[misc]
             cls._fields_template = template  # type: ignore[attr-defined]
         return copy.deepcopy(template)
+
+    def to_representation(self, instance):
+        """With LEV_BOUND_FIELD_OUTPUT on: DRF's own loop over the fields of a prototype of the class, bound
+        once per process, so an instance copies and binds no field at all, nor do the serializers nested in
+        it (docs/benchmarks.md, issue 24). Only when every readable field writes out what the object holds
+        and nothing else (the rule: `output_plan`, decided once per class); any other class takes DRF's
+        way. A subclass's own `to_representation` still runs on the instance (DealSerializer's `include`);
+        only its `super().to_representation` is this loop."""
+        if settings.LEV_BOUND_FIELD_OUTPUT:
+            fields = _OUTPUT_PLANS.get(type(self))
+            if fields is None:
+                fields = output_plan(type(self))
+            if fields:
+                # DRF's Serializer.to_representation, over the prototype's fields.
+                ret = {}
+                for field in fields:
+                    try:
+                        attribute = field.get_attribute(instance)
+                    except SkipField:
+                        continue
+                    check_for_none = attribute.pk if isinstance(attribute, PKOnlyObject) else attribute
+                    if check_for_none is None:
+                        ret[field.field_name] = None
+                    else:
+                        ret[field.field_name] = field.to_representation(attribute)
+                return ret
+        return super().to_representation(instance)  # type: ignore[misc]
+
+
+def reads_only_the_object(to_representation):
+    """Marks a serializer's own `to_representation` as writing out what the object holds and nothing else
+    (no self.context, request, parent or instance attributes set per use), so a FieldsBuiltOnce parent
+    may nest it in its bound prototype (see `output_plan`)."""
+    to_representation.reads_only_the_object = True
+    return to_representation
+
+
+# DRF's field classes whose get_attribute and to_representation read the object and the field's own
+# settings, nothing else: no parent, root, context or request. A subclass qualifies only when both
+# methods are still one of these classes' (EnumField, MoneyField, TextField: they override input only).
+_PLAIN_FIELD_CLASSES = frozenset({
+    serializers.Field, serializers.BooleanField, serializers.CharField, serializers.EmailField,
+    serializers.RegexField, serializers.SlugField, serializers.URLField, serializers.UUIDField,
+    serializers.IPAddressField, serializers.IntegerField, serializers.BigIntegerField, serializers.FloatField,
+    serializers.DecimalField, serializers.DateTimeField, serializers.DateField, serializers.TimeField,
+    serializers.DurationField, serializers.ChoiceField, serializers.MultipleChoiceField, serializers.JSONField,
+    serializers.ReadOnlyField, serializers.ListField, serializers.DictField,
+})
+_DRF_FIELD_PLUMBING = {
+    name: getattr(serializers.Serializer, name) for name in ("fields", "_readable_fields", "get_attribute")
+}
+_OUTPUT_PLANS: dict[type, tuple] = {}  # class -> its prototype's readable fields, or () for DRF's way
+_PLANS_LOCK = threading.RLock()  # held while a plan is decided, so only a finished plan is ever published
+_DECIDING: set[type] = set()
+
+
+def _defined_by(cls: type, name: str) -> type | None:
+    return next((klass for klass in cls.__mro__ if name in klass.__dict__), None)
+
+
+def _plain_plumbing(cls: type) -> bool:
+    return all(getattr(cls, name) is value for name, value in _DRF_FIELD_PLUMBING.items())
+
+
+def _field_qualifies(field: serializers.Field) -> bool:
+    """Whether `field`, bound in a prototype, writes any object out exactly as a freshly bound copy would."""
+    if field.write_only:
+        return True  # never read
+    if field.default is not empty and callable(field.default):  # may read the context (CurrentUserDefault)
+        return False
+    cls = type(field)
+    if isinstance(field, serializers.ListSerializer):
+        return (cls.to_representation is serializers.ListSerializer.to_representation
+                and cls.get_attribute is serializers.Field.get_attribute and _serializer_qualifies(field.child))
+    if isinstance(field, serializers.BaseSerializer):
+        return _serializer_qualifies(field)
+    if not (_defined_by(cls, "get_attribute") in _PLAIN_FIELD_CLASSES
+            and _defined_by(cls, "to_representation") in _PLAIN_FIELD_CLASSES):
+        return False  # SerializerMethodField, RelatedField and Hyperlinked*, HiddenField, FileField, custom
+    child = getattr(field, "child", None)  # ListField, DictField
+    return child is None or _field_qualifies(child)
+
+
+def _serializer_qualifies(serializer: serializers.BaseSerializer) -> bool:
+    """A nested serializer qualifies when its output is its readable fields' (each qualifying) or comes
+    from a `to_representation` marked `reads_only_the_object`; its fields are bound here, in the prototype,
+    before the prototype is shared."""
+    cls = type(serializer)
+    if not isinstance(serializer, serializers.Serializer) or not _plain_plumbing(cls):
+        return False
+    if getattr(cls.to_representation, "reads_only_the_object", False):
+        return True
+    if issubclass(cls, FieldsBuiltOnce) and cls.to_representation is FieldsBuiltOnce.to_representation:
+        # Written out by its own class's prototype; the switch off, by this copy's fields as DRF does.
+        if not output_plan(cls):
+            return False
+    elif cls.to_representation is not serializers.Serializer.to_representation:
+        return False  # its own to_representation may read self.context, the request, self.include, ...
+    if _defined_by(cls, "get_fields") not in (serializers.Serializer, serializers.ModelSerializer, FieldsBuiltOnce):
+        return False  # fields that may depend on the context
+    return all(_field_qualifies(f) for f in serializer.fields.values())
+
+
+def output_plan(cls: type) -> tuple:
+    """The readable fields, bound once in a prototype `cls()`, that FieldsBuiltOnce.to_representation
+    writes every object of `cls` out with; () when DRF's way must be taken. Decided once per class, under a
+    lock, and published only once every field (nested serializers' too) is bound: the prototype then holds
+    no per-call state, so the request thread and the probe thread share it safely.
+
+    The rule, conservative: the class keeps DRF's `fields`, `_readable_fields` and FieldsBuiltOnce's
+    `get_fields`; and each readable field is (a) one of DRF's plain value fields (_PLAIN_FIELD_CLASSES, a
+    subclass included only if it overrides neither get_attribute nor to_representation), a ListField or
+    DictField of such, with no callable default; or (b) a nested serializer (or many=True list of one)
+    whose fields all qualify and whose to_representation is DRF's, FieldsBuiltOnce's, or marked
+    `reads_only_the_object`. Anything that could read the parent, the context or the request
+    (SerializerMethodField, RelatedField, Hyperlinked*, HiddenField, FileField, a custom field or
+    to_representation) makes the whole class take DRF's way."""
+    plan = _OUTPUT_PLANS.get(cls)
+    if plan is not None:
+        return plan
+    with _PLANS_LOCK:
+        plan = _OUTPUT_PLANS.get(cls)
+        if plan is not None:
+            return plan
+        if cls in _DECIDING:  # a class nested in itself: DRF's way (nothing published until decided)
+            return ()
+        _DECIDING.add(cls)
+        plan = ()
+        try:
+            if _defined_by(cls, "get_fields") is FieldsBuiltOnce and _plain_plumbing(cls):
+                prototype = cls()
+                readable = tuple(prototype._readable_fields)
+                if all(_field_qualifies(f) for f in readable):
+                    plan = readable
+        except Exception:  # a class that cannot be built bare: DRF's way
+            plan = ()
+        finally:
+            _DECIDING.discard(cls)
+        _OUTPUT_PLANS[cls] = plan
+        return plan
 
 
 class StrictSerializer(serializers.Serializer):

@@ -460,6 +460,11 @@ LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
 # lev.wsgi routes it to lev.handlers.McpWSGIHandler, which keeps what /mcp relies on (MCP_MIDDLEWARE).
 # Off: /mcp goes through settings.MIDDLEWARE like every page (the A/B of docs/benchmarks.md, issue 24).
 LEV_MCP_LEAN_MIDDLEWARE = env_bool("LEV_MCP_LEAN_MIDDLEWARE", True)
+# Output serializers built on lev.serializers.FieldsBuiltOnce (the deal, its stage and owner, properties,
+# financials, notes, ...) write an object out with fields bound once per class on a shared prototype, not
+# deep-copied and bound again for each object, when every field reads nothing but the object (the rule:
+# lev.serializers.output_plan). Off: DRF's own way for every serializer (the A/B of issue 24).
+LEV_BOUND_FIELD_OUTPUT = env_bool("LEV_BOUND_FIELD_OUTPUT", True)
 # Under the ASGI server (production), a request's whole body must arrive within this many seconds of its
 # headers, else 408 (lev.asgi.BodyGuard): a client trickling a body cannot hold a connection for long.
 LEV_REQUEST_BODY_TIMEOUT_SECONDS = env_float("LEV_REQUEST_BODY_TIMEOUT_SECONDS", 30.0)

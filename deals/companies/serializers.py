@@ -15,6 +15,7 @@ from lev.serializers import (
     StrictSerializer,
     TextRegexField,
     _messages,
+    reads_only_the_object,
     text_field,
 )
 
@@ -98,5 +99,6 @@ class CompanyRefSerializer(serializers.Serializer):
     name = serializers.CharField()
     kind = serializers.CharField()
 
+    @reads_only_the_object  # so a DealSerializer writes it out from its bound prototype (lev.serializers)
     def to_representation(self, instance: Any) -> dict[str, Any]:
         return {"id": instance.pk, "name": instance.name, "kind": instance.kind}
