@@ -139,7 +139,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "lev.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's, with the header of a response without a nonce built once per process (LEV_CSP_HEADER_CACHE).
+    "lev.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # Django's, but a missing trailing slash under /api/ is a 308 that keeps the method and body.
@@ -285,6 +286,11 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": [csp_constants.NONE],
     },
 }
+
+# Build the policy headers (django-csp) once per process for responses that use no nonce and no csp
+# decorator (every JSON answer: /mcp, the API), instead of twice per response; a page with a nonce is built
+# per response as before. The same bytes either way (lev.middleware.CSPMiddleware). Off: django-csp's way.
+LEV_CSP_HEADER_CACHE = env_bool("LEV_CSP_HEADER_CACHE", True)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
