@@ -32,6 +32,7 @@ application while the body still streams in and hands every response message acr
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -118,9 +119,19 @@ class BufferedWSGI:
 
     # Operators' probes: polled exactly when something hangs, so never queued behind the site's requests.
     PROBE_PATHS = frozenset({"/health", "/metrics"})
+    # With LEV_GC_BETWEEN_REQUESTS: the automatic young-generation threshold (Python's default is 700
+    # allocations), a safety net for a request that allocates a great deal; the collection after each
+    # response does the usual work.
+    GC_YOUNG_THRESHOLD = 50_000
 
-    def __init__(self, app, *, threads: int = 1):
+    def __init__(self, app, *, threads: int = 1, collect_between: bool | None = None):
         self.app = app
+        # settings.LEV_GC_BETWEEN_REQUESTS: collect each request's cyclic garbage after its response is
+        # sent (`_collect`), on the request thread, before the next request of the process runs.
+        self.collect_between = settings.LEV_GC_BETWEEN_REQUESTS if collect_between is None else collect_between
+        if self.collect_between:
+            _young, older, oldest = gc.get_threshold()
+            gc.set_threshold(self.GC_YOUNG_THRESHOLD, older, oldest)
         # One thread, as one sync worker: requests of a process run one after another and share its
         # database connection (Django keeps one per thread).
         self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lev-request")
@@ -163,6 +174,17 @@ class BufferedWSGI:
         await send({"type": "http.response.start", "status": int(status.split(" ", 1)[0]),
                     "headers": [(name.lower().encode("latin1"), value.encode("latin1")) for name, value in headers]})
         await send({"type": "http.response.body", "body": body})
+        if self.collect_between and executor is self.executor:
+            # Queued on the request thread: the next request of this process runs after it. Not awaited:
+            # the client has its answer, and this connection's next request waits its turn anyway.
+            executor.submit(self._collect)
+
+    @staticmethod
+    def _collect() -> None:
+        """The young generations: the request's garbage is all there (at most an automatic collection
+        during the request moved part of it one generation up); the oldest generation is left to its
+        own threshold, as before."""
+        gc.collect(1)
 
 
 application = BodyGuard(BufferedWSGI(wsgi_application))
