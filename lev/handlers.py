@@ -45,7 +45,7 @@ API_MIDDLEWARE = ("lev.middleware.RequestIdMiddleware", "simple_history.middlewa
 MCP_MIDDLEWARE = (
     "lev.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "lev.middleware.CSPMiddleware",
     "lev.middleware.CommonMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
