@@ -473,6 +473,10 @@ LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
 # lev.wsgi routes it to lev.handlers.McpWSGIHandler, which keeps what /mcp relies on (MCP_MIDDLEWARE).
 # Off: /mcp goes through settings.MIDDLEWARE like every page (the A/B of docs/benchmarks.md, issue 24).
 LEV_MCP_LEAN_MIDDLEWARE = env_bool("LEV_MCP_LEAN_MIDDLEWARE", True)
+# /mcp's handler and the tools' in-process API calls resolve a path they resolved lately from a bounded
+# per-process table (lev.handlers.resolve): URL patterns never change in a running process. Off: Django
+# walks the patterns for every request (issue 24).
+LEV_RESOLVE_CACHE = env_bool("LEV_RESOLVE_CACHE", True)
 # Output serializers built on lev.serializers.FieldsBuiltOnce (the deal, its stage and owner, properties,
 # financials, notes, ...) write an object out with fields bound once per class on a shared prototype, not
 # deep-copied and bound again for each object, when every field reads nothing but the object (the rule:

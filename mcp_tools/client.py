@@ -28,7 +28,7 @@ import requests
 from django.conf import settings
 from django.core.handlers.base import BaseHandler
 from django.core.handlers.wsgi import WSGIRequest
-from django.urls import Resolver404, get_resolver
+from django.urls import Resolver404
 from django.utils.log import log_response
 from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder as DrfJSONEncoder
@@ -37,7 +37,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from lev.accounts.auth import PREAUTHENTICATED_ENVIRON_KEY
 from lev.errors import NotFound, to_application_error, unexpected_error
-from lev.handlers import ApiHandler
+from lev.handlers import ApiHandler, resolve
 from lev.middleware import REQUEST_ID_HEADER, VALID_REQUEST_ID, access_logger, error_response, is_json
 from lev.outages import OUTAGE_STATUSES
 from mcp_tools import resilience
@@ -138,7 +138,7 @@ def direct_dispatch(request: WSGIRequest) -> ApiResponse:
     context.request = request
     try:
         try:
-            match = get_resolver().resolve(request.path_info)
+            match = resolve(request.path_info)
         except Resolver404:
             response = error_response(NotFound())
         else:

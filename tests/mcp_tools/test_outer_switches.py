@@ -1,5 +1,6 @@
 """Issue 24's switches around an MCP tools/call (LEV_CSP_HEADER_CACHE: django-csp's headers built once per
-process; LEV_NEGOTIATION_CACHE: DRF's content negotiation kept per kind of request) change no answer: every
+process; LEV_NEGOTIATION_CACHE: DRF's content negotiation kept per kind of request; LEV_RESOLVE_CACHE: paths
+resolved from a per-process table) change no answer: every
 kind of /mcp answer and the refusals of a tool call (a scope the key lacks, another account's deal, a revoked
 key, the rate limit) have the same status, headers and body with them on and off, through /mcp's own
 handler (lev.handlers.MCP_MIDDLEWARE) and the full stack, and the pages keep their nonce'd policy."""
@@ -20,7 +21,7 @@ from tests.mcp_tools.test_mcp_middleware import lean_client, send
 
 pytestmark = pytest.mark.django_db
 
-SWITCHES = ("LEV_CSP_HEADER_CACHE", "LEV_NEGOTIATION_CACHE")
+SWITCHES = ("LEV_CSP_HEADER_CACHE", "LEV_NEGOTIATION_CACHE", "LEV_RESOLVE_CACHE")
 
 
 def _call(client: Client, key: str, deal_id: int, request_id: str):
