@@ -41,3 +41,26 @@ def setup(*, sqlite_file: str | None = None, unthrottled: bool = False, statemen
         import django as django_
 
         django_.setup()
+
+
+def mcp_environ(key: str, body: bytes) -> dict:
+    """The WSGI environ of a POST /mcp as gunicorn's worker hands it to the application (a JSON-RPC `body`,
+    the bearer `key`), for the in-process benches."""
+    import io
+
+    return {"REQUEST_METHOD": "POST", "PATH_INFO": "/mcp", "SCRIPT_NAME": "", "QUERY_STRING": "",
+            "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)), "SERVER_NAME": "localhost",
+            "SERVER_PORT": "80", "HTTP_HOST": "localhost", "HTTP_ACCEPT": "application/json, text/event-stream",
+            "HTTP_AUTHORIZATION": f"Bearer {key}", "wsgi.input": io.BytesIO(body), "wsgi.url_scheme": "http",
+            "wsgi.errors": io.StringIO(), "REMOTE_ADDR": "127.0.0.1", "wsgi.input_terminated": True}
+
+
+def wsgi_call(app, environ: dict) -> tuple[str, list, bytes]:
+    """(status, headers, body) of one request through a WSGI `app`, its iterable closed as a server would."""
+    started: list = []
+    result = app(environ, lambda status, headers, exc_info=None: started.append((status, headers)))
+    try:
+        body = b"".join(result)
+    finally:
+        result.close()
+    return started[0][0], started[0][1], body

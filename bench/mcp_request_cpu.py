@@ -15,7 +15,6 @@ real implementations, chosen per call on the one connection (Django's is lev.pos
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import statistics
 import sys
@@ -31,6 +30,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000, help="calls per variant per round")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    from bench._django import mcp_environ, wsgi_call
     from bench.run import demo_key_and_deal
 
     key, deal_id = demo_key_and_deal()
@@ -48,18 +48,8 @@ def main() -> None:
     handlers = {"full stack": lev.wsgi.django_application, "lean /mcp": McpWSGIHandler()}
 
     def call(handler) -> bytes:
-        environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/mcp", "SCRIPT_NAME": "", "QUERY_STRING": "",
-                   "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)), "SERVER_NAME": "localhost",
-                   "SERVER_PORT": "80", "HTTP_HOST": "localhost", "HTTP_ACCEPT": "application/json, text/event-stream",
-                   "HTTP_AUTHORIZATION": f"Bearer {key}", "wsgi.input": io.BytesIO(body), "wsgi.url_scheme": "http",
-                   "wsgi.errors": io.StringIO(), "REMOTE_ADDR": "127.0.0.1", "wsgi.input_terminated": True}
-        status = []
-        result = handler(environ, lambda s, h, exc_info=None: status.append(s))
-        try:
-            out = b"".join(result)
-        finally:
-            result.close()
-        assert status[0].startswith("200"), (status, out[:300])
+        status, _headers, out = wsgi_call(handler, mcp_environ(key, body))
+        assert status.startswith("200"), (status, out[:300])
         return out
 
     variants = [(h, check) for h in handlers for check in ("SELECT 1", "socket")]

@@ -13,7 +13,6 @@ Each switch is A/Bed on its own (the others at their defaults), plus all listed 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import statistics
 import sys
@@ -30,6 +29,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1500, help="calls per variant per round")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    from bench._django import mcp_environ, wsgi_call
     from bench.run import demo_key_and_deal
 
     key, deal_id = demo_key_and_deal()
@@ -42,20 +42,10 @@ def main() -> None:
                        "params": {"name": "get_deal", "arguments": {"deal_id": deal_id}}}).encode()
 
     def call() -> tuple[bytes, list]:
-        environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/mcp", "SCRIPT_NAME": "", "QUERY_STRING": "",
-                   "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)), "SERVER_NAME": "localhost",
-                   "SERVER_PORT": "80", "HTTP_HOST": "localhost", "HTTP_ACCEPT": "application/json, text/event-stream",
-                   "HTTP_AUTHORIZATION": f"Bearer {key}", "wsgi.input": io.BytesIO(body), "wsgi.url_scheme": "http",
-                   "wsgi.errors": io.StringIO(), "REMOTE_ADDR": "127.0.0.1", "wsgi.input_terminated": True}
-        status = []
-        result = app(environ, lambda s, h, exc_info=None: status.append((s, h)))
-        try:
-            out = b"".join(result)
-        finally:
-            result.close()
-        assert status[0][0].startswith("200"), (status, out[:300])
+        status, headers, out = wsgi_call(app, mcp_environ(key, body))
+        assert status.startswith("200"), (status, out[:300])
         # The request id differs per call; every other header and the body must not.
-        return out, [(k, v) for k, v in status[0][1] if k != "X-Request-Id"]
+        return out, [(k, v) for k, v in headers if k != "X-Request-Id"]
 
     defaults = {name: getattr(settings, name) for name in args.switch}
     variants = [("all on", {})] + [(f"{name} off", {name: False}) for name in args.switch]

@@ -63,40 +63,33 @@ def test_a_query_run_once_is_not_prepared():
     assert not any("-12345" in text or "id > $1" in text for text in set(prepared()) - before)
 
 
-def test_switched_off_nothing_is_prepared():
-    """LEV_DB_SERVER_SIDE_BINDING=false: Django's client-side binding, in a process of its own (the
-    settings are read at start)."""
-    code = (
-        "import django, os; django.setup()\n"
-        "from django.db import connection\n"
-        "c = connection.cursor()\n"
-        "for _ in range(8): c.execute('SELECT %s + 1', [41]); c.fetchall()\n"
-        "c.execute('SELECT count(*) FROM pg_prepared_statements')\n"
-        "print(connection.settings_dict['OPTIONS'].get('prepare_threshold'), c.fetchone()[0])\n"
-    )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "lev.settings", "LEV_DB_SERVER_SIDE_BINDING": "false",
-           "DATABASE_URL": os.environ.get("DATABASE_URL", "")}
-    if not env["DATABASE_URL"].startswith("postgres"):
+# A process of its own (the settings are read at start): runs one query 8 times, then prints the
+# connection's prepare threshold and how many statements PostgreSQL holds prepared for it.
+SCRIPT = (
+    "import django; django.setup()\n"
+    "from django.db import connection\n"
+    "c = connection.cursor()\n"
+    "for _ in range(8): c.execute('SELECT %s + 1', [41]); c.fetchall()\n"
+    "c.execute('SELECT count(*) FROM pg_prepared_statements')\n"
+    "print(connection.settings_dict['OPTIONS'].get('prepare_threshold'), c.fetchone()[0])\n"
+)
+
+
+def threshold_and_prepared(**switches: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("LEV_DB_SERVER_SIDE_BINDING", "LEV_DB_PREPARE_THRESHOLD")}
+    env.update(DJANGO_SETTINGS_MODULE="lev.settings", **switches)
+    if not env.get("DATABASE_URL", "").startswith("postgres"):
         pytest.skip("needs DATABASE_URL on PostgreSQL")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=60, check=True)
-    assert out.stdout.split()[-2:] == ["None", "0"], out.stdout + out.stderr
+    return out.stdout.split()[-2:]
+
+
+def test_switched_off_nothing_is_prepared():
+    """LEV_DB_SERVER_SIDE_BINDING=false: Django's client-side binding, nothing prepared."""
+    assert threshold_and_prepared(LEV_DB_SERVER_SIDE_BINDING="false") == ["None", "0"]
 
 
 def test_switched_on_in_a_process_of_its_own_the_same_query_is_prepared():
     """The same script with the defaults: the control for the test above."""
-    code = (
-        "import django, os; django.setup()\n"
-        "from django.db import connection\n"
-        "c = connection.cursor()\n"
-        "for _ in range(8): c.execute('SELECT %s + 1', [41]); c.fetchall()\n"
-        "c.execute('SELECT count(*) FROM pg_prepared_statements')\n"
-        "print(connection.settings_dict['OPTIONS'].get('prepare_threshold'), c.fetchone()[0])\n"
-    )
-    env = {k: v for k, v in os.environ.items() if k not in ("LEV_DB_SERVER_SIDE_BINDING", "LEV_DB_PREPARE_THRESHOLD")}
-    env["DJANGO_SETTINGS_MODULE"] = "lev.settings"
-    if not env.get("DATABASE_URL", "").startswith("postgres"):
-        pytest.skip("needs DATABASE_URL on PostgreSQL")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=60, check=True)
-    assert out.stdout.split()[-2:] == ["5", "1"], out.stdout + out.stderr
+    assert threshold_and_prepared() == ["5", "1"]
