@@ -107,7 +107,6 @@ class ChosenMiddleware:
             handler = convert_exception_to_response(middleware)
         self._middleware_chain = handler
 
-
     def resolve_request(self, request):
         # Django's BaseHandler.resolve_request, resolving through `resolve` (the cache above).
         if hasattr(request, "urlconf"):

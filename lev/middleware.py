@@ -221,8 +221,6 @@ class ApiErrorMiddleware:
         return error_response(error)
 
 
-
-
 # What django-csp reads of a response to change its policy (set by csp.decorators): a response with any
 # of them gets its policy built for it.
 _CSP_RESPONSE_PARTS = ("_csp_config", "_csp_update", "_csp_replace", "_csp_config_ro", "_csp_update_ro",
