@@ -201,6 +201,7 @@ application = BodyGuard(BufferedWSGI(wsgi_application))
 # (connection_made, _on_headers_complete, _send_error_response, _safe_write), its per-request state
 # (_current_request, _body_receiver) and the worker's protocol name, checked by tests/deploy against
 # the pinned gunicorn (>= 27, < 28).
+from gunicorn.asgi import protocol as _gunicorn_protocol  # noqa: E402
 from gunicorn.workers import gasgi  # noqa: E402
 
 
@@ -245,6 +246,15 @@ class _HeaderBoundProtocol(gasgi.ASGIProtocol):
         self._safe_write(head.encode("latin-1"))
         self._safe_write(body)
         return None
+
+
+# gunicorn chooses between its C parser (gunicorn_h1c, with http_parser "auto") and its pure-Python one per
+# connection, from flags its availability check sets on the class the check is called on, but it reads them
+# from ASGIProtocol itself. Called on a subclass only (the check runs on `_HeaderBoundProtocol`, whose
+# connections these are), ASGIProtocol's flags stay unset and every connection got the Python parser. Asked
+# once on ASGIProtocol, the flags are where gunicorn reads them and the subclass inherits them.
+# tests/deploy/test_http_parser.py.
+_gunicorn_protocol.ASGIProtocol._check_h1c_protocol_available()
 
 
 class ASGIWorker(gasgi.ASGIWorker):
