@@ -39,6 +39,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 
 from lev.accounts.auth import ApiKeyAuthentication
+from lev.api_request import LevRequestMixin
 from lev.errors import (
     ApplicationError,
     ErrorCode,
@@ -138,7 +139,7 @@ def read_body(request: Request) -> bytes:
     return body
 
 
-class McpView(MCPServerStreamableHttpView):
+class McpView(LevRequestMixin, MCPServerStreamableHttpView):
     authentication_classes = [OAuthTokenAuthentication, ApiKeyAuthentication]
     permission_classes = [IsAuthenticated]
     renderer_classes = [JSONRenderer]

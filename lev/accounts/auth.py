@@ -6,8 +6,9 @@ import hashlib
 import secrets
 
 from django.utils import timezone
+from rest_framework import HTTP_HEADER_ENCODING
 from rest_framework import exceptions as drf_exceptions
-from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
 from lev.accounts.credential_cache import credential_cache
@@ -25,6 +26,14 @@ def generate_key() -> str:
 
 def hash_key(raw_key: str) -> str:
     return hashlib.sha256(raw_key.encode("utf-8")).hexdigest()
+
+
+def authorization_header(request: Request) -> bytes:
+    """The request's `Authorization` header as bytes (b"" without one): DRF's get_authorization_header,
+    read from the environ itself, so no request builds its whole `headers` mapping for this alone (the
+    in-process call behind every MCP tool call would, once per authentication class)."""
+    value = request._request.META.get("HTTP_AUTHORIZATION", b"")
+    return value.encode(HTTP_HEADER_ENCODING) if isinstance(value, str) else value
 
 
 class ApiKeyRejected(drf_exceptions.AuthenticationFailed):
@@ -45,7 +54,7 @@ class ApiKeyAuthentication(BaseAuthentication):
             raise ApiKeyRejected(error) from None
 
     def _authenticate(self, request: Request):
-        header = get_authorization_header(request).split()
+        header = authorization_header(request).split()
         if not header or header[0].lower() != self.keyword.lower().encode():
             return None
         if len(header) != 2:

@@ -16,12 +16,12 @@ from typing import Any
 
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
-from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
 from lev import limits
 from lev.accounts import scopes
-from lev.accounts.auth import KEY_PREFIX, PREAUTHENTICATED_ENVIRON_KEY, ApiKeyRejected
+from lev.accounts.auth import KEY_PREFIX, PREAUTHENTICATED_ENVIRON_KEY, ApiKeyRejected, authorization_header
 from lev.accounts.credential_cache import credential_cache
 from lev.errors import AuthenticationFailed, SessionExpired
 from lev.resource import audience_allowed, bearer_challenge
@@ -51,7 +51,7 @@ def token_checksum(raw: str) -> str:
 def bearer_value(request: Request) -> str | None:
     """The credential of `Authorization: Bearer <credential>`; None without a Bearer header.
     AuthenticationFailed for a malformed one."""
-    header = get_authorization_header(request).split()
+    header = authorization_header(request).split()
     if not header or header[0].lower() != b"bearer":
         return None
     if len(header) != 2:
@@ -82,7 +82,7 @@ class OAuthTokenAuthentication(BaseAuthentication):
         return authenticate_token(checksum, request)
 
     def authenticate_header(self, request: Request) -> str:
-        sent = bool(get_authorization_header(request))
+        sent = bool(authorization_header(request))
         return bearer_challenge(request, error="invalid_token" if sent else None)
 
 
