@@ -45,6 +45,7 @@ password reset, as bench/run.py does) and, for Lev's shared rate limits and brea
 from __future__ import annotations
 
 import argparse
+import collections
 import hashlib
 import http.client
 import itertools
@@ -183,6 +184,7 @@ class Target:
     first_error: str = ""
     cpu_ms: float = 0.0
     rps: list[float] = field(default_factory=list)
+    splits: list[str] = field(default_factory=list)  # connections per worker process, per wrk pass
     wrk_errors: list[str] = field(default_factory=list)
 
     def correct(self, status: int, data: bytes) -> bool:
@@ -318,20 +320,23 @@ def measure_latency(targets: dict[str, Target], rounds: int, calls: int, warmup:
 
 
 # --- 2. throughput with wrk -----------------------------------------------------------------------------
-def run_wrk(wrk: str, target: Target, seconds: float) -> tuple[float, str]:
-    """req/s of one wrk run and its errors ('' when none); a wrong answer is an error."""
+def run_wrk(wrk: str, target: Target, seconds: float) -> tuple[float, str, str]:
+    """req/s of one wrk run, its errors ('' when none; a wrong answer is an error) and how its connections
+    sat on the server's processes (connections_per_process)."""
     door = target.door
     env = {**os.environ, "PEERS_METHOD": door.method, "PEERS_BODY": (door.body or b"").decode(),
            "PEERS_HEADERS": "\n".join(f"{k}: {v}" for k, v in door.headers.items()),
            "PEERS_EXPECT": target.expect.decode()}
-    out = subprocess.run([wrk, "-t2", f"-c{WRK_CONNECTIONS}", f"-d{seconds:g}s", "-s", str(PEERS / "wrk.lua"),
-                          f"http://127.0.0.1:{target.server.port}{door.path}"],
-                         env=env, capture_output=True, text=True, timeout=seconds + 60)
-    text = out.stdout + out.stderr
+    with subprocess.Popen([wrk, "-t2", f"-c{WRK_CONNECTIONS}", f"-d{seconds:g}s", "-s", str(PEERS / "wrk.lua"),
+                           f"http://127.0.0.1:{target.server.port}{door.path}"],
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as run:
+        time.sleep(min(1.0, seconds / 3))
+        split = connections_per_process(target.server.port)
+        text = run.communicate(timeout=seconds + 60)[0]
     rps = re.search(r"Requests/sec:\s+([\d.]+)", text)
     bad = re.search(r"PEERS_BAD (\d+) ?(.*)", text)
     if not rps or not bad:
-        return 0.0, f"wrk failed: {text[-500:]}"
+        return 0.0, f"wrk failed: {text[-500:]}", split
     errors = []
     if int(bad.group(1)):
         errors.append(f"{bad.group(1)} wrong answers (first: {bad.group(2)[:200]})")
@@ -339,21 +344,37 @@ def run_wrk(wrk: str, target: Target, seconds: float) -> tuple[float, str]:
         errors.append(f"{non_2xx.group(1)} non-2xx")
     if sockets := re.search(r"Socket errors: (.*)", text):
         errors.append(f"socket errors: {sockets.group(1)}")
-    return float(rps.group(1)), "; ".join(errors)
+    return float(rps.group(1)), "; ".join(errors), split
 
 
-def run_python_load(target: Target, seconds: float) -> tuple[float, str]:
+def connections_per_process(port: int) -> str:
+    """How the load's connections to `port` sit on the server's processes, e.g. "5/3" (most first): every
+    server here shares one listening socket between two worker processes, and which process accepts a
+    connection is the kernel's race, so now and then all eight land on one (8/0, seen for the floor and for
+    Lev alike) and that pass measures one worker, not two. Read with `ss`; "?" when it cannot be read."""
+    try:
+        out = subprocess.run(["ss", "-tnpH", "state", "established", f"( sport = :{port} )"], capture_output=True,
+                             text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    counts = sorted(collections.Counter(re.findall(r"pid=(\d+)", out)).values(), reverse=True)
+    if not counts:
+        return "?"
+    return "/".join(str(c) for c in counts) + ("/0" if len(counts) == 1 else "")
+
+
+def run_python_load(target: Target, seconds: float) -> tuple[float, str, str]:
     """The fallback without wrk: bench/run.py's keep-alive load (threads, requests.Session)."""
     from bench.run import load
 
     door = target.door
     run = load(door.method, f"http://127.0.0.1:{target.server.port}{door.path}", door.headers, door.body, seconds,
                WRK_CONNECTIONS)
-    return run["rps"], f"{run['errors']} errors" if run["errors"] else ""
+    return run["rps"], f"{run['errors']} errors" if run["errors"] else "", "?"
 
 
 def measure_throughput(targets: dict[str, Target], wrk: str | None, seconds: float, passes: int) -> None:
-    def go(target: Target, length: float) -> tuple[float, str]:
+    def go(target: Target, length: float) -> tuple[float, str, str]:
         return run_wrk(wrk, target, length) if wrk else run_python_load(target, length)
 
     names = list(targets)
@@ -363,8 +384,9 @@ def measure_throughput(targets: dict[str, Target], wrk: str | None, seconds: flo
         shift = p % len(names)
         for n in names[shift:] + names[:shift]:
             say(f"pass {p + 1}/{passes}: {n}, {seconds:g} s")
-            rps, errors = go(targets[n], seconds)
+            rps, errors, split = go(targets[n], seconds)
             targets[n].rps.append(rps)
+            targets[n].splits.append(split)
             if errors:
                 targets[n].wrk_errors.append(f"pass {p + 1}: {errors}")
 
@@ -391,7 +413,7 @@ def report(targets: dict[str, Target], *, rounds: int, calls: int, warmup: int, 
                                                                                      strict=True)),
                        " / ".join(f"{r:.0f}" for r in t.rps),
                        " / ".join(f"{r / f:.2f}x" for r, f in zip(t.rps, floor.rps, strict=True)),
-                       "; ".join(t.wrk_errors) or "none"])
+                       " / ".join(t.splits) or "-", "; ".join(t.wrk_errors) or "none"])
     tool = f"wrk -t2 -c{WRK_CONNECTIONS}" if wrk else \
         f"a Python keep-alive load generator ({WRK_CONNECTIONS} threads; wrk was not available)"
     throughput = (f"Throughput: {tool}, {seconds:g} s per server, {passes} passes (median), after a 2 s warm-up. "
@@ -405,7 +427,8 @@ def report(targets: dict[str, Target], *, rounds: int, calls: int, warmup: int, 
                        ["server", "p50 ms", "p90 ms", "p99 ms", "p50 / floor", "req/s at 8", "req/s / floor",
                         "server CPU ms/call", "wrong answers"], rows)
     rounds_table = table("Per round and per pass", ["server", "p50 / floor per round", "req/s per pass",
-                                                    "req/s / floor per pass", "load errors"], detail)
+                                                    "req/s / floor per pass", "connections per worker", "load errors"],
+                         detail)
     return head + "\n" + main_table + "\n" + rounds_table
 
 
