@@ -1,8 +1,10 @@
 """Compiled reads (lev.compiled, LEV_COMPILED_READS) answer what the ORM answers, on the database the
 suite runs on (SQLite and PostgreSQL): the deal read (deals.selectors.deal_get) for every include shape,
-instance for instance, serializer output, REST and MCP answers byte for byte with the switch on and off;
-the same refusals; the same number of queries; compiled once per shape and alias; a shape the facility
-cannot reproduce is read by the ORM; and a statement cancelled or a connection cut surfaces as before."""
+whole or with only the columns DealSerializer writes of its related rows (`refs_only`), instance for
+instance (datetimes to the tzinfo object), serializer output, REST and MCP answers byte for byte with the
+switch on and off; the same refusals; the same number of queries, counted and seen by execute wrappers;
+compiled once per shape and alias; a shape the facility cannot reproduce is read by the ORM; and a
+statement cancelled or a connection cut surfaces as before."""
 
 from __future__ import annotations
 
@@ -13,25 +15,35 @@ from decimal import Decimal
 
 import psycopg
 import pytest
-from django.db import OperationalError, connection, connections
+from django.db import OperationalError, connection, connections, reset_queries
 from django.db.models.sql.compiler import SQLCompiler
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
 from deals import selectors
 from deals.companies.models import Company
-from deals.models import Deal, DealProperty
+from deals.models import Deal, DealFinancials, DealProperty
 from deals.serializers import DealSerializer
 from lev.compiled import CompiledRead
 from lev.errors import DealNotFound
 from lev.limits import MAX_ID
 from lev.outages import is_dependency_outage
-from tests.factories import DealFactory, DealFinancialsFactory, DealPropertyFactory, UserFactory
+from tests.factories import (
+    DealFactory,
+    DealFinancialsFactory,
+    DealPropertyFactory,
+    MembershipFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
 SHAPES = [frozenset(), frozenset({"financials"}), frozenset({"properties"}), frozenset({"financials", "properties"})]
+# The same with only the columns DealSerializer writes of the stage, owner, sponsor and borrower.
+LEAN_SHAPES = [include | {selectors.REFS_ONLY} for include in SHAPES]
+INCLUDES = frozenset({"financials", "properties"})
 READ = selectors._DEAL_READ
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
@@ -68,11 +80,20 @@ def orm_read(account, deal_id, include) -> list[Deal]:
     return list(selectors._deal_read(include, account_id=account.pk, deal_id=deal_id))
 
 
+def exactly(value):
+    """A value, and for a datetime its tzinfo object too (equal datetimes may differ in tzinfo)."""
+    return (value, id(value.tzinfo)) if isinstance(value, dt.datetime) else value
+
+
 def values(obj) -> dict | None:
+    """An instance's state and the values of its loaded fields (which are deferred, not their values:
+    reading one would query)."""
     if obj is None:
         return None
-    return {"type": type(obj), "db": obj._state.db, "adding": obj._state.adding,
-            **{f.attname: getattr(obj, f.attname) for f in type(obj)._meta.concrete_fields}}
+    deferred = obj.get_deferred_fields()
+    return {"type": type(obj), "db": obj._state.db, "adding": obj._state.adding, "deferred": sorted(deferred),
+            **{f.attname: exactly(getattr(obj, f.attname)) for f in type(obj)._meta.concrete_fields
+               if f.attname not in deferred}}
 
 
 def described(deal: Deal) -> dict:
@@ -89,19 +110,84 @@ def described(deal: Deal) -> dict:
     return out
 
 
-@pytest.mark.parametrize("include", SHAPES, ids=lambda s: ",".join(sorted(s)) or "nothing")
-def test_the_compiled_read_builds_the_orms_instances(account, settings, include):
+def shape_id(shape: frozenset[str]) -> str:
+    return ",".join(sorted(shape)) or "nothing"
+
+
+@pytest.mark.parametrize("shape", SHAPES + LEAN_SHAPES, ids=shape_id)
+def test_the_compiled_read_builds_the_orms_instances(account, settings, shape, django_assert_num_queries):
     settings.LEV_COMPILED_READS = True
     for deal in (full_deal(account), bare_deal(account)):
-        compiled = READ(include, account_id=account.pk, deal_id=deal.pk)
-        orm = orm_read(account, deal.pk, include)
+        compiled = READ(shape, account_id=account.pk, deal_id=deal.pk)
+        orm = orm_read(account, deal.pk, shape)
         assert len(compiled) == len(orm) == 1
         assert described(compiled[0]) == described(orm[0])
-        assert compiled[0].owner == orm[0].owner  # None for the bare deal, not a lookup
-        rendered = [JSONRenderer().render(DealSerializer(d, include=include).data) for d in (compiled[0], orm[0])]
+        with django_assert_num_queries(0):  # every column written out was read (none deferred)
+            rendered = [JSONRenderer().render(DealSerializer(d, include=shape & INCLUDES).data)
+                        for d in (compiled[0], orm[0])]
         assert rendered[0] == rendered[1]
+        assert compiled[0].owner == orm[0].owner  # None for the bare deal, not a lookup
     assert READ.compilations == 1
-    assert type(READ.plans[include, "default"]).__name__ == "_Plan"  # compiled, not the ORM's long way
+    assert type(READ.plans[shape, "default"]).__name__ == "_Plan"  # compiled, not the ORM's long way
+
+
+@pytest.mark.parametrize("switch", [True, False], ids=["compiled", "orm"])
+@pytest.mark.parametrize("include", SHAPES, ids=shape_id)
+def test_refs_only_writes_the_deal_out_as_the_whole_read_does(account, settings, switch, include,
+                                                              django_assert_num_queries):
+    """The lean read's stage, owner, sponsor and borrower hold exactly DEAL_REF_FIELDS; the deal's own
+    columns and its financials are whole; DealSerializer writes it out as it writes the whole read, with
+    no query for a deferred column."""
+    settings.LEV_COMPILED_READS = switch
+    for deal in (full_deal(account), bare_deal(account)):
+        whole = selectors.deal_get(account=account, deal_id=deal.pk, include=include)
+        with django_assert_num_queries(2 if "properties" in include else 1):
+            lean = selectors.deal_get(account=account, deal_id=deal.pk, include=include, refs_only=True)
+            written = JSONRenderer().render(DealSerializer(lean, include=include).data)
+        assert written == JSONRenderer().render(DealSerializer(whole, include=include).data)
+        assert lean.get_deferred_fields() == set()
+        for name, kept in selectors.DEAL_REF_FIELDS.items():
+            ref, whole_ref = getattr(lean, name), getattr(whole, name)
+            assert (ref is None) == (whole_ref is None)
+            if ref is not None:
+                loaded = {f.attname for f in type(ref)._meta.concrete_fields} - ref.get_deferred_fields()
+                assert loaded == set(kept), name
+                same = {k: v for k, v in values(whole_ref).items() if k != "deferred"}
+                assert {k: v for k, v in values(ref).items() if k != "deferred"} == {k: same[k] for k in (
+                    "type", "db", "adding", *kept)}
+        if "financials" in include and hasattr(whole, "financials"):
+            assert values(lean.financials) == values(whole.financials)  # whole: deferred is []
+
+
+def selected_columns(compiler) -> set[tuple[str, str]]:
+    return {(col.target.model._meta.db_table, col.target.column) for col, _, _ in compiler.select}
+
+
+@pytest.mark.parametrize("include", SHAPES, ids=shape_id)
+def test_the_lean_read_selects_only_the_columns_the_answer_uses(account, settings, include):
+    settings.LEV_COMPILED_READS = True
+    deal = full_deal(account)
+    selectors.deal_get(account=account, deal_id=deal.pk, include=include, refs_only=True)
+    selectors.deal_get(account=account, deal_id=deal.pk, include=include)
+    lean, whole = (READ.plans[shape, "default"] for shape in (include | {selectors.REFS_ONLY}, include))
+
+    def columns(model, names=None) -> set[tuple[str, str]]:
+        fields = model._meta.concrete_fields
+        return {(model._meta.db_table, f.column) for f in fields if names is None or f.name in names}
+
+    refs = set().union(*(columns(Deal._meta.get_field(name).related_model, kept)
+                         for name, kept in selectors.DEAL_REF_FIELDS.items()))
+    financials = columns(DealFinancials) if "financials" in include else set()
+    assert selected_columns(lean.compiler) == columns(Deal) | refs | financials
+    assert len(lean.compiler.select) == len(columns(Deal)) + 4 + 2 + 3 + 3 + len(financials)  # both companies
+    assert '"password"' not in lean.sql and '"email"' not in lean.sql and '"website"' not in lean.sql
+    assert '"auth_user"."password"' in whole.sql  # the control: the whole read has it
+    # The ORM's way runs the same query (the long way's SQL, as the database saw it).
+    settings.LEV_COMPILED_READS = False
+    with CaptureQueriesContext(connection) as ran:
+        selectors.deal_get(account=account, deal_id=deal.pk, include=include, refs_only=True)
+    assert '"password"' not in ran.captured_queries[0]["sql"]
+    assert ran.captured_queries[0]["sql"].split(" FROM ")[0] == lean.sql.split(" FROM ")[0]
 
 
 def test_null_foreign_keys_are_none_and_read_nothing_more(account, settings, django_assert_num_queries):
@@ -131,17 +217,40 @@ def test_refusals_are_the_same(account, other_account, settings, switch):
             assert vars(refused.value) == vars(DealNotFound(deal_id))
 
 
-@pytest.mark.parametrize("include", SHAPES, ids=lambda s: ",".join(sorted(s)) or "nothing")
-def test_the_number_of_queries_is_the_orms(account, settings, include, django_assert_num_queries):
+@pytest.mark.parametrize("refs_only", [False, True], ids=["whole", "refs only"])
+@pytest.mark.parametrize("include", SHAPES, ids=shape_id)
+def test_the_number_of_queries_is_the_orms(account, settings, include, refs_only, django_assert_num_queries):
     deal = full_deal(account)
     settings.LEV_COMPILED_READS = False
     with django_assert_num_queries(2 if "properties" in include else 1):
-        orm = selectors.deal_get(account=account, deal_id=deal.pk, include=include)
+        orm = selectors.deal_get(account=account, deal_id=deal.pk, include=include, refs_only=refs_only)
     settings.LEV_COMPILED_READS = True
-    selectors.deal_get(account=account, deal_id=deal.pk, include=include)  # compiles (no query for that)
-    with django_assert_num_queries(2 if "properties" in include else 1):
-        compiled = selectors.deal_get(account=account, deal_id=deal.pk, include=include)
+    selectors.deal_get(account=account, deal_id=deal.pk, include=include, refs_only=refs_only)  # compiles
+    with django_assert_num_queries(2 if "properties" in include else 1) as counted:
+        compiled = selectors.deal_get(account=account, deal_id=deal.pk, include=include, refs_only=refs_only)
         assert described(compiled) == described(orm)  # inside: no lazy query afterwards either
+    assert counted.captured_queries[0]["sql"].startswith('SELECT "deals_deal"."id"')
+
+
+def test_execute_wrappers_and_the_debug_log_see_the_compiled_read(account, settings):
+    """While a wrapper is installed or queries are logged (DEBUG), the read takes Django's cursor."""
+    settings.LEV_COMPILED_READS = True
+    deal = full_deal(account)
+    for _ in range(2):
+        selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
+    seen = []
+
+    def wrapper(execute, sql, params, many, context):
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(wrapper):
+        assert selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True).pk == deal.pk
+    assert len(seen) == 1 and seen[0] == READ.plans[frozenset({selectors.REFS_ONLY}), "default"].sql
+    settings.DEBUG = True
+    reset_queries()
+    assert selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True).pk == deal.pk
+    assert [q["sql"][:26] for q in connection.queries] == ['SELECT "deals_deal"."id", ']
 
 
 class CountingCompiler:
@@ -181,7 +290,7 @@ def test_a_shape_is_compiled_once_per_alias(account, settings, monkeypatch):
     assert READ.compilations == len(SHAPES)
 
 
-@pytest.mark.parametrize("include", SHAPES, ids=lambda s: ",".join(sorted(s)) or "nothing")
+@pytest.mark.parametrize("include", SHAPES, ids=shape_id)
 def test_rest_and_mcp_answers_are_byte_for_byte_the_orms(account, api_key, settings, include):
     full, bare = full_deal(account), bare_deal(account)
     auth = {"Authorization": f"Bearer {api_key}"}
@@ -202,9 +311,60 @@ def test_rest_and_mcp_answers_are_byte_for_byte_the_orms(account, api_key, setti
     assert answers[True][0] == answers[False][0] == answers[True][1]
     statuses = [(rest, mcp) for rest, _, mcp, _ in answers[True][0]]
     assert statuses == [(200, 200), (200, 200), (404, 200)]
-    # Each shape the API and the tool read was compiled once, whatever the number of reads.
-    assert READ.compilations == len(READ.plans) >= 1
+    # Each shape the API and the tool read was compiled once, whatever the number of reads; all lean (the
+    # tool reads the deal without its properties, then their page, whose view reads the deal alone).
+    assert READ.compilations == len(READ.plans)
     assert {type(plan).__name__ for plan in READ.plans.values()} == {"_Plan"}
+    read = [include, include - {"properties"}] + ([frozenset()] if "properties" in include else [])
+    assert set(READ.plans) == {(shape | {selectors.REFS_ONLY}, "default") for shape in read}
+
+
+@pytest.mark.parametrize("switch", [True, False], ids=["compiled", "orm"])
+def test_the_views_reading_refs_only_keep_their_queries_and_answers(account, api, user, settings, switch,
+                                                                     django_assert_num_queries):
+    """GET, PATCH and archive of a deal, POST of a new one and GET of its properties (MCP get_deal's
+    second read) read it with `refs_only`: the same number of queries as with the whole read (no
+    deferred column read afterwards; measured before the change), and the answers of the whole read."""
+    settings.LEV_COMPILED_READS = switch
+    deal, live = full_deal(account), full_deal(account)
+    Deal.objects.filter(pk=live.pk).update(archived=False, archived_at=None)
+    sponsor = Company.objects.create(account=account, name="New Sponsor", kind="sponsor")
+    member = MembershipFactory(account=account, user=UserFactory(username="bob")).user
+
+    def whole(deal_id: int, include: frozenset[str] = frozenset()) -> dict:
+        read = selectors.deal_get(account=account, deal_id=deal_id, include=include)
+        return json.loads(JSONRenderer().render(DealSerializer(read, include=include).data))
+
+    for include in SHAPES:
+        query = "?include=" + ",".join(sorted(include)) if include else ""
+        api.get(f"/api/v1/deals/{deal.pk}/{query}")  # compiles the shape
+        with django_assert_num_queries(2 if "properties" in include else 1):
+            got = api.get(f"/api/v1/deals/{deal.pk}/{query}")
+        assert got.status_code == 200 and got.json() == whole(deal.pk, include)
+    for query in ("", "?page=2&page_size=1"):
+        api.get(f"/api/v1/deals/{deal.pk}/properties/{query}")
+        with django_assert_num_queries(3):  # the deal, the count, the page
+            page = api.get(f"/api/v1/deals/{deal.pk}/properties/{query}")
+        expected = list(DealProperty.objects.filter(deal=deal).order_by("id").values_list("pk", flat=True))
+        assert [p["id"] for p in page.json()["results"]] == (expected[1:] if query else expected)
+    # (request, queries): the reads, the row's lock, the writes, savepoints, and the stage, owner and
+    # companies read again (the lock's refresh_from_db forgets them), as main counted them before the change.
+    writes = [
+        (lambda: api.patch(f"/api/v1/deals/{live.pk}/", {"title": "Renamed"}, format="json"), 10),
+        (lambda: api.patch(f"/api/v1/deals/{live.pk}/", {"title": "Again", "sponsor_id": sponsor.pk,
+                                                         "owner_id": member.pk}, format="json"), 15),
+        (lambda: api.post("/api/v1/deals/", {"title": "New", "properties": [{"name": "One"}]}, format="json"), 10),
+        (lambda: api.post(f"/api/v1/deals/{live.pk}/archive/"), 10),
+    ]
+    for request, queries in writes:
+        with django_assert_num_queries(queries) as ran:
+            answer = request()
+        assert answer.status_code in (200, 201), answer.content
+        deal_reads = [q["sql"] for q in ran.captured_queries if 'JOIN "deals_stage"' in q["sql"]]
+        assert len(deal_reads) == 1 and '"password"' not in deal_reads[0]  # the view's read: lean
+        include = frozenset({"properties"}) if answer.status_code == 201 else frozenset()
+        assert answer.json() == whole(answer.json()["id"], include)
+    assert Deal.objects.get(pk=live.pk).sponsor_id == sponsor.pk and Deal.objects.get(pk=live.pk).archived
 
 
 def test_shapes_it_cannot_reproduce_are_read_by_the_orm(account, settings, caplog):
@@ -295,7 +455,7 @@ def test_a_cancelled_read_is_an_outage_both_ways(account, api_key, settings, swi
             try:
                 refused = Client().get(f"/api/v1/deals/{deal.pk}/", headers=auth)
                 with pytest.raises(OperationalError) as cancelled:
-                    selectors.deal_get(account=account, deal_id=deal.pk)
+                    selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
             finally:
                 locker.rollback()
     finally:
@@ -304,7 +464,7 @@ def test_a_cancelled_read_is_an_outage_both_ways(account, api_key, settings, swi
     assert refused.status_code == 503 and refused.json()["code"] == "UPSTREAM_UNAVAILABLE"
     assert is_dependency_outage(cancelled.value)
     assert Client().get(f"/api/v1/deals/{deal.pk}/", headers=auth).status_code == 200
-    assert READ.compilations == (1 if switch else 0)
+    assert READ.compilations == (1 if switch else 0)  # the API's and the selector's read: one shape
 
 
 @pytest.mark.django_db(transaction=True)
