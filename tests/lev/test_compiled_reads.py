@@ -3,30 +3,36 @@ suite runs on (SQLite and PostgreSQL): the deal read (deals.selectors.deal_get) 
 whole or with only the columns DealSerializer writes of its related rows (`refs_only`), instance for
 instance (datetimes to the tzinfo object), serializer output, REST and MCP answers byte for byte with the
 switch on and off; the same refusals; the same number of queries, counted and seen by execute wrappers;
-compiled once per shape and alias; a shape the facility cannot reproduce is read by the ORM; and a
-statement cancelled or a connection cut surfaces as before."""
+compiled once per shape and alias; a shape the facility cannot reproduce is read by the ORM; on PostgreSQL
+one psycopg cursor per connection, made again after a reconnect, with psycopg's timestamptz loader only
+where it gives Django's values; and a statement cancelled or a connection cut or ended surfaces as before."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 import threading
+import time
 from decimal import Decimal
 
 import psycopg
 import pytest
-from django.db import OperationalError, connection, connections, reset_queries
+from django.contrib.auth.models import User
+from django.db import DatabaseError, OperationalError, connection, connections, reset_queries, transaction
+from django.db.backends.postgresql.psycopg_any import BaseTzLoader
 from django.db.models.sql.compiler import SQLCompiler
+from django.db.transaction import TransactionManagementError
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from psycopg.pq import Format
 from rest_framework.renderers import JSONRenderer
 
 from deals import selectors
 from deals.companies.models import Company
 from deals.models import Deal, DealFinancials, DealProperty
 from deals.serializers import DealSerializer
-from lev.compiled import CompiledRead
+from lev.compiled import _HELD_CURSOR, CompiledRead, fetch_rows
 from lev.errors import DealNotFound
 from lev.limits import MAX_ID
 from lev.outages import is_dependency_outage
@@ -112,6 +118,13 @@ def described(deal: Deal) -> dict:
 
 def shape_id(shape: frozenset[str]) -> str:
     return ",".join(sorted(shape)) or "nothing"
+
+
+def held_cursor():
+    """The psycopg cursor the compiled reads keep for this thread's open connection, or None. (One kept
+    for a connection since closed stays on the wrapper until the next compiled read replaces it.)"""
+    held = getattr(connection, _HELD_CURSOR, None)
+    return held[3] if held and held[0] is connection.connection is not None else None
 
 
 @pytest.mark.parametrize("shape", SHAPES + LEAN_SHAPES, ids=shape_id)
@@ -415,10 +428,16 @@ def test_the_backends_converters_follow_the_connection_of_the_thread(account, se
     assert READ.plans[frozenset(), "default"].converters[0] is connections["default"]
     got = []
 
+    main_cursor = held_cursor()
+    cursors = []
+
     def read_in_a_thread():
         try:
-            got.append((described(selectors.deal_get(account=account, deal_id=deal.pk)),
-                        READ.plans[frozenset(), "default"].converters[0] is connections["default"]))
+            for _ in range(2):
+                found = selectors.deal_get(account=account, deal_id=deal.pk)
+                cursors.append(held_cursor())
+            got.append((described(found), READ.plans[frozenset(), "default"].converters[0] is connections["default"]))
+            cursors.append(connection.connection)
         finally:
             connections.close_all()
 
@@ -426,9 +445,197 @@ def test_the_backends_converters_follow_the_connection_of_the_thread(account, se
     worker.start()
     worker.join()
     assert got == [(expected, True)]
+    if connection.vendor == "postgresql":  # each thread's connection keeps its own cursor
+        thread_cursor, again, thread_raw = cursors
+        assert thread_cursor is again and thread_cursor.connection is thread_raw
+        assert main_cursor is not None and thread_cursor is not main_cursor and thread_raw is not connection.connection
+    assert held_cursor() is main_cursor
     assert described(selectors.deal_get(account=account, deal_id=deal.pk)) == expected
     assert READ.plans[frozenset(), "default"].converters[0] is connections["default"]
     assert READ.compilations == 1
+
+
+# --- PostgreSQL: one cursor per connection, psycopg's timestamptz loader where it answers Django's values --
+def postgresql_only():
+    if connection.vendor != "postgresql":
+        pytest.skip("the compiled reads keep a cursor on PostgreSQL only")
+
+
+def server_params() -> dict:
+    return {k: v for k, v in connection.get_connection_params().items()
+            if k in ("dbname", "user", "host", "port", "password")}
+
+
+def terminate(pid: int) -> None:
+    """End the backend `pid` from another session (pg_terminate_backend), and wait until it is gone."""
+    with psycopg.connect(**server_params(), autocommit=True) as killer:
+        assert killer.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone() == (True,)
+        for _ in range(500):
+            if killer.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone() is None:
+                return
+            time.sleep(0.01)
+    raise AssertionError(f"backend {pid} still there")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_cursor_per_connection_is_reused_and_a_new_one_made_after_a_reconnect(account, settings):
+    postgresql_only()
+    settings.LEV_COMPILED_READS = True
+    deal = full_deal(account)
+    expected = described(orm_read(account, deal.pk, LEAN_SHAPES[0])[0])
+    connections.close_all()
+    got = selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)  # compiles: the ORM's cursor
+    assert described(selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)) == expected
+    first, raw = held_cursor(), connection.connection
+    assert first is not None and first.connection is raw
+    for _ in range(3):
+        got = selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
+        assert held_cursor() is first
+    assert described(got) == expected
+    for reconnect in (connection.close, connections.close_all):
+        reconnect()
+        assert described(selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)) == expected
+        assert connection.connection is not raw
+        assert held_cursor() is not first and held_cursor().connection is connection.connection
+        first, raw = held_cursor(), connection.connection
+    # The whole read and the lean one share the connection's cursor.
+    selectors.deal_get(account=account, deal_id=deal.pk, include=frozenset({"financials"}))
+    assert held_cursor() is first
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_ended_by_a_failed_health_check_gets_a_new_cursor(account, settings):
+    """A reused connection's first query of a request runs the health check (lev.postgresql: the socket,
+    then SELECT 1); a connection PostgreSQL ended is replaced before the read, on a cursor of the new one."""
+    postgresql_only()
+    settings.LEV_COMPILED_READS = True
+    deal = full_deal(account)
+    connections.close_all()
+    for _ in range(2):
+        selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
+    first, raw = held_cursor(), connection.connection
+    terminate(raw.info.backend_pid)
+    connection.health_check_done = False  # as at the start of a request (close_if_unusable_or_obsolete)
+    assert selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True).pk == deal.pk
+    assert connection.connection is not raw and raw.closed
+    assert held_cursor() is not first and held_cursor().connection is connection.connection
+
+
+def test_no_cursor_is_kept_while_queries_are_observed_nor_on_sqlite(account, settings, django_assert_num_queries):
+    settings.LEV_COMPILED_READS = True
+    deal = full_deal(account)
+    if hasattr(connection, _HELD_CURSOR):
+        delattr(connection, _HELD_CURSOR)
+    for _ in range(2):  # compiled, then run: the compiled SQL through Django's cursor, counted
+        with django_assert_num_queries(1):
+            selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
+    assert not hasattr(connection, _HELD_CURSOR)
+    selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
+    assert hasattr(connection, _HELD_CURSOR) == (connection.vendor == "postgresql")
+
+
+@pytest.mark.parametrize("switch", [True, False], ids=["compiled", "orm"])
+def test_a_broken_atomic_block_and_another_threads_connection_are_refused_both_ways(account, settings, switch):
+    """Django's checks before a query: no query inside an atomic block marked for rollback, and no use of
+    a thread's connection from another thread."""
+    settings.LEV_COMPILED_READS = switch
+    deal = full_deal(account)
+    plan_sql = None
+    for _ in range(2):
+        selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
+    with transaction.atomic():
+        transaction.set_rollback(True)
+        with pytest.raises(TransactionManagementError):
+            selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
+    if switch:
+        plan_sql = READ.plans[frozenset({selectors.REFS_ONLY}), "default"].sql
+    mine, refused = connections["default"], []  # this thread's wrapper (`connection` is a per-thread proxy)
+
+    def read_on_my_connection():
+        try:
+            if switch:  # the compiled read's run step, handed this thread's connection
+                fetch_rows(mine, plan_sql, [account.pk, deal.pk])
+            else:
+                with mine.cursor() as cursor:
+                    cursor.execute("SELECT 1")
+        except DatabaseError as exc:
+            refused.append(str(exc))
+        finally:
+            connections.close_all()
+
+    worker = threading.Thread(target=read_on_my_connection)
+    worker.start()
+    worker.join()
+    assert len(refused) == 1 and "can only be used in that same thread" in refused[0]
+
+
+def timestamptz_loader(cursor) -> type:
+    return cursor.adapters.get_loader(1184, Format.TEXT)
+
+
+def datetimes(deal: Deal) -> list:
+    """Every datetime the read loaded (the deal's, its related rows', its financials'), with its tzinfo."""
+    found = []
+    for obj in (deal, *deal._state.fields_cache.values()):
+        if obj is not None:
+            deferred = obj.get_deferred_fields()
+            found += [(type(obj).__name__, f.attname, exactly(getattr(obj, f.attname)))
+                      for f in type(obj)._meta.concrete_fields
+                      if f.attname not in deferred and isinstance(getattr(obj, f.attname), dt.datetime)]
+    return found
+
+
+@pytest.mark.parametrize("switch", [True, False], ids=["compiled", "orm"])
+def test_datetimes_are_djangos_to_the_tzinfo_object(account, settings, switch):
+    settings.LEV_COMPILED_READS = switch
+    deal = full_deal(account)
+    User.objects.filter(pk=deal.owner_id).update(last_login=timezone.now())
+    shape = frozenset({"financials"})
+    for _ in range(3):  # compiled; run through the kept cursor
+        got = READ(shape, account_id=account.pk, deal_id=deal.pk) if switch else orm_read(account, deal.pk, shape)
+    orm = orm_read(account, deal.pk, shape)
+    assert len(datetimes(got[0])) == 11  # the deal's 3, the stage's 1, the owner's 2, the companies' 4, financials' 1
+    assert datetimes(got[0]) == datetimes(orm[0])
+    assert all(value.tzinfo is dt.UTC for _, _, (value, _) in datetimes(got[0]))
+    if switch and connection.vendor == "postgresql":
+        # Loaded by psycopg's own (C) loader on the kept cursor; Django's everywhere else.
+        assert timestamptz_loader(held_cursor()) is psycopg.adapters.get_loader(1184, Format.TEXT)
+        assert issubclass(timestamptz_loader(connection.connection), BaseTzLoader)
+        with connection.cursor() as django_cursor:
+            assert issubclass(timestamptz_loader(django_cursor.cursor), BaseTzLoader)
+
+
+def test_a_session_time_zone_django_did_not_set_keeps_djangos_loader(account, settings):
+    """A session switched to another time zone behind Django's back: Django's loader reads its values in
+    that zone and labels them UTC; the compiled read answers exactly that, not psycopg's (correct) values."""
+    postgresql_only()
+    settings.LEV_COMPILED_READS = True
+    deal = full_deal(account)
+    for _ in range(2):
+        READ(frozenset(), account_id=account.pk, deal_id=deal.pk)
+    utc_values = datetimes(READ(frozenset(), account_id=account.pk, deal_id=deal.pk)[0])
+    with connection.cursor() as cursor:
+        cursor.execute("SET TIME ZONE 'Asia/Kolkata'")
+    try:
+        got = READ(frozenset(), account_id=account.pk, deal_id=deal.pk)
+        assert issubclass(timestamptz_loader(held_cursor()), BaseTzLoader)
+        assert datetimes(got[0]) == datetimes(orm_read(account, deal.pk, frozenset())[0]) != utc_values
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET TIME ZONE 'UTC'")
+    assert datetimes(READ(frozenset(), account_id=account.pk, deal_id=deal.pk)[0]) == utc_values
+    assert timestamptz_loader(held_cursor()) is psycopg.adapters.get_loader(1184, Format.TEXT)
+
+
+def test_without_use_tz_the_datetimes_are_naive_as_djangos(account, settings):
+    settings.LEV_COMPILED_READS = True
+    deal = full_deal(account)
+    for _ in range(2):
+        aware = datetimes(READ(frozenset(), account_id=account.pk, deal_id=deal.pk)[0])
+    settings.USE_TZ = False
+    got = datetimes(READ(frozenset(), account_id=account.pk, deal_id=deal.pk)[0])
+    assert got == datetimes(orm_read(account, deal.pk, frozenset())[0])
+    assert all(value.tzinfo is None for _, _, (value, _) in got) and len(got) == len(aware)
 
 
 # --- failures surface as before: a statement cancelled, a connection cut -------------------------------
@@ -436,33 +643,43 @@ def test_the_backends_converters_follow_the_connection_of_the_thread(account, se
 @pytest.mark.parametrize("switch", [True, False], ids=["compiled", "orm"])
 def test_a_cancelled_read_is_an_outage_both_ways(account, api_key, settings, switch):
     """A deal read the database cancels (statement_timeout, LEV_DB_STATEMENT_TIMEOUT_MS) while another
-    session locks the table: the API's 503, the compiled read as the ORM's."""
+    session locks the table: the API's 503, the compiled read as the ORM's; the connection reads again
+    once the lock is gone (compiled: with a cursor of its own, not the one whose statement failed)."""
     if connection.vendor != "postgresql":
         pytest.skip("statement_timeout is PostgreSQL's")
     settings.LEV_COMPILED_READS = switch
     deal = full_deal(account)
     auth = {"Authorization": f"Bearer {api_key}"}
     assert Client().get(f"/api/v1/deals/{deal.pk}/", headers=auth).status_code == 200  # compiled, if on
-    params = {k: v for k, v in connection.get_connection_params().items()
-              if k in ("dbname", "user", "host", "port", "password")}
+    params = server_params()
     options = connections.databases["default"].setdefault("OPTIONS", {})
     before = options.get("options")
     options["options"] = "-c statement_timeout=100"
     connections.close_all()
     try:
+        assert selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True).pk == deal.pk
+        assert (held_cursor() is not None) == (switch and connection.vendor == "postgresql")
         with psycopg.connect(**params) as locker:
             locker.execute("LOCK TABLE deals_deal IN ACCESS EXCLUSIVE MODE")
             try:
-                refused = Client().get(f"/api/v1/deals/{deal.pk}/", headers=auth)
                 with pytest.raises(OperationalError) as cancelled:
                     selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
+                if switch:  # dropped with the statement that failed
+                    assert getattr(connection, _HELD_CURSOR) is None
+                refused = Client().get(f"/api/v1/deals/{deal.pk}/", headers=auth)
             finally:
                 locker.rollback()
+        raw = connection.connection
+        assert selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True).pk == deal.pk
+        assert connection.connection is raw  # the same connection, still usable
+        if switch:
+            assert held_cursor().connection is raw
     finally:
         options["options"] = before
         connections.close_all()
     assert refused.status_code == 503 and refused.json()["code"] == "UPSTREAM_UNAVAILABLE"
     assert is_dependency_outage(cancelled.value)
+    assert "canceling statement due to statement timeout" in str(cancelled.value)
     assert Client().get(f"/api/v1/deals/{deal.pk}/", headers=auth).status_code == 200
     assert READ.compilations == (1 if switch else 0)  # the API's and the selector's read: one shape
 
@@ -486,6 +703,34 @@ def test_a_cut_connection_is_an_outage_both_ways_and_recovers(account, db_proxy,
     assert described(got) == described(orm_read(account, deal.pk, frozenset({"financials"}))[0])
     plans = {shape: type(plan).__name__ for (shape, _alias), plan in READ.plans.items()}
     assert plans == ({frozenset(): "_Plan", frozenset({"financials"}): "_Plan"} if switch else {})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_ended_by_the_server_is_the_same_outage_both_ways(account, settings):
+    """pg_terminate_backend from another session while the connection is in use (its health check done):
+    the read fails as the ORM's does, twice (Django keeps the broken connection until the request ends),
+    is an outage, and the next request's start replaces the connection."""
+    postgresql_only()
+    deal = full_deal(account)
+    errors = {}
+    for switch in (True, False):
+        settings.LEV_COMPILED_READS = switch
+        connections.close_all()
+        for _ in range(2):
+            selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
+        assert (held_cursor() is not None) == switch
+        terminate(connection.connection.info.backend_pid)
+        errors[switch] = []
+        for _ in range(2):
+            with pytest.raises(OperationalError) as ended:
+                selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
+            assert is_dependency_outage(ended.value), repr(ended.value)
+            errors[switch].append((type(ended.value.__cause__), str(ended.value)))
+        assert connection.errors_occurred
+        connection.close_if_unusable_or_obsolete()  # what request_started does
+        assert selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True).pk == deal.pk
+    assert errors[True] == errors[False]
+    assert errors[True][1] == (psycopg.OperationalError, "the connection is closed")
 
 
 def test_properties_prefetched_on_built_instances_are_the_orms(account, settings):
