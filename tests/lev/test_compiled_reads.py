@@ -484,7 +484,7 @@ def test_one_cursor_per_connection_is_reused_and_a_new_one_made_after_a_reconnec
     deal = full_deal(account)
     expected = described(orm_read(account, deal.pk, LEAN_SHAPES[0])[0])
     connections.close_all()
-    got = selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)  # compiles: the ORM's cursor
+    selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)  # compiles the shape, then runs it
     assert described(selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)) == expected
     first, raw = held_cursor(), connection.connection
     assert first is not None and first.connection is raw
@@ -540,15 +540,13 @@ def test_a_broken_atomic_block_and_another_threads_connection_are_refused_both_w
     a thread's connection from another thread."""
     settings.LEV_COMPILED_READS = switch
     deal = full_deal(account)
-    plan_sql = None
     for _ in range(2):
         selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
     with transaction.atomic():
         transaction.set_rollback(True)
         with pytest.raises(TransactionManagementError):
             selectors.deal_get(account=account, deal_id=deal.pk, refs_only=True)
-    if switch:
-        plan_sql = READ.plans[frozenset({selectors.REFS_ONLY}), "default"].sql
+    plan_sql = READ.plans[frozenset({selectors.REFS_ONLY}), "default"].sql if switch else None
     mine, refused = connections["default"], []  # this thread's wrapper (`connection` is a per-thread proxy)
 
     def read_on_my_connection():
