@@ -40,8 +40,12 @@ INCLUDE = OpenApiParameter(
 class DealScopedView(AccountScopedView):
     """An account-scoped view that reads the account's deals; another account's deal does not exist here."""
 
-    def deal(self, request: Request, deal_id: int, include: frozenset[str] = frozenset()) -> Deal:
-        return selectors.deal_get(account=self.account(request), deal_id=deal_id, include=include)
+    def deal(self, request: Request, deal_id: int, include: frozenset[str] = frozenset(),
+             refs_only: bool = False) -> Deal:
+        """The account's deal (deals.selectors.deal_get); `refs_only` where the view reads no more of its
+        stage, owner, sponsor and borrower than DealSerializer writes (their other columns are not read)."""
+        return selectors.deal_get(account=self.account(request), deal_id=deal_id, include=include,
+                                  refs_only=refs_only)
 
 
 class DealListCreateApi(DealScopedView):
@@ -74,7 +78,7 @@ class DealListCreateApi(DealScopedView):
         def create() -> Response:
             data = validated(DealInputSerializer, request.data)
             deal = services.deal_create(account=self.account(request), user=request.user, data=data)
-            deal = self.deal(request, deal.pk, include=frozenset({"properties"}))
+            deal = self.deal(request, deal.pk, include=frozenset({"properties"}), refs_only=True)
             body = DealSerializer(deal, include=frozenset({"properties"})).data
             return Response(body, status=status.HTTP_201_CREATED)
 
@@ -89,12 +93,12 @@ class DealDetailApi(DealScopedView):
         # No query string, nothing to validate (the common read, the MCP tool's included).
         include = (validated(IncludeQuerySerializer, request.query_params.dict()).get("include", frozenset())
                    if request.query_params else frozenset())
-        deal = self.deal(request, deal_id, include=include)
+        deal = self.deal(request, deal_id, include=include, refs_only=True)
         return Response(DealSerializer(deal, include=include).data)
 
     @extend_schema(request=DealUpdateSerializer, responses={200: DealSerializer, **WRITE_ERRORS})
     def patch(self, request: Request, deal_id: int) -> Response:
-        deal = self.deal(request, deal_id)
+        deal = self.deal(request, deal_id, refs_only=True)
         data = validated(DealUpdateSerializer, request.data, partial=True)
         deal = services.deal_update(deal=deal, data=data)
         return Response(DealSerializer(deal).data)
@@ -105,7 +109,7 @@ class DealArchiveApi(DealScopedView):
 
     @extend_schema(request=None, responses={200: DealSerializer, **WRITE_ERRORS})
     def post(self, request: Request, deal_id: int) -> Response:
-        deal = services.deal_archive(deal=self.deal(request, deal_id))
+        deal = services.deal_archive(deal=self.deal(request, deal_id, refs_only=True))
         return Response(DealSerializer(deal).data)
 
 
@@ -117,7 +121,8 @@ class DealPropertyListCreateApi(DealScopedView):
     def get(self, request: Request, deal_id: int) -> Response:
         """The deal's properties, oldest first, one page at a time (a deal may have hundreds)."""
         validated(PageQuerySerializer, request.query_params.dict())
-        properties = selectors.deal_property_list(deal=self.deal(request, deal_id))
+        # The deal only scopes the list (MCP get_deal's second read): its related rows are not written.
+        properties = selectors.deal_property_list(deal=self.deal(request, deal_id, refs_only=True))
         paginator = StandardPagination()
         page = paginator.paginate_queryset(properties, request, view=self)
         return paginator.get_paginated_response(DealPropertySerializer(page, many=True).data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cache
 
 from django.db.models import IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
@@ -93,28 +94,63 @@ def deals_with_property_summary(deals: QuerySet[Deal]) -> QuerySet[Deal]:
     )
 
 
-def _deal_read(include: frozenset[str], *, account_id: int, deal_id: int) -> QuerySet[Deal]:
-    """The account's deal by id, with what `include` names: the ORM's query (the long way)."""
+# What DealSerializer writes of the deal's related rows (StageRefSerializer, UserRefSerializer,
+# CompanyRefSerializer): a read for a caller that reads no more of those rows (`refs_only`) loads just
+# these columns of them; the deal's own columns, and its financials', are always read whole.
+DEAL_REF_FIELDS = {
+    "stage": ("id", "key", "name", "kind"),
+    "owner": ("id", "username"),
+    "sponsor": ("id", "name", "kind"),
+    "borrower": ("id", "name", "kind"),
+}
+REFS_ONLY = "refs_only"  # the word of a read's shape asking for the related rows' DEAL_REF_FIELDS only
+
+
+@cache
+def _unread_ref_columns() -> tuple[str, ...]:
+    """Every other column of the stage, owner, sponsor and borrower (the owner's password hash among them)."""
+    return tuple(
+        f"{relation}__{field.name}"
+        for relation, kept in DEAL_REF_FIELDS.items()
+        for field in Deal._meta.get_field(relation).related_model._meta.concrete_fields
+        if field.name not in kept
+    )
+
+
+def _deal_read(shape: frozenset[str], *, account_id: int, deal_id: int) -> QuerySet[Deal]:
+    """The account's deal by id, with what `shape` names (`financials`, `properties`, REFS_ONLY): the
+    ORM's query (the long way)."""
     # The stage, owner, sponsor and borrower are named in every answer: joined, not read one by one.
     qs = Deal.objects.filter(account=account_id).select_related("stage", "owner", "sponsor", "borrower")
-    if "financials" in include:
+    if REFS_ONLY in shape:
+        qs = qs.defer(*_unread_ref_columns())
+    if "financials" in shape:
         qs = qs.select_related("financials")
-    if "properties" in include:
+    if "properties" in shape:
         qs = qs.prefetch_related("properties")
     return qs.filter(pk=deal_id).order_by()[:1]
 
 
-# Its SQL compiled once per include shape and database alias (lev.compiled, LEV_COMPILED_READS).
+# Its SQL compiled once per shape and database alias (lev.compiled, LEV_COMPILED_READS).
 _DEAL_READ = CompiledRead("deals.deal_get", Deal, _deal_read, params=("account_id", "deal_id"))
 _INCLUDABLE = frozenset({"financials", "properties"})
+_REFS_ONLY = frozenset({REFS_ONLY})
 
 
-def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozenset()) -> Deal:
-    """The account's deal, or DealNotFound — the same answer for another account's deal."""
+def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozenset(),
+             refs_only: bool = False) -> Deal:
+    """The account's deal, or DealNotFound — the same answer for another account's deal.
+
+    `include`: `financials` (joined) and `properties` (prefetched), for DealSerializer's `include`.
+    `refs_only`: the deal's stage, owner, sponsor and borrower carry only DEAL_REF_FIELDS, what
+    DealSerializer writes of them (the deal's own columns are all read): for a caller that reads no more
+    of them (writes the deal out, or only needs the deal). Any other column of theirs read afterwards
+    costs a query each."""
     # Past the largest bigint id no deal exists (what the ORM's lookup answers, too).
     if not 0 < deal_id <= MAX_ID:
         raise DealNotFound(deal_id)
-    found = _DEAL_READ(_INCLUDABLE & include, account_id=account.pk, deal_id=deal_id)
+    shape = _INCLUDABLE & include
+    found = _DEAL_READ(shape | _REFS_ONLY if refs_only else shape, account_id=account.pk, deal_id=deal_id)
     if not found:
         raise DealNotFound(deal_id)
     return found[0]

@@ -205,7 +205,9 @@ LEV_DB_HEALTH_CHECK_IDLE_SECONDS = env_float("LEV_DB_HEALTH_CHECK_IDLE_SECONDS",
 # Compiled reads (lev.compiled): the hottest reads (deals.selectors.deal_get, the deal joined to its stage,
 # owner, sponsor and borrower) have their SQL compiled by the ORM once per process and database alias and
 # their instances built as the ORM builds them, instead of the ORM compiling the query on every call (a fifth
-# of an MCP get_deal, issue 24). Off: the ORM's queryset on every call (the long way, the A/B).
+# of an MCP get_deal, issue 24); on PostgreSQL the SQL runs on one psycopg cursor kept per connection, with
+# psycopg's C timestamptz loader where it gives Django's values. Off: the ORM's queryset on every call, on
+# Django's cursor (the long way, the A/B).
 LEV_COMPILED_READS = env_bool("LEV_COMPILED_READS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default (`make run`: runserver, a thread per request; in-process jobs) has many
