@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """In-process A/B of boolean switches on one MCP `tools/call get_deal` (issue 24): each call a whole WSGI
-request through lev.wsgi.application on this thread, the switch on and off alternating call by call, the
-thread's CPU time being the request's own work (the machine is shared: wall time is other processes' too).
+request through lev.wsgi.application on this thread, the variants (a switch on, off) interleaved call by call
+in an order shuffled per block, the thread's CPU time being the request's own work (the machine is shared:
+wall time is other processes' too).
 Every answer must be byte for byte the first one's, whatever the switches.
 
     DATABASE_URL=postgres://... REDIS_URL=redis://... LEV_RATE_LIMIT_READS=10000000/min \\
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import sys
 import time
@@ -94,11 +96,15 @@ def main() -> None:
     cpu: dict = {v: [] for v, _ in variants}
     wall: dict = {v: [] for v, _ in variants}
     per_round: dict = {v: [] for v, _ in variants}
-    for round_ in range(args.rounds):
+    # Each block of calls runs every variant once, in an order shuffled per block: a call's cost depends on
+    # the call before it (a DRF-way call leaves the caches cold), and a fixed rotation would give each
+    # variant the same predecessor every time (with three or more variants, "all on" always came right
+    # after "all listed off").
+    order = random.Random(24)
+    for _ in range(args.rounds):
         start = {v: len(cpu[v]) for v, _ in variants}
-        for i in range(args.calls):
-            for j in range(len(variants)):
-                name, overrides = variants[(i + j + round_) % len(variants)]
+        for _ in range(args.calls):
+            for name, overrides in order.sample(variants, len(variants)):
                 apply(overrides)
                 t0, c0 = time.perf_counter(), time.thread_time()
                 answer = call()
