@@ -15,10 +15,10 @@ from typing import Any
 from django.conf import settings
 from django.core.validators import ProhibitNullCharactersValidator, RegexValidator
 from rest_framework import serializers
-from rest_framework.fields import ProhibitSurrogateCharactersValidator, SkipField, empty
-from rest_framework.relations import PKOnlyObject
+from rest_framework.fields import ProhibitSurrogateCharactersValidator, empty
 
 from lev.enums import choices
+from lev.field_writers import WriteOut, Writer, defined_by, fields_writer, write_with_fields
 from lev.limits import (
     CONTROL_CHARACTERS,
     LIST_CURSOR_MAX,
@@ -70,30 +70,24 @@ class FieldsBuiltOnce:
         return copy.deepcopy(template)
 
     def to_representation(self, instance):
-        """With LEV_BOUND_FIELD_OUTPUT on: DRF's own loop over the fields of a prototype of the class, bound
-        once per process, so an instance copies and binds no field at all, nor do the serializers nested in
-        it (docs/benchmarks.md, issue 24). Only when every readable field writes out what the object holds
-        and nothing else (the rule: `output_plan`, decided once per class); any other class takes DRF's
-        way. A subclass's own `to_representation` still runs on the instance (DealSerializer's `include`);
-        only its `super().to_representation` is this loop."""
-        if settings.LEV_BOUND_FIELD_OUTPUT:
-            fields = _OUTPUT_PLANS.get(type(self))
+        """With LEV_BOUND_FIELD_OUTPUT on: written out from the fields of a prototype of the class, bound once
+        per process, so an instance copies and binds no field at all, nor do the serializers nested in it
+        (docs/benchmarks.md, issue 24). Only when every readable field writes out what the object holds and
+        nothing else (the rule: `output_plan`, decided once per class), and not for a serializer made with
+        partial=True (DRF then leaves out a missing attribute's default); any other takes DRF's way. With
+        LEV_FIELD_WRITERS on too, by the writers lev.field_writers compiles once from that prototype (a fast
+        read and write per field, nested serializers included); off, by DRF's own loop over its fields. A
+        subclass's own `to_representation` still runs on the instance (DealSerializer's `include`); only its
+        `super().to_representation` is this."""
+        if settings.LEV_BOUND_FIELD_OUTPUT and not self.root.partial:  # type: ignore[attr-defined]
+            cls = type(self)
+            fields = _OUTPUT_PLANS.get(cls)
             if fields is None:
-                fields = output_plan(type(self))
+                fields = output_plan(cls)
             if fields:
-                # DRF's Serializer.to_representation, over the prototype's fields.
-                ret = {}
-                for field in fields:
-                    try:
-                        attribute = field.get_attribute(instance)
-                    except SkipField:
-                        continue
-                    check_for_none = attribute.pk if isinstance(attribute, PKOnlyObject) else attribute
-                    if check_for_none is None:
-                        ret[field.field_name] = None
-                    else:
-                        ret[field.field_name] = field.to_representation(attribute)
-                return ret
+                if settings.LEV_FIELD_WRITERS:
+                    return _OUTPUT_WRITERS[cls](instance, WriteOut())
+                return write_with_fields(fields, instance)
         return super().to_representation(instance)  # type: ignore[misc]
 
 
@@ -120,12 +114,9 @@ _DRF_FIELD_PLUMBING = {
     name: getattr(serializers.Serializer, name) for name in ("fields", "_readable_fields", "get_attribute")
 }
 _OUTPUT_PLANS: dict[type, tuple] = {}  # class -> its prototype's readable fields, or () for DRF's way
+_OUTPUT_WRITERS: dict[type, Writer] = {}  # class with a plan -> lev.field_writers' writer of those fields
 _PLANS_LOCK = threading.RLock()  # held while a plan is decided, so only a finished plan is ever published
 _DECIDING: set[type] = set()
-
-
-def _defined_by(cls: type, name: str) -> type | None:
-    return next((klass for klass in cls.__mro__ if name in klass.__dict__), None)
 
 
 def _plain_plumbing(cls: type) -> bool:
@@ -144,8 +135,8 @@ def _field_qualifies(field: serializers.Field) -> bool:
                 and cls.get_attribute is serializers.Field.get_attribute and _serializer_qualifies(field.child))
     if isinstance(field, serializers.BaseSerializer):
         return _serializer_qualifies(field)
-    if not (_defined_by(cls, "get_attribute") in _PLAIN_FIELD_CLASSES
-            and _defined_by(cls, "to_representation") in _PLAIN_FIELD_CLASSES):
+    if not (defined_by(cls, "get_attribute") in _PLAIN_FIELD_CLASSES
+            and defined_by(cls, "to_representation") in _PLAIN_FIELD_CLASSES):
         return False  # SerializerMethodField, RelatedField and Hyperlinked*, HiddenField, FileField, custom
     child = getattr(field, "child", None)  # ListField, DictField
     return child is None or _field_qualifies(child)
@@ -166,7 +157,7 @@ def _serializer_qualifies(serializer: serializers.BaseSerializer) -> bool:
             return False
     elif cls.to_representation is not serializers.Serializer.to_representation:
         return False  # its own to_representation may read self.context, the request, self.include, ...
-    if _defined_by(cls, "get_fields") not in (serializers.Serializer, serializers.ModelSerializer, FieldsBuiltOnce):
+    if defined_by(cls, "get_fields") not in (serializers.Serializer, serializers.ModelSerializer, FieldsBuiltOnce):
         return False  # fields that may depend on the context
     return all(_field_qualifies(f) for f in serializer.fields.values())
 
@@ -175,7 +166,9 @@ def output_plan(cls: type) -> tuple:
     """The readable fields, bound once in a prototype `cls()`, that FieldsBuiltOnce.to_representation
     writes every object of `cls` out with; () when DRF's way must be taken. Decided once per class, under a
     lock, and published only once every field (nested serializers' too) is bound: the prototype then holds
-    no per-call state, so the request thread and the probe thread share it safely.
+    no per-call state, so the request thread and the probe thread share it safely. With the plan, the
+    writer of those fields (lev.field_writers.fields_writer, LEV_FIELD_WRITERS) is compiled and published
+    first; it too holds no per-call state.
 
     The rule, conservative: the class keeps DRF's `fields`, `_readable_fields` and FieldsBuiltOnce's
     `get_fields`; and each readable field is (a) one of DRF's plain value fields (_PLAIN_FIELD_CLASSES, a
@@ -197,10 +190,12 @@ def output_plan(cls: type) -> tuple:
         _DECIDING.add(cls)
         plan = ()
         try:
-            if _defined_by(cls, "get_fields") is FieldsBuiltOnce and _plain_plumbing(cls):
+            if defined_by(cls, "get_fields") is FieldsBuiltOnce and _plain_plumbing(cls):
                 prototype = cls()
                 readable = tuple(prototype._readable_fields)
                 if all(_field_qualifies(f) for f in readable):
+                    # Published before the plan, so a thread that sees the plan finds its writer.
+                    _OUTPUT_WRITERS[cls] = fields_writer(readable)
                     plan = readable
         except Exception:  # a class that cannot be built bare: DRF's way
             plan = ()

@@ -1,13 +1,16 @@
-"""Output serializers' fields bound once per class (LEV_BOUND_FIELD_OUTPUT, lev.serializers.output_plan)
-against DRF's own way (the switch off): every serializer built on FieldsBuiltOnce writes the demo data's
-real objects out byte for byte as DRF does, the REST deal read and the MCP get_deal answer the same, and
-a serializer whose output could read its parent, its context or the request takes DRF's way. On SQLite
-and PostgreSQL (whichever DATABASE_URL names)."""
+"""Output serializers' fields bound once per class (LEV_BOUND_FIELD_OUTPUT, lev.serializers.output_plan),
+written out by DRF's loop over them (LEV_FIELD_WRITERS off) or by lev.field_writers' writers (on), against
+DRF's own way (LEV_BOUND_FIELD_OUTPUT off): every serializer built on FieldsBuiltOnce writes the demo
+data's real objects out byte for byte as DRF does, the REST deal read and the MCP get_deal answer the
+same, and a serializer whose output could read its parent, its context or the request takes DRF's way.
+On SQLite and PostgreSQL (whichever DATABASE_URL names). Every value a field can hold, in every time
+zone: tests/lev/test_field_writers.py."""
 
 from __future__ import annotations
 
 import importlib
 import threading
+from decimal import Decimal
 from io import StringIO
 
 import pytest
@@ -15,6 +18,7 @@ from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.db.models import Q
 from django.test import Client, override_settings
+from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 
@@ -61,18 +65,24 @@ def render(data) -> bytes:
     return JSONRenderer().render(data)
 
 
-def switch(on: bool):
-    return override_settings(LEV_BOUND_FIELD_OUTPUT=on)
+# DRF's own way; DRF's loop over the fields bound once; lev.field_writers' writers of those fields.
+WAYS = {"DRF": {"LEV_BOUND_FIELD_OUTPUT": False}, "bound loop": {"LEV_FIELD_WRITERS": False},
+        "writers": {"LEV_BOUND_FIELD_OUTPUT": True, "LEV_FIELD_WRITERS": True}}
+
+
+def way(name: str):
+    return override_settings(**WAYS[name])
 
 
 def both_ways(settings, write) -> bytes:
-    """What `write()` renders with the switch off and on; asserts they are the same bytes."""
-    with switch(False):
-        long_way = render(write())
-    with switch(True):
-        short_way = render(write())
-    assert short_way == long_way
-    return short_way
+    """What `write()` renders DRF's way; asserts the bound ways render the same bytes."""
+    rendered = {}
+    for name in WAYS:
+        with way(name):
+            rendered[name] = render(write())
+    assert rendered["bound loop"] == rendered["DRF"]
+    assert rendered["writers"] == rendered["DRF"]
+    return rendered["DRF"]
 
 
 @pytest.fixture
@@ -86,8 +96,8 @@ def demo(db):
     return account
 
 
-def test_the_switch_is_on_by_default():
-    assert django_settings.LEV_BOUND_FIELD_OUTPUT is True
+def test_the_switches_are_on_by_default():
+    assert django_settings.LEV_BOUND_FIELD_OUTPUT is True and django_settings.LEV_FIELD_WRITERS is True
 
 
 def test_every_class_on_fields_built_once_is_decided_as_expected():
@@ -131,12 +141,23 @@ def test_every_demo_deal_with_every_include_reads_as_drf_writes_it(demo, setting
     with_financials = set(DealFinancials.objects.values_list("deal_id", flat=True))
     deals = list(Deal.objects.filter(account=demo).order_by("id"))
     assert any(d.pk in with_financials for d in deals) and any(d.pk not in with_financials for d in deals)
-    for deal in deals:
-        for include in INCLUDES:
-            read = selectors.deal_get(account=demo, deal_id=deal.pk, include=include)
-            answer = both_ways(settings, lambda: DealSerializer(read, include=include).data)  # noqa: B023
-            for key in include:
-                assert f'"{key}":'.encode() in answer
+    for zone in (None, "America/New_York"):  # the default time zone (UTC) and an activated one
+        with timezone.override(zone):
+            for deal in deals:
+                for include in INCLUDES:
+                    read = selectors.deal_get(account=demo, deal_id=deal.pk, include=include)
+                    answer = both_ways(settings, lambda: DealSerializer(read, include=include).data)  # noqa: B023
+                    for key in include:
+                        assert f'"{key}":'.encode() in answer
+    assert b"-05:00" in answer or b"-04:00" in answer
+
+
+def test_a_deal_without_its_required_relations_reads_as_drf_writes_it(demo, settings):
+    """An unsaved deal: no id, and its stage (a required relation) raises RelatedObjectDoesNotExist, which
+    DRF writes as null; a loan amount with more places than the column."""
+    deal = Deal(title="Unsaved", loan_amount=Decimal("1.005"), loan_type="bridge", transaction_type="acquisition")
+    answer = both_ways(settings, lambda: DealSerializer(deal).data)
+    assert b'"stage":null' in answer and b'"id":null' in answer and b'"loan_amount":1.0' in answer
 
 
 def test_the_bound_way_copies_no_field_per_object(demo, settings):
@@ -171,21 +192,21 @@ def test_rest_deal_reads_and_mcp_get_deal_answer_the_same_on_and_off(demo, setti
                 assert answer.status_code == 200
                 return answer.content
             ways = {}
-            for on in (False, True):
-                with switch(on):
-                    ways[on] = rest()
-            assert ways[True] == ways[False]
+            for name in WAYS:
+                with way(name):
+                    ways[name] = rest()
+            assert ways["writers"] == ways["bound loop"] == ways["DRF"]
         arguments = {"deal_id": deal_id}
         ways = {}
-        for on in (False, True):
-            with switch(on):
+        for name in WAYS:
+            with way(name):
                 answer = client.generic("POST", "/mcp", message("tools/call", {"name": "get_deal",
                                                                                 "arguments": arguments}),
                                         content_type="application/json",
                                         headers={**mcp_headers, "X-Request-Id": "same"})
             assert answer.status_code == 200 and b'"isError":false' in answer.content.replace(b" ", b"")
-            ways[on] = answer.content
-        assert ways[True] == ways[False]
+            ways[name] = answer.content
+        assert ways["writers"] == ways["bound loop"] == ways["DRF"]
 
 
 def test_concurrent_threads_share_the_prototype(demo, settings):
