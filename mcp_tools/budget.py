@@ -38,15 +38,22 @@ def limit() -> int:
     return settings.LEV_MCP_MAX_RESPONSE_BYTES
 
 
+# The encoders json.dumps would build on every call for these arguments, built once (they hold no state
+# between calls).
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
+_COMPACT_ESCAPED = json.JSONEncoder(separators=(",", ":"), default=str)
+_TEXT = json.JSONEncoder(ensure_ascii=False)
+
+
 def dumps(value: Any) -> str:
     """Compact JSON as the server writes it: UTF-8 text, escapes only for what UTF-8 cannot carry."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    text = _COMPACT.encode(value)
     if text.isascii():
         return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: \\ud800 is valid JSON, raw it is not valid UTF-8
-        return json.dumps(value, separators=(",", ":"), default=str)
+        return _COMPACT_ESCAPED.encode(value)
     return text
 
 
@@ -62,7 +69,7 @@ def result_size(text: str, *, is_error: bool = False) -> int:
 def result_json(text: str, *, is_error: bool = False) -> str:
     """The `result` of a tools/call response whose payload is `text` (from `dumps`), written from that
     text: the payload is not serialized again (`result_size` counts exactly these bytes)."""
-    quoted = json.dumps(text, ensure_ascii=False)
+    quoted = _TEXT.encode(text)
     return (f'{{"content":[{{"type":"text","text":{quoted}}}],"structuredContent":{text},'
             f'"isError":{"true" if is_error else "false"}}}')
 
