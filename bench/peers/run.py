@@ -26,7 +26,9 @@ as it is.
    call by call with the order rotated every cycle, so drift on the shared machine hits all alike.
    p50 / p90 / p99 per server, p50 / floor per round and over all rounds, and server CPU per call.
 2. Throughput: wrk, 8 connections (2 threads), --wrk-seconds per server, --passes passes (the order
-   rotated each pass) after a 2 s warm-up: req/s and req/s / floor per pass. wrk is the Debian package,
+   rotated each pass) after a 2 s warm-up: req/s and req/s / floor per pass, and how each pass's
+   connections sat on the server's processes (ss); a pass with every connection on one process measured
+   one worker and is run again, at most twice (ONE_PROCESS_RETRIES). wrk is the Debian package,
    installed with apt-get when missing; if that fails, a Python keep-alive load generator (threads,
    bench/run.py's `load`) stands in and the report says so.
 
