@@ -18,9 +18,13 @@ the log: a shape is never answered wrongly, at worst the long way.
 
 A call then runs the cached SQL (`fetch_rows`) and builds the instances as
 django.db.models.query.ModelIterable does, with Django's own pieces: the compiler's select and
-klass_info, `get_related_populators` (select_related objects, None for a null foreign key, the reverse
-caches), `Model.from_db` (state.db, adding=False), the backend's and fields' converters, annotations;
-prefetch_related lookups run through `prefetch_related_objects` on the built instances, as QuerySet does.
+klass_info, the related populators' columns and setters (select_related objects, None for a null foreign
+key, the reverse caches), `Model.from_db` (state.db, adding=False), the backend's and fields' converters,
+annotations; prefetch_related lookups run through `prefetch_related_objects` on the built instances, as
+QuerySet does. An instance is built as `Model.from_db` builds it, without running `Model.__init__`'s
+loop over every field, where that loop would only store each value (`_Builder`: no pre_init or post_init
+receiver for the model, no `__init__`, `__new__` or `from_db` of its own, every field's attribute
+Django's plain one); any other model is built by its `from_db`.
 
 Running the SQL is part of the shortcut too. On PostgreSQL with psycopg 3, while nothing observes
 queries, it runs on one psycopg cursor kept per raw connection (`_reused_cursor_rows`: Django's cursor
@@ -46,8 +50,12 @@ from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
 from django.db import DatabaseError, connections, router
-from django.db.models import Model, QuerySet
+from django.db.models import Model, QuerySet, signals
+from django.db.models.base import ModelState
+from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.query import ModelIterable, get_related_populators, prefetch_related_objects
+from django.db.models.query_utils import DeferredAttribute
+from django.dispatch.dispatcher import NO_RECEIVERS
 
 logger = logging.getLogger("lev.compiled")
 
@@ -137,11 +145,107 @@ def _reused_cursor_rows(connection, sql: str, params: list) -> list[tuple]:
         raise
 
 
+# The attribute types of a concrete field whose storing by Model.__init__ (setattr) is putting the value in
+# the instance's __dict__: DeferredAttribute has no __set__, and ForeignKeyDeferredAttribute's only drops a
+# cached related object first, which a new instance has none of.
+_PLAIN_ATTRIBUTES = (DeferredAttribute, ForeignKeyDeferredAttribute)
+
+
+def _class_attribute(model: type, name: str) -> Any:
+    for klass in model.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+def _plainly_built(model: type[Model]) -> bool:
+    """Whether `model.from_db` builds an instance by Model's own code with nothing but plain stores: its
+    class and its bases define no `__init__`, `__new__` or `from_db` of their own (Model's and object's
+    only) and no metaclass `__call__`, and each concrete field's attribute is Django's plain one."""
+    if type(model).__call__ is not type.__call__ or model.__new__ is not object.__new__:
+        return False
+    for klass in model.__mro__:
+        if klass is Model or klass is object:
+            continue
+        if "__init__" in klass.__dict__ or "from_db" in klass.__dict__:
+            return False
+    attnames = [f.attname for f in model._meta.concrete_fields]
+    return len(set(attnames)) == len(attnames) and all(
+        type(_class_attribute(model, name)) in _PLAIN_ATTRIBUTES for name in attnames)
+
+
+def _no_receivers(signal: signals.ModelSignal, model: type[Model]) -> bool:
+    """No receiver of `signal` for `model` (Django's cache of the answer, filled by asking once; a receiver
+    connected or disconnected empties it)."""
+    known = signal.sender_receivers_cache.get(model)
+    if known is NO_RECEIVERS:
+        return True
+    return known is None and not signal.has_listeners(model)
+
+
+class _Builder:
+    """Builds `model` instances from rows of the `init_list` columns (in the select's order) as
+    `model.from_db(alias, init_list, values)` does: Model.__init__ takes the values in the order of the model's
+    concrete fields whose attnames `init_list` names, stores each in the instance's __dict__ (the others are
+    deferred: not stored), after a new ModelState; from_db then marks it not adding and of `alias`. Done
+    directly while the model qualifies (`_plainly_built`, checked once) and no pre_init or post_init receiver
+    is connected for it (checked per instance, from Django's cache); else by `from_db` itself."""
+
+    __slots__ = ("alias", "attnames", "init_list", "model", "plain")
+
+    def __init__(self, model: type[Model], init_list: list[str], alias: str):
+        self.model, self.init_list, self.alias = model, init_list, alias
+        self.attnames = tuple(f.attname for f in model._meta.concrete_fields if f.attname in init_list)
+        self.plain = _plainly_built(model)
+
+    def __call__(self, values: Sequence[Any]) -> Model:
+        model = self.model
+        if not (self.plain and _no_receivers(signals.pre_init, model) and _no_receivers(signals.post_init, model)):
+            return model.from_db(self.alias, self.init_list, values)
+        obj = object.__new__(model)
+        state = ModelState()
+        state.adding = False
+        state.db = self.alias
+        stored = obj.__dict__
+        stored["_state"] = state
+        stored.update(zip(self.attnames, values, strict=True))
+        return obj
+
+
+class _Related:
+    """django.db.models.query.RelatedPopulator.populate, its instances built by a `_Builder`: the related
+    object of one select_related relation (None when its primary key column is null), its own related
+    objects, and the caches that link it and the object it belongs to."""
+
+    __slots__ = ("build", "children", "populator")
+
+    def __init__(self, populator, alias: str):
+        self.populator = populator
+        self.build = _Builder(populator.model_cls, populator.init_list, alias)
+        self.children = tuple(_Related(child, alias) for child in populator.related_populators)
+
+    def populate(self, row: list, from_obj: Model) -> None:
+        populator = self.populator
+        if populator.reorder_for_init:
+            data = populator.reorder_for_init(row)
+        else:
+            data = row[populator.cols_start:populator.cols_end]
+        if data[populator.pk_idx] is None:
+            obj = None
+        else:
+            obj = self.build(data)
+            for child in self.children:
+                child.populate(row, obj)
+        populator.local_setter(from_obj, obj)
+        if obj is not None:
+            populator.remote_setter(obj, from_obj)
+
+
 class _Plan:
     """One shape's SQL on one alias and how its rows become instances (what ModelIterable computes
     from the compiler on each query, computed once)."""
 
-    __slots__ = ("alias", "annotations", "col_count", "compiler", "converters", "end", "fields",
+    __slots__ = ("alias", "annotations", "build", "col_count", "compiler", "converters", "end", "fields",
                  "init_list", "model", "populators", "prefetch", "slots", "sql", "start")
 
     def __init__(self, compiler, sql: str, slots: tuple[tuple[int, Any], ...], prefetch: tuple, alias: str):
@@ -151,7 +255,9 @@ class _Plan:
         select_fields = klass_info["select_fields"]
         self.start, self.end = select_fields[0], select_fields[-1] + 1
         self.init_list = [f[0].target.attname for f in select[self.start:self.end]]
-        self.populators = get_related_populators(klass_info, select, alias)
+        self.build = _Builder(self.model, self.init_list, alias)
+        related = get_related_populators(klass_info, select, alias)
+        self.populators = tuple(_Related(populator, alias) for populator in related)
         self.annotations = tuple((compiler.annotation_col_map or {}).items())
         self.col_count = compiler.col_count
         self.fields = [s[0] for s in select[0:self.col_count]]
@@ -180,7 +286,7 @@ class _Plan:
                 for converter in convs:
                     value = converter(value, expression, connection)
                 row[pos] = value
-            obj = self.model.from_db(self.alias, self.init_list, row[self.start:self.end])
+            obj = self.build(row[self.start:self.end])
             for populator in self.populators:
                 populator.populate(row, obj)
             for attname, pos in self.annotations:

@@ -20,10 +20,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import DatabaseError, OperationalError, connection, connections, reset_queries, transaction
 from django.db.backends.postgresql.psycopg_any import BaseTzLoader
+from django.db.models import signals
 from django.db.models.sql.compiler import SQLCompiler
 from django.db.transaction import TransactionManagementError
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
+from django.test.utils import CaptureQueriesContext, isolate_apps
 from django.utils import timezone
 from psycopg.pq import Format
 from rest_framework.renderers import JSONRenderer
@@ -738,3 +739,111 @@ def test_properties_prefetched_on_built_instances_are_the_orms(account, settings
     assert [p.pk for p in got.properties.all()] == list(
         DealProperty.objects.filter(deal=deal).order_by("id").values_list("pk", flat=True))
     assert all(p._state.db == "default" and not p._state.adding for p in got.properties.all())
+
+
+# --- Instances built without Model.__init__'s loop (lev.compiled._Builder) ---------------------------------
+
+def stored(obj, seen=None) -> dict | None:
+    """All an instance holds, in the order it was stored: its __dict__ (datetimes to the tzinfo object),
+    its state's, and the related objects cached on it, the same way (a link back to an object already
+    described is named, not followed)."""
+    if obj is None:
+        return None
+    seen = seen if seen is not None else set()
+    if id(obj) in seen:
+        return {"back to": type(obj).__name__}
+    seen.add(id(obj))
+    state = dict(obj._state.__dict__)
+    cache = state.pop("fields_cache", {})
+    return {"type": type(obj),
+            "keys": list(obj.__dict__),
+            "values": {k: exactly(v) for k, v in obj.__dict__.items()
+                       if k not in ("_state", "_prefetched_objects_cache")},
+            "state": state,
+            "cached": {name: stored(related, seen) for name, related in cache.items()}}
+
+
+@pytest.mark.parametrize("shape", SHAPES + LEAN_SHAPES, ids=shape_id)
+def test_instances_hold_exactly_what_from_db_gives_them(account, settings, shape):
+    """Every instance the compiled read builds (the deal, its stage, owner, sponsor, borrower, financials)
+    holds the same attributes in the same order, with the same state, as the ORM's Model.from_db gives."""
+    settings.LEV_COMPILED_READS = True
+    for deal in (full_deal(account), bare_deal(account)):
+        compiled = READ(shape, account_id=account.pk, deal_id=deal.pk)[0]
+        assert stored(compiled) == stored(orm_read(account, deal.pk, shape)[0])
+    plan = READ.plans[shape, "default"]
+    assert plan.build.plain and all(related.build.plain for related in plan.populators)
+
+
+@pytest.mark.parametrize("signal", [signals.pre_init, signals.post_init], ids=["pre_init", "post_init"])
+def test_an_init_signals_receivers_hear_every_instance_as_from_the_orm(account, settings, signal):
+    """A receiver of pre_init or post_init for a model (ImageField's, a package's) is called for each of its
+    instances the compiled read builds, as from_db calls it: those are built by from_db. Disconnected, the
+    instances are built directly again, holding the same."""
+    settings.LEV_COMPILED_READS = True
+    deal = full_deal(account)
+    heard = []
+
+    def receiver(sender, **kwargs):
+        heard.append((sender.__name__, kwargs.get("args", ()), getattr(kwargs.get("instance"), "pk", None)))
+
+    signal.connect(receiver, sender=User)
+    try:
+        orm = orm_read(account, deal.pk, frozenset())[0]
+        from_orm = list(heard)
+        heard.clear()
+        compiled = READ(frozenset(), account_id=account.pk, deal_id=deal.pk)[0]
+        assert heard == from_orm and len(heard) == 1  # the owner, a User
+        assert stored(compiled) == stored(orm)
+    finally:
+        signal.disconnect(receiver, sender=User)
+    heard.clear()
+    assert stored(READ(frozenset(), account_id=account.pk, deal_id=deal.pk)[0]) == stored(orm)
+    assert heard == []
+
+
+def models_building_their_own_way() -> dict[str, type[Deal]]:
+    """Two proxies of Deal, in a registry of their own (the app's is left as it is): one building its
+    instances with its own from_db, one with its own __init__ (each noting that it did)."""
+
+    class DealWithItsOwnFromDb(Deal):
+        class Meta:
+            proxy = True
+            app_label = "deals"
+
+        @classmethod
+        def from_db(cls, db, field_names, values):
+            built = super().from_db(db, field_names, values)
+            built.built_by_from_db = True
+            return built
+
+    class DealWithItsOwnInit(Deal):
+        class Meta:
+            proxy = True
+            app_label = "deals"
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.built_by_init = True
+
+    return {"built_by_from_db": DealWithItsOwnFromDb, "built_by_init": DealWithItsOwnInit}
+
+
+def test_a_model_with_its_own_from_db_or_init_is_built_by_them(account, settings):
+    """Only a model that from_db builds by Model's own code is built directly; one defining from_db or
+    __init__ (itself or a base) is built by them, holding what they give it."""
+    from lev.compiled import _Builder, _plainly_built
+
+    with isolate_apps("deals"):
+        own_way = models_building_their_own_way()
+    assert _plainly_built(Deal) and _plainly_built(User) and _plainly_built(Company)
+    assert not any(_plainly_built(model) for model in own_way.values())
+    deal = full_deal(account)
+    row = Deal.objects.filter(pk=deal.pk).values_list("id", "title").get()
+    for mark, model in own_way.items():
+        built = _Builder(model, ["id", "title"], "default")(list(row))
+        assert getattr(built, mark) is True
+        assert stored(built) == stored(model.from_db("default", ["id", "title"], list(row)))
+    plain = _Builder(Deal, ["id", "title"], "default")(list(row))
+    assert stored(plain) == stored(Deal.from_db("default", ["id", "title"], list(row)))
+    assert plain.get_deferred_fields() == {f.attname for f in Deal._meta.concrete_fields} - {"id", "title"}
