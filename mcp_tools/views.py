@@ -37,6 +37,7 @@ from mcp_server.views import MCPServerStreamableHttpView
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from lev.accounts.auth import ApiKeyAuthentication
 from lev.api_request import LevRequestMixin
@@ -147,6 +148,12 @@ class McpView(LevRequestMixin, MCPServerStreamableHttpView):
     schema = None  # JSON-RPC over HTTP, not part of the REST API's OpenAPI description
     # DRF writes `Allow` from the handler methods a view has; this endpoint serves POST only.
     http_method_names = ["post"]
+    # DRF's dispatch as it is. django-mcp-server's view wraps dispatch in csrf_exempt with
+    # method_decorator, which builds that wrapper (a partial and two functools.wraps) again on every
+    # request: 14 us of an MCP get_deal in process (issue 24). The view is exempt all the same: DRF's
+    # as_view() exempts every APIView, and /mcp's lean middleware has no CSRF check at all
+    # (tests/mcp_tools/test_mcp_middleware.py, a session cookie and CSRF checks on).
+    dispatch = APIView.dispatch
 
     def initial(self, request: Request, *args, **kwargs) -> None:
         # Everything here runs before DRF's content negotiation (in super().initial), which

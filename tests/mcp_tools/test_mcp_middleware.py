@@ -105,3 +105,27 @@ def test_lev_wsgi_serves_mcp_and_only_mcp_with_the_lean_handler():
     assert cells["site"].cell_contents is lev.wsgi.django_application
     names = [name for name in django_settings.MIDDLEWARE if name in MCP_MIDDLEWARE]
     assert names == list(MCP_MIDDLEWARE)  # each one exists in the site's list, in its order
+
+
+def test_mcp_is_exempt_from_csrf_checks_with_a_session_cookie(api_key, account, user, settings):
+    """A client holding an admin session cookie (a browser-based one, through the full stack with its CSRF
+    middleware enforcing) still has its bearer-authenticated /mcp calls answered: the view is CSRF-exempt
+    by DRF's as_view(), whatever django-mcp-server's dispatch decorator did. A page under the same checks
+    is refused, so the checks were on."""
+    settings.LEV_RATE_LIMIT_READS = "100000/min"
+    deal = DealFactory(account=account)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    body = message("tools/call", {"name": "get_deal", "arguments": {"deal_id": deal.pk}})
+    answer = client.post("/mcp", data=body, content_type="application/json",
+                         headers={"Accept": ACCEPT, "Authorization": f"Bearer {api_key}"})
+    assert answer.status_code == 200, answer.content[:300]
+    assert answer.json()["result"]["structuredContent"]["deal"]["id"] == deal.pk
+    for handler in (Client(enforce_csrf_checks=True), lean_client()):
+        handler.handler.enforce_csrf_checks = True
+        handler.force_login(user)
+        again = handler.post("/mcp", data=body, content_type="application/json",
+                             headers={"Accept": ACCEPT, "Authorization": f"Bearer {api_key}"})
+        assert again.status_code == 200, again.content[:300]
+    refused = client.post("/admin/logout/")
+    assert refused.status_code == 403
