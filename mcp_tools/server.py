@@ -204,8 +204,28 @@ def _arguments_json(arguments: dict[str, Any]) -> tuple[str | None, dict[str, li
     return ("{" + ",".join(parts) + "}", fields) if not fields else (None, fields)
 
 
-def _result(payload: dict[str, Any], *, is_error: bool, tool: str | None = None) -> CallToolResult:
-    """The CallToolResult of a payload: its JSON as text content and the object as structuredContent.
+class ToolResult:
+    """A tool call's result: what the SDK's CallToolResult holds of it (Lev's results are one text block,
+    the payload's JSON, beside the payload as structuredContent), built without pydantic's validation of
+    each field and block (10 us of an MCP get_deal in process; issue 24). `text` is that JSON as
+    `mcp_tools.budget` writes it; `content` is the block as the SDK's TextContent, and `as_sdk()` the whole
+    CallToolResult, for the SDK's path (LevMCP.call_tool)."""
+
+    __slots__ = ("isError", "structuredContent", "text")
+
+    def __init__(self, text: str, structured: dict[str, Any], is_error: bool):
+        self.text, self.structuredContent, self.isError = text, structured, is_error
+
+    @property
+    def content(self) -> list[TextContent]:
+        return [TextContent(type="text", text=self.text)]
+
+    def as_sdk(self) -> CallToolResult:
+        return CallToolResult(content=self.content, structuredContent=self.structuredContent, isError=self.isError)
+
+
+def _result(payload: dict[str, Any], *, is_error: bool, tool: str | None = None) -> ToolResult:
+    """The result of a payload: its JSON as text content and the object as structuredContent.
 
     The final guard of the byte budget (`mcp_tools.budget`): tools fit their answers themselves, so an
     answer still over budget is a bug of the tool. It is never cut (cut JSON is no answer) and never
@@ -218,11 +238,7 @@ def _result(payload: dict[str, Any], *, is_error: bool, tool: str | None = None)
         payload = _shrunk_error(payload, size) if is_error else _oversize_error(tool, size)
         is_error = True
         text = budget.dumps(payload)
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structuredContent=payload,
-        isError=is_error,
-    )
+    return ToolResult(text, payload, is_error)
 
 
 # What an over-budget error keeps: the first named arguments (names and messages shortened).
@@ -258,8 +274,8 @@ def _shrunk_error(payload: dict[str, Any], size: int) -> dict[str, Any]:
     return shrunk
 
 
-def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Any) -> CallToolResult:
-    """Run one tool call synchronously; always returns a CallToolResult."""
+def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Any) -> ToolResult:
+    """Run one tool call synchronously; always returns a ToolResult."""
     client = LevClient(
         authorization=request.META.get("HTTP_AUTHORIZATION") if request is not None else None,
         transport=default_transport(
@@ -338,10 +354,11 @@ class LevMCP(DjangoMCP):
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:  # type: ignore[override]
         request = django_request_ctx.get(None)
-        return await sync_to_async(self.call_tool_sync, thread_sensitive=True)(name, arguments, request)
+        result = await sync_to_async(self.call_tool_sync, thread_sensitive=True)(name, arguments, request)
+        return result.as_sdk()  # (an InputRequired comes back only for a 2026-07-28 request: never here)
 
     def call_tool_sync(self, name: str, arguments: dict[str, Any] | None,
-                       request: Any) -> CallToolResult | confirmations.InputRequired:
+                       request: Any) -> ToolResult | confirmations.InputRequired:
         """Validate the arguments against the tool's schema, then run it; counted in the metrics by
         tool, code and category (both transports' paths come here). Never raises, but for a bad retry
         of a confirmation (`confirmations.InvalidInput`), which only a 2026-07-28 request can make.
@@ -364,7 +381,7 @@ class LevMCP(DjangoMCP):
         return result
 
     def _call_tool(self, name: str, arguments: dict[str, Any] | None,
-                   request: Any) -> CallToolResult | confirmations.InputRequired:
+                   request: Any) -> ToolResult | confirmations.InputRequired:
         spec = TOOLS.get(name)
         tool = self._tool_manager.get_tool(name)
         if spec is None or tool is None:
@@ -403,7 +420,7 @@ class LevMCP(DjangoMCP):
 
     @staticmethod
     def _confirmed(spec: ToolSpec, kwargs: dict[str, Any], request: Any, asked: confirmations.Ask,
-                   found: confirmations.Gate) -> CallToolResult | confirmations.InputRequired:
+                   found: confirmations.Gate) -> ToolResult | confirmations.InputRequired:
         """A call the person confirms first (`mcp_tools.confirmations`): run it, answer that it was
         declined, or ask, describing the record as the API reads it (its error result if it cannot)."""
         who = confirmations.principal(request)
@@ -493,7 +510,7 @@ class LevMCP(DjangoMCP):
             challenge = step_up_challenge(request, called)
             # Every result is `_result`'s: one text block holding the payload's JSON, which is written
             # into the body as it is (neither dumped through pydantic nor serialized a second time).
-            result = budget.result_json(called.content[0].text, is_error=bool(called.isError))
+            result = budget.result_json(called.text, is_error=bool(called.isError))
         elif method == "ping":
             result = {}
         else:
@@ -530,7 +547,7 @@ class LevMCP(DjangoMCP):
                 # the contract's VALIDATION_ERROR object (counted in the metrics as in 2025-11-25) is its data.
                 return modern.unknown_tool(request_id, params["name"], called.structuredContent or {})
             challenge = step_up_challenge(request, called)
-            result = modern.tool_result_json(called.content[0].text, self.server_info, is_error=bool(called.isError))
+            result = modern.tool_result_json(called.text, self.server_info, is_error=bool(called.isError))
         elif method == "tools/list":
             listed = conformance_fixture.listed(
                 self.tools_list_for(credential_scopes(request), getattr(request, "mcp_selection", EVERYTHING)),
@@ -615,7 +632,7 @@ def selection_failure(spec: ToolSpec, selection: Selection) -> ToolFailure:
     )
 
 
-def step_up_challenge(request: Any, called: CallToolResult) -> str | None:
+def step_up_challenge(request: Any, called: ToolResult) -> str | None:
     """The `insufficient_scope` challenge for a tool refused for a scope an OAuth token lacks (HTTP 403,
     RFC 6750 §3.1, the MCP specification's scope challenge); None when there is nothing to step up to."""
     from lev.oauth.authentication import OAuthCredential

@@ -39,7 +39,7 @@ def unavailable_response(body: bytes, retry_after_ms: int | None, protocol_versi
     request_id = message.get("id") if isinstance(message, dict) else None
     if isinstance(request_id, str | int) and not isinstance(request_id, bool):
         if message.get("method") == "tools/call":
-            payload = {"result": tool_result(failure.as_dict(), is_error=True).model_dump(
+            payload = {"result": tool_result(failure.as_dict(), is_error=True).as_sdk().model_dump(
                 by_alias=True, mode="json", exclude_none=True)}
             if modern.is_modern(message, protocol_version):
                 payload["result"]["resultType"] = "complete"
