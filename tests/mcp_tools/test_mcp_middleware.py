@@ -129,3 +129,61 @@ def test_mcp_is_exempt_from_csrf_checks_with_a_session_cookie(api_key, account, 
         assert again.status_code == 200, again.content[:300]
     refused = client.post("/admin/logout/")
     assert refused.status_code == 403
+
+
+def test_an_mcp_requests_host_is_djangos_worked_out_once(settings):
+    """McpRequest (lev.wsgi's /mcp requests) answers get_host() as Django's WSGIRequest does, for hosts
+    allowed and refused; an allowed one is worked out once per request, a refused one is refused every
+    time it is asked (never kept), and another request works its own out."""
+    import io
+
+    from django.core.exceptions import DisallowedHost
+    from django.core.handlers.wsgi import WSGIRequest
+
+    from lev.handlers import McpRequest
+
+    def environ(host: str) -> dict:
+        return {"REQUEST_METHOD": "POST", "PATH_INFO": "/mcp", "SERVER_NAME": "srv", "SERVER_PORT": "80",
+                "HTTP_HOST": host, "wsgi.input": io.BytesIO(b""), "wsgi.url_scheme": "http"}
+
+    settings.ALLOWED_HOSTS = ["localhost", ".example.com", "[::1]"]
+    for host in ("localhost", "localhost:8000", "api.example.com", "[::1]:9000", "evil.test", "localhost:bad",
+                 "a b", ""):
+        want = WSGIRequest(environ(host))
+        got = McpRequest(environ(host))
+        try:
+            expected = want.get_host()
+        except DisallowedHost:
+            for _ in range(2):
+                with pytest.raises(DisallowedHost):
+                    got.get_host()
+            assert "_lev_host" not in got.__dict__
+            continue
+        assert got.get_host() == got.get_host() == expected, host
+        got.META["HTTP_HOST"] = "evil.test"  # (nothing does this; shows the answer is the one worked out)
+        assert got.get_host() == expected
+        assert McpRequest(environ("evil.test")).__dict__.get("_lev_host") is None
+
+
+def test_lev_wsgi_hands_mcp_requests_as_mcp_requests_and_refuses_a_bad_host_in_json(api_key, settings):
+    """Through lev.wsgi (the production application): /mcp's requests are McpRequest, and a Host not in
+    ALLOWED_HOSTS is refused with the API's JSON 400, as before."""
+    import io
+
+    from lev.handlers import McpRequest
+
+    seen = []
+    handler = lev.wsgi.site_application.__closure__[
+        lev.wsgi.site_application.__code__.co_freevars.index("mcp")].cell_contents
+    assert handler.request_class is McpRequest
+    body = message("ping")
+    for host, status in (("localhost", 200), ("evil.test", 400)):
+        environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/mcp", "SCRIPT_NAME": "", "QUERY_STRING": "",
+                   "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)), "SERVER_NAME": "srv",
+                   "SERVER_PORT": "80", "HTTP_HOST": host, "HTTP_ACCEPT": ACCEPT,
+                   "HTTP_AUTHORIZATION": f"Bearer {api_key}", "wsgi.input": io.BytesIO(body),
+                   "wsgi.url_scheme": "http", "wsgi.errors": io.StringIO(), "REMOTE_ADDR": "127.0.0.1"}
+        out = b"".join(lev.wsgi.application(environ, lambda s, h, e=None: seen.append((s, h))))
+        assert seen[-1][0].startswith(str(status)), (host, seen[-1][0], out[:200])
+        if status == 400:
+            assert b'"code":"VALIDATION_ERROR"' in out.replace(b" ", b"")
