@@ -175,8 +175,10 @@ def _plainly_built(model: type[Model]) -> bool:
 
 
 def _no_receivers(signal: signals.ModelSignal, model: type[Model]) -> bool:
-    """No receiver of `signal` for `model` (Django's cache of the answer, filled by asking once; a receiver
-    connected or disconnected empties it)."""
+    """No receiver of `signal` for `model`: none connected at all, or Django's cache of the answer for the
+    model (filled by asking once; a receiver connected or disconnected empties it)."""
+    if not signal.receivers:  # none at all, for any model (as Signal.send asks first)
+        return True
     known = signal.sender_receivers_cache.get(model)
     if known is NO_RECEIVERS:
         return True
