@@ -16,8 +16,10 @@ from django.conf import settings
 from django.core.handlers.base import BaseHandler
 from django.core.handlers.exception import convert_exception_to_response
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
+from django.http.request import HttpHeaders
 from django.urls import URLResolver, get_resolver, set_urlconf
 from django.urls.resolvers import ResolverMatch
+from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
 # The middleware an in-process API call goes through: the request id (echoed, on every log line) and
@@ -127,11 +129,42 @@ class ApiHandler(ChosenMiddleware, BaseHandler):
     middleware = API_MIDDLEWARE
 
 
+class EnvironHeaders(HttpHeaders):
+    """Django's HttpHeaders of a WSGI environ, a header asked for by name read from the environ's own entry
+    for it (`HttpHeaders.to_wsgi_name`: `X-Request-Id` is HTTP_X_REQUEST_ID), with the environ's names as
+    PEP 3333 and CGI give them (upper case, underscores: every WSGI server and Django's test client). The
+    mapping as a whole (iterating, its length, comparing, copying) is Django's, parsed from the environ when
+    first needed; so is a name that is not ASCII, and Content-Type or Content-Length when the environ holds
+    both spellings of it. Django parses every entry of the environ up front (8 us a request; /mcp asks for
+    five headers by name)."""
+
+    def __init__(self, environ: dict):
+        self._environ = environ
+
+    @cached_property
+    def _store(self) -> dict:
+        return HttpHeaders(self._environ)._store
+
+    def __getitem__(self, key: str):
+        if not key.isascii():
+            return super().__getitem__(key)
+        name = self.to_wsgi_name(key)  # (Django's lookup takes `_` for `-` too, as this does)
+        environ = self._environ
+        if name == self.HTTP_PREFIX or (name in self.UNPREFIXED_HEADERS and self.HTTP_PREFIX + name in environ):
+            return super().__getitem__(key)
+        return environ[name]
+
+
 class McpRequest(WSGIRequest):
     """A /mcp request: Django's, its host (`get_host()`: the Host header checked against ALLOWED_HOSTS)
-    worked out once. CommonMiddleware, the request-id middleware and the tool call behind a tools/call each
-    ask for it (11 us of an MCP get_deal in process, issue 24); nothing a request does changes its headers or
-    the settings. A refused host is never kept: each asking is refused again, as before."""
+    worked out once and its headers read by name from the environ (`EnvironHeaders`). CommonMiddleware, the
+    request-id middleware and the tool call behind a tools/call each ask for the host (11 us of an MCP
+    get_deal in process, issue 24); nothing a request does changes its headers or the settings. A refused
+    host is never kept: each asking is refused again, as before."""
+
+    @cached_property
+    def headers(self) -> HttpHeaders:
+        return EnvironHeaders(self.META)
 
     def get_host(self) -> str:
         host = self.__dict__.get("_lev_host")
