@@ -42,6 +42,7 @@ off, go the long way: `list(build(shape, **params))`, run by the ORM on Django's
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import logging
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
@@ -151,13 +152,6 @@ def _reused_cursor_rows(connection, sql: str, params: list) -> list[tuple]:
 _PLAIN_ATTRIBUTES = (DeferredAttribute, ForeignKeyDeferredAttribute)
 
 
-def _class_attribute(model: type, name: str) -> Any:
-    for klass in model.__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name]
-    return None
-
-
 def _plainly_built(model: type[Model]) -> bool:
     """Whether `model.from_db` builds an instance by Model's own code with nothing but plain stores: its
     class and its bases define no `__init__`, `__new__` or `from_db` of their own (Model's and object's
@@ -171,7 +165,7 @@ def _plainly_built(model: type[Model]) -> bool:
             return False
     attnames = [f.attname for f in model._meta.concrete_fields]
     return len(set(attnames)) == len(attnames) and all(
-        type(_class_attribute(model, name)) in _PLAIN_ATTRIBUTES for name in attnames)
+        type(inspect.getattr_static(model, name, None)) in _PLAIN_ATTRIBUTES for name in attnames)
 
 
 def _no_receivers(signal: signals.ModelSignal, model: type[Model]) -> bool:

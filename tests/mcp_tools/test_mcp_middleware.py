@@ -12,6 +12,7 @@ from django.test import Client
 from django.test.client import ClientHandler
 
 import lev.wsgi
+from bench._django import mcp_environ, wsgi_call
 from deals.models import Placement
 from lev.handlers import MCP_MIDDLEWARE, ChosenMiddleware, McpWSGIHandler, is_mcp_path
 from tests.deals.placements.helpers import deal_with_financials, lenders
@@ -93,16 +94,22 @@ def test_a_tool_changing_history_records_the_caller(api_key, account, user, sett
     assert records.exists() and {r.history_user_id for r in records} == {user.pk}
 
 
+def routed_handlers() -> dict:
+    """The two applications lev.wsgi routes between ("mcp": /mcp's handler, "site": everything else)."""
+    routed = lev.wsgi.site_application
+    return {name: cell.cell_contents for name, cell in zip(routed.__code__.co_freevars, routed.__closure__,
+                                                            strict=True)}
+
+
 def test_lev_wsgi_serves_mcp_and_only_mcp_with_the_lean_handler():
     assert django_settings.LEV_MCP_LEAN_MIDDLEWARE  # the default
     for path in ("/mcp", "/mcp/readonly", "/mcp/x/deals", "/mcp/x/deals/readonly", "/mcp/"):
         assert is_mcp_path(path), path
     for path in ("/mcpx", "/MCP", "//mcp", "/api/v1/deals/", "/health", "/", "/admin/", "/oauth/token/"):
         assert not is_mcp_path(path), path
-    routed = lev.wsgi.site_application
-    cells = dict(zip(routed.__code__.co_freevars, routed.__closure__, strict=True))
-    assert isinstance(cells["mcp"].cell_contents, McpWSGIHandler)
-    assert cells["site"].cell_contents is lev.wsgi.django_application
+    routed = routed_handlers()
+    assert isinstance(routed["mcp"], McpWSGIHandler)
+    assert routed["site"] is lev.wsgi.django_application
     names = [name for name in django_settings.MIDDLEWARE if name in MCP_MIDDLEWARE]
     assert names == list(MCP_MIDDLEWARE)  # each one exists in the site's list, in its order
 
@@ -168,22 +175,13 @@ def test_an_mcp_requests_host_is_djangos_worked_out_once(settings):
 def test_lev_wsgi_hands_mcp_requests_as_mcp_requests_and_refuses_a_bad_host_in_json(api_key, settings):
     """Through lev.wsgi (the production application): /mcp's requests are McpRequest, and a Host not in
     ALLOWED_HOSTS is refused with the API's JSON 400, as before."""
-    import io
-
     from lev.handlers import McpRequest
 
-    seen = []
-    handler = lev.wsgi.site_application.__closure__[
-        lev.wsgi.site_application.__code__.co_freevars.index("mcp")].cell_contents
-    assert handler.request_class is McpRequest
+    assert routed_handlers()["mcp"].request_class is McpRequest
     body = message("ping")
     for host, status in (("localhost", 200), ("evil.test", 400)):
-        environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/mcp", "SCRIPT_NAME": "", "QUERY_STRING": "",
-                   "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)), "SERVER_NAME": "srv",
-                   "SERVER_PORT": "80", "HTTP_HOST": host, "HTTP_ACCEPT": ACCEPT,
-                   "HTTP_AUTHORIZATION": f"Bearer {api_key}", "wsgi.input": io.BytesIO(body),
-                   "wsgi.url_scheme": "http", "wsgi.errors": io.StringIO(), "REMOTE_ADDR": "127.0.0.1"}
-        out = b"".join(lev.wsgi.application(environ, lambda s, h, e=None: seen.append((s, h))))
-        assert seen[-1][0].startswith(str(status)), (host, seen[-1][0], out[:200])
+        environ = {**mcp_environ(api_key, body), "HTTP_HOST": host}
+        answer_status, _headers, out = wsgi_call(lev.wsgi.application, environ)
+        assert answer_status.startswith(str(status)), (host, answer_status, out[:200])
         if status == 400:
             assert b'"code":"VALIDATION_ERROR"' in out.replace(b" ", b"")
