@@ -25,6 +25,8 @@ aware date-time, and not again for each value: Django's active time zone changes
 `timezone.activate`/`deactivate` (`override` restores it on leaving), and nothing a qualifying serializer
 runs while writing one object calls them -- DRF's plain fields do not, and the rule of lev.serializers
 (`output_plan`) admits no code of the class's own beyond a `to_representation` that reads only the object.
+That lookup is `current_timezone()`: Django's answer, read without asgiref's missing-attribute path when
+no zone was ever activated in this context (see there).
 
 Precondition: the fields given are ones lev.serializers' rule admits (`_field_qualifies`): DRF's plain
 value fields (or subclasses overriding neither get_attribute nor to_representation) and nested
@@ -35,6 +37,7 @@ threads share them. tests/lev/test_field_writers.py holds every writer to DRF's 
 
 from __future__ import annotations
 
+import contextvars
 import datetime
 from collections.abc import Callable, Mapping
 from decimal import Decimal, getcontext
@@ -56,6 +59,32 @@ _UNSET = object()
 _AS_IT_IS = frozenset({str, int, float, bool, dict, list})
 
 
+def _active_zone_variable() -> contextvars.ContextVar | None:
+    """The context variable behind Django's active time zone (django.utils.timezone._active, an asgiref
+    Local whose storage is a `_CVar` holding one ContextVar), or None where asgiref keeps it otherwise."""
+    try:
+        storage = vars(timezone._active).get("_storage")
+        variable = vars(storage).get("_data") if storage is not None else None
+    except TypeError:  # no __dict__: another asgiref layout
+        return None
+    return variable if isinstance(variable, contextvars.ContextVar) else None
+
+
+_ACTIVE_ZONE = _active_zone_variable()
+
+
+def current_timezone() -> datetime.tzinfo:
+    """`timezone.get_current_timezone()`, the same answer. Django asks asgiref's Local for its `value`,
+    which, when no zone is active (always, on this site's requests), takes the lock and raises and
+    catches an AttributeError whose message formats the storage's repr: 15-25 us of an MCP get_deal
+    (issue 24). When the Local's context variable has never been set in this context, no zone was
+    activated in it (activate() sets it; deactivate() and leaving override() set it again, without the
+    zone), and the answer is the default zone without asking; in every other case Django is asked."""
+    if _ACTIVE_ZONE is not None and _ACTIVE_ZONE.get(None) is None:
+        return timezone.get_default_timezone()
+    return timezone.get_current_timezone()
+
+
 class WriteOut:
     """What one write-out of one object looks up once: the active time zone (see the module docstring)."""
 
@@ -67,7 +96,7 @@ class WriteOut:
     def active_timezone(self) -> datetime.tzinfo | None:
         """DateTimeField.default_timezone(), asked once."""
         if self.timezone is _UNSET:
-            self.timezone = timezone.get_current_timezone() if settings.USE_TZ else None
+            self.timezone = current_timezone() if settings.USE_TZ else None
         return self.timezone
 
 

@@ -586,12 +586,16 @@ class LevMCP(DjangoMCP):
 
 
 def _answer(body: str, challenge: str | None) -> HttpResponse:
+    # The body as UTF-8 bytes, the encoding mcp_tools.budget counts (`dumps` escapes what UTF-8 cannot
+    # carry): handed text, Django would encode it in the response's charset, which it works out with a lazy
+    # regular expression over the Content-Type (8 us of an MCP get_deal, issue 24).
+    content = body.encode("utf-8")
     if challenge:
         # An OAuth client may ask the person for the missing scope and retry (the MCP specification's
-            # step-up); one that does not still reads the FORBIDDEN tool result in the body.
-        return HttpResponse(body, status=403, content_type="application/json",
+        # step-up); one that does not still reads the FORBIDDEN tool result in the body.
+        return HttpResponse(content, status=403, content_type="application/json",
                             headers={"WWW-Authenticate": challenge})
-    return HttpResponse(body, content_type="application/json")
+    return HttpResponse(content, content_type="application/json")
 
 
 def credential_scopes(request: Any) -> frozenset[str] | None:

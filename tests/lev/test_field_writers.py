@@ -457,6 +457,45 @@ def test_each_write_out_asks_the_active_time_zone_again():
     assert EveryFieldSerializer(obj).data["at"] == "2026-01-02T12:00:00Z"
 
 
+def test_the_current_time_zone_is_djangos_in_every_state():
+    """lev.field_writers.current_timezone answers what Django's get_current_timezone answers: nothing
+    activated, activated, deactivated again, overridden and restored, in another thread and in a copied
+    context; and its shortcut is the one taken here (asgiref's layout is the one it reads)."""
+    import contextvars
+    import threading
+
+    from lev import field_writers
+
+    assert field_writers._ACTIVE_ZONE is not None  # the shortcut is live with the pinned asgiref
+    states = []
+
+    def both() -> None:
+        states.append((field_writers.current_timezone(), timezone.get_current_timezone()))
+
+    both()
+    with timezone.override(NEW_YORK):
+        both()
+        with timezone.override(None):
+            both()
+        both()
+    both()
+    timezone.activate("Asia/Kathmandu")
+    try:
+        both()
+        contextvars.copy_context().run(both)
+        thread = threading.Thread(target=both)
+        thread.start()
+        thread.join()
+    finally:
+        timezone.deactivate()
+    both()
+    assert all(ours == djangos for ours, djangos in states), states
+    zones = [str(ours) for ours, _ in states]
+    default = str(timezone.get_default_timezone())
+    assert zones == [default, str(NEW_YORK), default, str(NEW_YORK), default, "Asia/Kathmandu",
+                     "Asia/Kathmandu", default, default], zones
+
+
 def test_the_writers_leave_drfs_per_value_methods_alone(settings, monkeypatch):
     """What the writers are for: a deal's values are read and written without DRF's get_attribute or
     the value fields' to_representation, and the active time zone is asked once per object, not per

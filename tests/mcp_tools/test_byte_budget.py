@@ -122,6 +122,15 @@ def test_the_budget_counts_the_result_exactly_as_the_client_receives_it(call, ac
     assert "東京タワー".encode() in body and b"\\u6771" not in body
 
 
+def test_the_answer_is_utf8_whatever_the_sites_default_charset(call, account, settings):
+    """The budget counts UTF-8 bytes, so /mcp answers in UTF-8 even where DEFAULT_CHARSET says otherwise
+    (Django would encode a text body in the response's charset)."""
+    deal = big_deal(account, properties=0)
+    settings.DEFAULT_CHARSET = "latin-1"
+    sent = call("get_deal", {"deal_id": deal.pk})
+    assert "東京タワー".encode() in sent.body and budget.payload_size(sent.payload) == sent.result_bytes
+
+
 def test_a_lone_surrogate_in_the_request_id_still_gets_an_answer(api_key):
     body = '{"jsonrpc":"2.0","id":"\\ud800","method":"tools/call","params":{"name":"list_deals","arguments":{}}}'
     response = Client().post("/mcp", body, content_type="application/json",
