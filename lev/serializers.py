@@ -61,6 +61,28 @@ class FieldsBuiltOnce:
     deal, measured: docs/benchmarks.md, "Hot path and gunicorn")."""
     # (This docstring is the OpenAPI description of every output serializer without its own: keep it as is.)
 
+    def __init__(self, instance=None, data=empty, **kwargs):
+        # With LEV_BOUND_FIELD_OUTPUT on, an instance made to write an object out (an instance and at most a
+        # context: how the views and tools make one per request) takes the state DRF's __init__ gives such an
+        # instance, copied from the first one the class made, instead of running DRF's Field.__init__ again:
+        # that walks the class's MRO for error messages and bumps Field._creation_counter, a class attribute
+        # whose every write invalidates Python's attribute cache for every field class (8 us of an MCP
+        # get_deal, issue 24). The counter only orders fields declared in a class body; an instance made
+        # here is never one. tests/lev/test_serializer_init.py holds the state to DRF's, class by class.
+        state = _INIT_STATES.get(type(self)) if data is empty and kwargs.keys() <= {"context"} else None
+        if state is not None and settings.LEV_BOUND_FIELD_OUTPUT:
+            self.__dict__.update(state)
+            self.style = {}
+            self.error_messages = dict(state["error_messages"])
+            self.instance = instance
+            self._context = kwargs.get("context", {})
+            return
+        before = set(self.__dict__)  # what a subclass's own __init__ set first is its own, never copied
+        super().__init__(instance, data, **kwargs)  # type: ignore[call-arg]
+        if data is empty and not kwargs and type(self) not in _INIT_STATES and not self.style:
+            _INIT_STATES[type(self)] = {name: value for name, value in self.__dict__.items()
+                                        if name not in before and name not in _PER_INSTANCE}
+
     def get_fields(self):
         cls = type(self)
         template = cls.__dict__.get("_fields_template")
@@ -113,6 +135,10 @@ _PLAIN_FIELD_CLASSES = frozenset({
 _DRF_FIELD_PLUMBING = {
     name: getattr(serializers.Serializer, name) for name in ("fields", "_readable_fields", "get_attribute")
 }
+# FieldsBuiltOnce classes -> the state DRF's __init__ gives an instance made with nothing but an object (what
+# __init__ copies), less what each instance has of its own.
+_INIT_STATES: dict[type, dict[str, Any]] = {}
+_PER_INSTANCE = frozenset({"instance", "_context"})
 _OUTPUT_PLANS: dict[type, tuple] = {}  # class -> its prototype's readable fields, or () for DRF's way
 _OUTPUT_WRITERS: dict[type, Writer] = {}  # class with a plan -> lev.field_writers' writer of those fields
 _PLANS_LOCK = threading.RLock()  # held while a plan is decided, so only a finished plan is ever published
