@@ -482,7 +482,8 @@ LEV_RESOLVE_CACHE = env_bool("LEV_RESOLVE_CACHE", True)
 # Output serializers built on lev.serializers.FieldsBuiltOnce (the deal, its stage and owner, properties,
 # financials, notes, ...) write an object out with fields bound once per class on a shared prototype, not
 # deep-copied and bound again for each object, when every field reads nothing but the object (the rule:
-# lev.serializers.output_plan). Off: DRF's own way for every serializer (the A/B of issue 24).
+# lev.serializers.output_plan), and the instance made per request takes its class's first instance's state
+# instead of running DRF's Field.__init__ again. Off: DRF's own way for every serializer (the A/B of issue 24).
 LEV_BOUND_FIELD_OUTPUT = env_bool("LEV_BOUND_FIELD_OUTPUT", True)
 # ... and, with that on, through writers compiled once per class from those bound fields
 # (lev.field_writers: one plain attribute read and a fast path for each value type DRF writes, the active
