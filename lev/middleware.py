@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import re
-import uuid
 from collections.abc import Callable
 
 from csp.constants import HEADER as CSP_HEADER
@@ -39,7 +38,7 @@ from lev.errors import (
     unexpected_error,
 )
 from lev.outages import OUTAGE_STATUSES, is_dependency_outage, report_outage
-from lev.request_id import reset_request_id, set_request_id
+from lev.request_id import new_request_id, reset_request_id, set_request_id
 
 logger = logging.getLogger(__name__)
 access_logger = logging.getLogger("lev.access")
@@ -133,7 +132,7 @@ class RequestIdMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get(REQUEST_ID_HEADER, "")
-        request_id = incoming if VALID_REQUEST_ID.match(incoming) else str(uuid.uuid4())
+        request_id = incoming if VALID_REQUEST_ID.match(incoming) else new_request_id()
         request.request_id = request_id
         token = set_request_id(request_id)
         api = _is_api_path(request.path)

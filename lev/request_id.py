@@ -7,8 +7,19 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import random
+import uuid
 
 _request_id: contextvars.ContextVar[str] = contextvars.ContextVar("lev_request_id", default="-")
+
+
+def new_request_id() -> str:
+    """A new request id: a random (version 4) UUID, drawn from this process's `random` generator rather than
+    `os.urandom`, whose getrandom call lets go of the GIL in the middle of a request, handing it to the
+    worker's event loop and waiting to get it back (issue 24). An id only has to differ from the others
+    in the logs: the generator is seeded from os.urandom and seeded again in every forked process (CPython's
+    `random` does both), so workers never share a sequence. Never for a secret or an idempotency key."""
+    return str(uuid.UUID(int=random.getrandbits(128), version=4))
 
 
 def get_request_id() -> str:

@@ -18,7 +18,6 @@ import logging
 import math
 import threading
 import time
-import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +39,7 @@ from lev.errors import NotFound, to_application_error, unexpected_error
 from lev.handlers import ApiHandler, resolve
 from lev.middleware import REQUEST_ID_HEADER, VALID_REQUEST_ID, access_logger, error_response, is_json
 from lev.outages import OUTAGE_STATUSES
+from lev.request_id import new_request_id
 from mcp_tools import resilience
 from mcp_tools.errors import ToolFailure, from_api_response, retry_after_ms_from, upstream_unavailable
 from mcp_tools.metrics import BACKEND_RETRIES
@@ -131,7 +131,7 @@ def direct_dispatch(request: WSGIRequest) -> ApiResponse:
     view, the request django-simple-history records) and the renderer. tests/mcp_tools/test_inprocess_hop.py
     holds its answers (status, body, the headers a tool reads) to the long way's, request for request."""
     incoming = request.META.get("HTTP_X_REQUEST_ID", "")
-    request_id = incoming if VALID_REQUEST_ID.match(incoming) else str(uuid.uuid4())
+    request_id = incoming if VALID_REQUEST_ID.match(incoming) else new_request_id()
     request.request_id = request_id
     context = HistoricalRecords.context
     outer = getattr(context, "request", None)
@@ -265,7 +265,7 @@ class LevClient:
                  request_id: str | None = None):
         self.authorization = authorization
         self.transport = transport or default_transport()
-        self.request_id = request_id or str(uuid.uuid4())
+        self.request_id = request_id or new_request_id()
         self.attempts = 0
 
     # -- verbs -----------------------------------------------------------------------------
