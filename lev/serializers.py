@@ -66,7 +66,7 @@ class FieldsBuiltOnce:
         # context: how the views and tools make one per request) takes the state DRF's __init__ gives such an
         # instance, copied from the first one the class made, instead of running DRF's Field.__init__ again:
         # that walks the class's MRO for error messages and bumps Field._creation_counter, a class attribute
-        # whose every write invalidates Python's attribute cache for every field class (8 us of an MCP
+        # whose every write invalidates Python's attribute cache for every field class (16 us of an MCP
         # get_deal, issue 24). The counter only orders fields declared in a class body; an instance made
         # here is never one. tests/lev/test_serializer_init.py holds the state to DRF's, class by class.
         state = _INIT_STATES.get(type(self)) if data is empty and kwargs.keys() <= {"context"} else None
@@ -79,7 +79,7 @@ class FieldsBuiltOnce:
             return
         before = set(self.__dict__)  # what a subclass's own __init__ set first is its own, never copied
         super().__init__(instance, data, **kwargs)  # type: ignore[call-arg]
-        if data is empty and not kwargs and type(self) not in _INIT_STATES and not self.style:
+        if data is empty and kwargs.keys() <= {"context"} and type(self) not in _INIT_STATES and not self.style:
             _INIT_STATES[type(self)] = {name: value for name, value in self.__dict__.items()
                                         if name not in before and name not in _PER_INSTANCE}
 
