@@ -45,16 +45,21 @@ def test_worker_lines_of_a_search_carry_the_api_request_id_in_the_web_format(wor
     search_id = started.json()["search_id"]
     done = f"Lender search {search_id} completed"
 
+    def succeeded(parsed: list[re.Match]) -> list[re.Match]:
+        return [m for m in parsed if m["name"].startswith("celery.app.trace") and "succeeded" in m["message"]]
+
+    # Celery writes its own "succeeded" line after the task returns, so after the search's "completed" line:
+    # wait for both (on a loaded machine the second can come a moment after the first).
     deadline = time.monotonic() + DEADLINE_S
-    text = ""
-    while time.monotonic() < deadline and done not in text:
+    text, parsed = "", []
+    while time.monotonic() < deadline and not (done in text and succeeded(parsed)):
         time.sleep(0.25)
         text = worker_log.read_text(errors="replace")
+        parsed = [m for m in map(LINE.match, text.splitlines()) if m]
     assert done in text, f"the worker never completed search {search_id}; log tail:\n{text[-4000:]}"
 
-    parsed = [m for m in map(LINE.match, text.splitlines()) if m]
     completed = [m for m in parsed if m["message"].startswith(done)]
     assert completed and completed[0]["rid"] == request_id and completed[0]["name"] == "deals.searches.services"
     # Celery's own lines about this task (from the worker child) carry the id too, in the same format.
-    task_lines = [m for m in parsed if m["name"].startswith("celery.app.trace") and "succeeded" in m["message"]]
-    assert task_lines and all(m["rid"] == request_id for m in task_lines)
+    task_lines = succeeded(parsed)
+    assert task_lines and all(m["rid"] == request_id for m in task_lines), f"log tail:\n{text[-4000:]}"
