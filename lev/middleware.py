@@ -46,6 +46,12 @@ access_logger = logging.getLogger("lev.access")
 REQUEST_ID_HEADER = "X-Request-Id"
 # A caller's id is accepted only when it looks like an id: it ends up in logs.
 VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+def request_id_for(incoming: str) -> str:
+    """The id a request is served under: the caller's X-Request-Id when it looks like an id, else a new one."""
+    return incoming if VALID_REQUEST_ID.match(incoming) else new_request_id()
+
 # Headers of an error page that still mean something on its JSON replacement.
 _KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate")
 
@@ -131,8 +137,7 @@ class RequestIdMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        incoming = request.headers.get(REQUEST_ID_HEADER, "")
-        request_id = incoming if VALID_REQUEST_ID.match(incoming) else new_request_id()
+        request_id = request_id_for(request.headers.get(REQUEST_ID_HEADER, ""))
         request.request_id = request_id
         token = set_request_id(request_id)
         api = _is_api_path(request.path)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import uuid
 
 from django.core.wsgi import get_wsgi_application
 from django.http import UnreadablePostError
@@ -44,6 +43,7 @@ from django.conf import settings  # noqa: E402  (after Django is set up)
 from lev.errors import ValidationFailed  # noqa: E402
 from lev.handlers import McpWSGIHandler, is_mcp_path  # noqa: E402
 from lev.middleware import REQUEST_ID_HEADER, _is_api_path  # noqa: E402
+from lev.request_id import new_request_id  # noqa: E402
 
 # JSON-RPC 2.0's "Parse error": what /mcp answers a body it cannot read (mcp_tools.jsonrpc; written out
 # here because lev sits below mcp_tools).
@@ -72,7 +72,7 @@ def refusal(path: str, status: int, problem: str, *, parse_error: bool = False) 
         body = f"Bad request: the request body {problem}\n".encode()
         content_type = "text/plain; charset=utf-8"
     return status, [("Content-Type", content_type), ("Content-Length", str(len(body))), ("Connection", "close"),
-                    (REQUEST_ID_HEADER, str(uuid.uuid4()))], body
+                    (REQUEST_ID_HEADER, new_request_id())], body
 
 
 class _BodyInput:

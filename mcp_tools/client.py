@@ -37,7 +37,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from lev.accounts.auth import PREAUTHENTICATED_ENVIRON_KEY
 from lev.errors import NotFound, to_application_error, unexpected_error
 from lev.handlers import ApiHandler, resolve
-from lev.middleware import REQUEST_ID_HEADER, VALID_REQUEST_ID, access_logger, error_response, is_json
+from lev.middleware import REQUEST_ID_HEADER, access_logger, error_response, is_json, request_id_for
 from lev.outages import OUTAGE_STATUSES
 from lev.request_id import new_request_id
 from mcp_tools import resilience
@@ -130,8 +130,7 @@ def direct_dispatch(request: WSGIRequest) -> ApiResponse:
     chain (its three parts are done here: the request id, the JSON body of an error that escapes the
     view, the request django-simple-history records) and the renderer. tests/mcp_tools/test_inprocess_hop.py
     holds its answers (status, body, the headers a tool reads) to the long way's, request for request."""
-    incoming = request.META.get("HTTP_X_REQUEST_ID", "")
-    request_id = incoming if VALID_REQUEST_ID.match(incoming) else new_request_id()
+    request_id = request_id_for(request.META.get("HTTP_X_REQUEST_ID", ""))
     request.request_id = request_id
     context = HistoricalRecords.context
     outer = getattr(context, "request", None)
