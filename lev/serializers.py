@@ -69,7 +69,8 @@ class FieldsBuiltOnce:
         # whose every write invalidates Python's attribute cache for every field class (16 us of an MCP
         # get_deal, issue 24). The counter only orders fields declared in a class body; an instance made
         # here is never one. tests/lev/test_serializer_init.py holds the state to DRF's, class by class.
-        state = _INIT_STATES.get(type(self)) if data is empty and kwargs.keys() <= {"context"} else None
+        for_output = data is empty and kwargs.keys() <= {"context"}
+        state = _INIT_STATES.get(type(self)) if for_output else None
         if state is not None and settings.LEV_BOUND_FIELD_OUTPUT:
             self.__dict__.update(state)
             self.style = {}
@@ -79,7 +80,7 @@ class FieldsBuiltOnce:
             return
         before = set(self.__dict__)  # what a subclass's own __init__ set first is its own, never copied
         super().__init__(instance, data, **kwargs)  # type: ignore[call-arg]
-        if data is empty and kwargs.keys() <= {"context"} and type(self) not in _INIT_STATES and not self.style:
+        if for_output and type(self) not in _INIT_STATES and not self.style:
             _INIT_STATES[type(self)] = {name: value for name, value in self.__dict__.items()
                                         if name not in before and name not in _PER_INSTANCE}
 
