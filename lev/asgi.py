@@ -32,12 +32,14 @@ application while the body still streams in and hands every response message acr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import io
 import os
 from concurrent.futures import ThreadPoolExecutor
 
 from a2wsgi.wsgi import build_environ
+from gunicorn.asgi import protocol as _gunicorn_protocol
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lev.settings")
 
@@ -75,8 +77,10 @@ class BodyGuard:
         chunks: list[bytes] = []
         size = 0
         seconds = settings.LEV_REQUEST_BODY_TIMEOUT_SECONDS
+        # A body already whole in the server's receiver is read from memory, nothing awaited: no timer.
+        bound = contextlib.nullcontext() if _body_buffered(receive) else asyncio.timeout(seconds)
         try:
-            async with asyncio.timeout(seconds):
+            async with bound:
                 while True:
                     message = await receive()
                     if message["type"] != "http.request":  # http.disconnect before the body's end
@@ -102,6 +106,20 @@ class BodyGuard:
             return await receive()  # the connection's own events after that (http.disconnect)
 
         return await self.app(scope, replay, send)
+
+
+def _body_buffered(receive) -> bool:
+    """True when `receive` is gunicorn's body receiver and its parser has already framed the whole body
+    (the body came with the headers, as a small request's does): every `receive()` then answers at once
+    from memory, so there is nothing to wait for and nothing to bound in time. The timer `asyncio.timeout`
+    would start costs more than its own few microseconds under uvloop: a cancelled timer's handle is
+    closed on a loop iteration of its own, which runs just after the request was handed to the request
+    thread and takes the GIL back from it (a GIL hand-off each way per request; docs/benchmarks.md, sixth
+    round). Any other receiver, or a body still arriving, is read under the timer.
+    tests/deploy/test_body_guard.py holds this to gunicorn's receiver (pinned >= 27, < 28)."""
+    receiver = getattr(receive, "__self__", None)
+    return (type(receiver) is _gunicorn_protocol.BodyReceiver and receiver._complete
+            and not receiver._body_finished and not receiver._disconnected)
 
 
 async def _answer(send, answer: tuple[int, list, bytes]) -> None:
@@ -201,7 +219,6 @@ application = BodyGuard(BufferedWSGI(wsgi_application))
 # (connection_made, _on_headers_complete, _send_error_response, _safe_write), its per-request state
 # (_current_request, _body_receiver) and the worker's protocol name, checked by tests/deploy against
 # the pinned gunicorn (>= 27, < 28).
-from gunicorn.asgi import protocol as _gunicorn_protocol  # noqa: E402
 from gunicorn.workers import gasgi  # noqa: E402
 
 

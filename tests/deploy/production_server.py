@@ -118,12 +118,15 @@ def member_key(name: str) -> tuple[Any, str]:
     return account, api_key_create(user=member.user, account=account, name=name)[1]
 
 
-def raw_request(port: int, request: bytes, *, half_close: bool = False,
-                timeout: float = 10) -> tuple[int | None, dict, bytes]:
-    """Send bytes as they are; (status, headers, body) of the answer, status None when the server closed
-    the connection without one."""
+def raw_request(port: int, request: bytes, *, half_close: bool = False, timeout: float = 10,
+                then: bytes = b"", pause: float = 0) -> tuple[int | None, dict, bytes]:
+    """Send bytes as they are (and `then`, `pause` seconds later); (status, headers, body) of the answer,
+    status None when the server closed the connection without one."""
     with socket.create_connection((HOST, port), timeout=timeout) as sock:
         sock.sendall(request)
+        if then:
+            time.sleep(pause)
+            sock.sendall(then)
         if half_close:
             sock.shutdown(socket.SHUT_WR)
         data = b""

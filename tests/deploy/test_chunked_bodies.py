@@ -132,6 +132,16 @@ def test_request_body_bounds_under_the_production_server(production, key):
     status, _headers, answer = raw_request(production.port, chunked_post("/api/v1/deals/", body, key))
     assert status == 201 and json.loads(answer)["title"] == "Sent in chunks", answer
 
+    # A body in two pieces half a second apart (read under the time bound, where one sent with its headers is
+    # read without a timer: tests/deploy/test_body_guard.py) is served the same.
+    message = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}).encode()
+    head = (f"POST /mcp HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nAuthorization: Bearer {key}\r\n"
+            f"Content-Length: {len(message)}\r\nConnection: close\r\n\r\n").encode()
+    whole = raw_request(production.port, head + message)
+    status, _headers, answer = raw_request(production.port, head + message[:10], then=message[10:], pause=0.5)
+    assert status == whole[0] == 200 and json.loads(answer) == json.loads(whole[2]) and json.loads(answer)["id"] == 4
+
     # A body that does not arrive within LEV_REQUEST_BODY_TIMEOUT_SECONDS (3 s here): 408.
     started = time.monotonic()
     head = (f"POST /api/v1/deals/ HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/json\r\n"
