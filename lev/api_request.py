@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from rest_framework.request import Request
 
 
@@ -44,3 +45,26 @@ class LevRequestMixin:
         drf_request = super().initialize_request(request, *args, **kwargs)  # type: ignore[misc]
         drf_request.__class__ = LevRequest
         return drf_request
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        if settings.LEV_RELEASE_VIEWS:
+            response._resource_closers.append(self._let_go)
+        return response
+
+    def _let_go(self) -> None:
+        """Once the response is closed (sent) or read in process: the view drops what it holds, and its
+        DRF request the parser context that refers back to it, so none of it is left in a reference cycle."""
+        request = self.__dict__.get("request")
+        if isinstance(request, Request):
+            request.parser_context = None
+        self.__dict__.clear()
+
+
+def release(response) -> None:
+    """What closing `response` releases (its resource closers: a LevRequestMixin view's state), for a
+    response that is read in process and dropped, never sent: without Django's request_finished signal,
+    which would end the request's database work while the request it serves is still running."""
+    closers, response._resource_closers = response._resource_closers, []
+    for closer in closers:
+        closer()

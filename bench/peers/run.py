@@ -12,7 +12,8 @@ payload; every ratio is to the floor.
            middleware, the tools' second request pass, a Redis round trip per rate-limited request, a
            SELECT 1 health check per request, queries planned again each time, Python's own garbage collection
            timing, the deal read compiled and serializer fields copied per request, the CSP header built and
-           DRF's negotiation made and every path resolved per request): Lev before them, in the same run
+           DRF's negotiation made and every path resolved per request, the views left to the collector):
+           Lev before them, in the same run
   dmcp     a bare django-mcp-server tool (bench/peers/dmcp/), Lev's own virtualenv, gunicorn, no auth
 
 The SDK and FastMCP need mcp 2.x, which Lev's virtualenv cannot hold (mcp<2): each is built in its own
@@ -76,7 +77,8 @@ ORDER = ["floor", "sdk", "fastmcp", "lev", "lev-long", "dmcp"]
 # the machine's load).
 SHORTCUTS = ("LEV_MCP_LEAN_MIDDLEWARE", "LEV_MCP_DIRECT_DISPATCH", "LEV_RATE_LIMIT_LEASE", "LEV_DB_SOCKET_HEALTH_CHECK",
              "LEV_DB_SERVER_SIDE_BINDING", "LEV_GC_BETWEEN_REQUESTS", "LEV_COMPILED_READS", "LEV_BOUND_FIELD_OUTPUT",
-             "LEV_FIELD_WRITERS", "LEV_CSP_HEADER_CACHE", "LEV_NEGOTIATION_CACHE", "LEV_RESOLVE_CACHE")
+             "LEV_FIELD_WRITERS", "LEV_CSP_HEADER_CACHE", "LEV_NEGOTIATION_CACHE", "LEV_RESOLVE_CACHE",
+             "LEV_RELEASE_VIEWS")
 LABELS = {
     "floor": "floor: a plain Django view, one SELECT",
     "sdk": "official MCP SDK {sdk} `MCPServer` on uvicorn (no auth)",
