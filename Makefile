@@ -84,7 +84,7 @@ bench-ab-shortcuts: $(STAMP)
 # MCP get_deal on the floor, the official SDK's MCPServer, FastMCP, Lev and django-mcp-server, each on 2
 # workers, one client interleaved, then wrk at 8 connections. Builds the SDK peers' virtualenvs under
 # .tools/peers/ from bench/peers/requirements-*.txt and installs wrk (apt-get) when missing. Needs a
-# PostgreSQL DATABASE_URL (a scratch database) and REDIS_URL. About 5 minutes; PEERS_ARGS="--help".
+# PostgreSQL DATABASE_URL (a scratch database) and REDIS_URL. About 7 minutes; PEERS_ARGS="--help".
 bench-peers: $(STAMP)
 	$(BIN)/python bench/peers/run.py $(PEERS_ARGS)
 
