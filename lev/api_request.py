@@ -11,6 +11,7 @@ own, read when asked; every other attribute still goes DRF's way.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from django.conf import settings
@@ -67,4 +68,5 @@ def release(response) -> None:
     which would end the request's database work while the request it serves is still running."""
     closers, response._resource_closers = response._resource_closers, []
     for closer in closers:
-        closer()
+        with contextlib.suppress(Exception):  # as HttpResponseBase.close: one closer's failure stops no other
+            closer()
