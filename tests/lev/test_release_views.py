@@ -8,13 +8,12 @@ of the switch fails without the release)."""
 from __future__ import annotations
 
 import gc
-import io
 import json
-import sys
 
 import pytest
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, connection
+from django.test import RequestFactory
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -25,12 +24,10 @@ from tests.factories import DealFactory
 
 
 def _environ(method: str, path: str, key: str, body: bytes = b"") -> dict:
-    return {"REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": "", "SCRIPT_NAME": "",
-            "SERVER_NAME": "testserver", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "HTTP_HOST": "testserver",
-            "REMOTE_ADDR": "127.0.0.1", "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(body),
-            "wsgi.errors": sys.stderr, "wsgi.multithread": True, "CONTENT_LENGTH": str(len(body)),
-            "CONTENT_TYPE": "application/json", "HTTP_ACCEPT": "application/json, text/event-stream",
-            "HTTP_AUTHORIZATION": f"Bearer {key}"}
+    """The WSGI environ of a request, as Django's RequestFactory builds it (a fresh body stream each time)."""
+    return RequestFactory().generic(method, path, data=body, content_type="application/json",
+                                    HTTP_ACCEPT="application/json, text/event-stream",
+                                    HTTP_AUTHORIZATION=f"Bearer {key}").environ
 
 
 def _serve(environ: dict) -> tuple[str, bytes, list]:
@@ -82,9 +79,8 @@ def _tool_call(deal_id: int) -> bytes:
 @pytest.mark.parametrize("release_views", [True, False], ids=["on", "off"])
 def test_a_tool_call_leaves_no_view_in_a_reference_cycle(settings, api_key, deal, release_views):
     settings.LEV_RELEASE_VIEWS = release_views
-    call = _environ("POST", "/mcp", api_key, _tool_call(deal.pk))
-    _serve(call | {"wsgi.input": io.BytesIO(call["wsgi.input"].getvalue())})  # warm: first-use caches
-    status, body, garbage = _serve(call)
+    _serve(_environ("POST", "/mcp", api_key, _tool_call(deal.pk)))  # warm: first-use caches
+    status, body, garbage = _serve(_environ("POST", "/mcp", api_key, _tool_call(deal.pk)))
     assert status.startswith("200"), body
     if release_views:
         # Neither /mcp's view nor the API view behind the tool, their DRF requests or the tool's response.
