@@ -117,7 +117,7 @@ def bench_recompute(sizes: list[int], repeat: int) -> list[str]:
     from lenders.demo import seed_directory
     from lenders.models import Lender
 
-    seed_directory(LENDERS, seed=3, with_activity=False)
+    seed_directory(LENDERS, seed=3)
     lender_ids = list(Lender.objects.order_by("id").values_list("id", flat=True)[:LENDERS])
     deals = max(sizes) // 10
     account = make_deals(deals)

@@ -2,6 +2,12 @@
 the rooms' tasks live beside their services and are made known here."""
 
 from deals.placements.tasks import refresh_lender_activity
-from deals.searches.tasks import purge_superseded_matches, run_lender_search, sweep_stale_searches
+from deals.searches.tasks import (
+    purge_superseded_matches,
+    refresh_lender_signals,
+    run_lender_search,
+    sweep_stale_searches,
+)
 
-__all__ = ["purge_superseded_matches", "refresh_lender_activity", "run_lender_search", "sweep_stale_searches"]
+__all__ = ["purge_superseded_matches", "refresh_lender_activity", "refresh_lender_signals", "run_lender_search",
+           "sweep_stale_searches"]

@@ -1,7 +1,8 @@
 """Admin of the lender directory (enum lists as checkboxes, coverage in words).
 
 A lender's page opens on its profile, above the edit form: who the lender is (type, HQ, its programs
-summed up) and its market activity in words — directory data, global. The panels a deal team adds
+summed up) — directory data, global — and its activity with the viewer's accounts in words (each
+account's own placements: `LenderActivity` is tenant-scoped, issue 37). The panels a deal team adds
 (its contacts there, its history with the lender) are an account's own data in `deals`, which this
 package never imports: `deals` fills them in from its `ready()` through `register_profile_panel`
 (a seam, like lev.health's registry)."""
@@ -21,7 +22,7 @@ from django.utils.html import format_html
 from lenders.models import AssetType, Lender, LenderActivity, LenderProgram
 from lenders.rates import admin as rates_admin  # noqa: F401  (registers market rates)
 from lev import formatting, limits
-from lev.accounts.admin_bases import ADMIN_CSS, GlobalAdmin
+from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin, GlobalAdmin, staff_account_ids
 from lev.admin_forms import EnumListField, ListsInWordsForViewers, money_field, multiple_field, percent_field
 from lev.admin_lists import change_url, two_lines
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, POSITIONS, RECOURSE_TYPES, US_STATES, mask_of
@@ -46,9 +47,10 @@ def _join(values: set[str], universe: tuple[str, ...]) -> str:
     return formatting.labels(values, universe)
 
 
-def lender_profile(lender: Lender) -> dict[str, Any]:
-    """Who the lender is and its market activity, in a deal team's words (three queries whatever the
-    number of its programs and markets)."""
+def lender_profile(lender: Lender, account_ids: list[int] | None) -> dict[str, Any]:
+    """Who the lender is and its activity with the given accounts (None: every account, for
+    operations), in a deal team's words (three queries whatever the number of its programs and
+    markets)."""
     programs = list(lender.programs.order_by("-status", "id").only(
         "lender_id", "title", "status", "loan_types", "positions", "recourse_types", "asset_types", "sponsor_states",
         "min_loan_amount", "max_loan_amount", "max_ltv", "min_dscr"))
@@ -82,13 +84,16 @@ def lender_profile(lender: Lender) -> dict[str, Any]:
             "hq": ", ".join(part for part in (lender.city, lender.state) if part) or formatting.EMPTY,
             "website": lender.website, "about": lender.about,
             "programs": rows, "active_count": len(active), "summary": summary,
-            "activity": activity_in_words(lender)}
+            "activity": activity_in_words(lender, account_ids)}
 
 
-def activity_in_words(lender: Lender) -> dict[str, Any]:
-    """LenderActivity (quotes and closings in the last 90 days per market, answer time, score) as
-    sentences, with its most active markets (two queries)."""
+def activity_in_words(lender: Lender, account_ids: list[int] | None) -> dict[str, Any]:
+    """The given accounts' LenderActivity with the lender (quotes and closings in the last 90 days per
+    market, answer time, score) as sentences, with its most active markets (two queries). Another
+    account's placements never show here."""
     rows = lender.activity.all()
+    if account_ids is not None:
+        rows = rows.filter(account_id__in=account_ids)
     totals = rows.aggregate(markets=Count("id"), quotes=Sum("quotes_90d"), closings=Sum("closings_90d"),
                             response=Avg("avg_response_hours"), score=Max("score"))
     if not totals["markets"]:
@@ -244,7 +249,7 @@ class LenderAdmin(ListsInWordsForViewers, GlobalAdmin):
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         """A lender's page opens on its profile and the registered panels (above the form)."""
         if obj is not None and not add:
-            context.update(lev_lender=lender_profile(obj),
+            context.update(lev_lender=lender_profile(obj, staff_account_ids(request)),
                            lev_lender_panels=[{"template": template, "panel": read(request, obj)}
                                               for read, template in _profile_panels])
         return super().render_change_form(request, context, add, change, form_url, obj)
@@ -332,9 +337,9 @@ class AssetTypeAdmin(GlobalAdmin):
 
 
 @admin.register(LenderActivity)
-class LenderActivityAdmin(GlobalAdmin):
-    """Lender activity signals per market, as directory data: global (not tenant-scoped) — counts
-    per lender and state, naming no account, deal or placement."""
+class LenderActivityAdmin(AccountScopedAdmin):
+    """An account's activity with each lender per market, from its own placements: tenant-scoped — a
+    deal team sees its own accounts' rows only (issue 37); operations see every account's."""
 
     list_display = ["lender_link", "state", "quotes", "closings", "response", "activity_score"]
     list_display_links = None  # the first cell links to the row

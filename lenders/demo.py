@@ -11,8 +11,7 @@ from decimal import Decimal
 
 from django.db import transaction
 
-from lenders.activity import activity_score
-from lenders.models import Lender, LenderActivity, LenderProgram
+from lenders.models import Lender, LenderProgram
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
 
 # Lender names combine a first word, an optional place word and a suffix for the lender's type
@@ -156,7 +155,7 @@ def generate(count: int, *, seed: int = 7, programs: tuple[int, int] = (1, 4)
 
 @transaction.atomic
 def seed_directory(count: int, *, seed: int = 7, batch: int = 2000, programs: tuple[int, int] = (1, 4),
-                   with_activity: bool = True, max_programs: int | None = None) -> tuple[int, int]:
+                   max_programs: int | None = None) -> tuple[int, int]:
     """Create the first `count` lenders of the stream that are not there yet (matched by website).
 
     With `max_programs`, stop once that many programs were created (the benchmark sizes its
@@ -166,7 +165,6 @@ def seed_directory(count: int, *, seed: int = 7, batch: int = 2000, programs: tu
     """
     existing = dict(Lender.objects.filter(category="demo").values_list("website", "name"))
     renames: dict[str, tuple[str, list[str]]] = {}
-    rng = random.Random(seed + 1)
     made_lenders = made_programs = 0
     pending: list[tuple[Lender, list[LenderProgram]]] = []
 
@@ -176,22 +174,11 @@ def seed_directory(count: int, *, seed: int = 7, batch: int = 2000, programs: tu
             return
         lenders = Lender.objects.bulk_create([lender for lender, _ in pending], batch_size=batch)
         programs_out: list[LenderProgram] = []
-        activity: list[LenderActivity] = []
         for lender, (_, programs_) in zip(lenders, pending, strict=True):
             for program in programs_:
                 program.lender_id = lender.pk
                 programs_out.append(program)
-            if with_activity:
-                for market in sorted({lender.state, *[s for p in programs_ for s in p.sponsor_states[:2]]}):
-                    quotes = rng.randint(0, 40)
-                    closings = rng.randint(0, quotes // 3 + 1)
-                    hours = round(rng.uniform(2, 96), 1)
-                    activity.append(LenderActivity(
-                        lender_id=lender.pk, state=market, quotes_90d=quotes, closings_90d=closings,
-                        avg_response_hours=hours, score=activity_score(quotes, closings, hours),
-                    ))
         LenderProgram.objects.bulk_create(programs_out, batch_size=batch)
-        LenderActivity.objects.bulk_create(activity, batch_size=batch, ignore_conflicts=True)
         made_lenders += len(pending)
         made_programs += len(programs_out)
         pending.clear()

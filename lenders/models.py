@@ -152,8 +152,11 @@ def _as_float(value) -> float | None:
 
 
 class LenderActivity(models.Model):
-    """Activity signals of a lender in one market (state), maintained by a periodic task."""
+    """One account's activity with a lender in one market (state), maintained by a periodic task from
+    that account's own placements (deals.placements.activity). Tenant-scoped: an account's rows are
+    computed from its placements only and shown to its members only (issue 37)."""
 
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="lender_activity")
     lender = models.ForeignKey(Lender, on_delete=models.CASCADE, related_name="activity")
     state = models.CharField(max_length=2, choices=[(s, s) for s in US_STATES])
     quotes_90d = models.PositiveIntegerField(default=0)
@@ -164,10 +167,65 @@ class LenderActivity(models.Model):
 
     class Meta:
         verbose_name_plural = "lender activity"
-        constraints = [models.UniqueConstraint(fields=["lender", "state"], name="uniq_activity_market")]
-        # The ranking reads the activity score of every lender in the deal's markets at once:
-        # an index-only scan with the lender and score included (PostgreSQL; a plain index elsewhere).
-        indexes = [models.Index(fields=["state"], name="lender_activity_state_cover", include=["lender", "score"])]
+        constraints = [models.UniqueConstraint(fields=["account", "lender", "state"], name="uniq_activity_market")]
+        indexes = [models.Index(fields=["account", "lender"], name="lender_activity_account")]
 
     def __str__(self) -> str:
         return f"{self.lender_id} in {self.state}"
+
+
+class LenderSignal(models.Model):
+    """What placements say of a lender for deals with one feature (`dimension` = `value`, e.g. asset type =
+    multifamily), maintained by `refresh_lender_signals` (deals.searches.ranking.evidence).
+
+    `account` set: learned from that account's own placements only, read by its searches only. `account`
+    null: the pooled aggregate, written only where at least `SIGNAL_MIN_ACCOUNTS` distinct accounts
+    contributed, each account's weight capped so that none dominates (docs/ranking.md, "Privacy").
+
+    The `*_weight` figures are time-decayed counts of resolved placements (the ranking's evidence); the
+    `*_12m` figures are plain counts over the last 12 months (the insights' words)."""
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, null=True, blank=True,
+                                related_name="lender_signals")
+    lender = models.ForeignKey(Lender, on_delete=models.CASCADE, related_name="signals")
+    dimension = models.CharField(max_length=20)
+    value = models.CharField(max_length=48, blank=True, default="")
+    sent_weight = models.FloatField(default=0.0)
+    quoted_weight = models.FloatField(default=0.0)
+    declined_weight = models.FloatField(default=0.0)
+    no_answer_weight = models.FloatField(default=0.0)
+    won_weight = models.FloatField(default=0.0)
+    sent_12m = models.PositiveIntegerField(default=0)
+    quoted_12m = models.PositiveIntegerField(default=0)
+    declined_12m = models.PositiveIntegerField(default=0)
+    no_answer_12m = models.PositiveIntegerField(default=0)
+    won_12m = models.PositiveIntegerField(default=0)
+    # Outcomes of the lender's latest resolved placements, newest first (q quoted, d declined, n no answer).
+    recent = models.CharField(max_length=8, blank=True, default="")
+    accounts = models.PositiveIntegerField(default=1, help_text="Distinct accounts behind the figures.")
+    refreshed_at = models.DateTimeField()
+
+    class Meta:
+        # A search reads one account's rows (and the pooled ones) for the deal's features.
+        indexes = [models.Index(fields=["account", "dimension", "value"], name="lender_signal_lookup")]
+
+    def __str__(self) -> str:
+        return f"{self.lender_id}: {self.dimension}={self.value}"
+
+
+class SignalRefresh(models.Model):
+    """The last completed refresh of the lender signals (one row), written in the refresh's own
+    transaction, and the last failed one where it could be recorded: /health says how fresh the
+    signals are."""
+
+    finished_at = models.DateTimeField(null=True, blank=True)
+    placements = models.PositiveIntegerField(default=0)
+    rows = models.PositiveIntegerField(default=0)
+    seconds = models.FloatField(default=0.0)
+    failed_at = models.DateTimeField(null=True, blank=True)
+    failure = models.CharField(max_length=200, blank=True, default="")
+
+    def __str__(self) -> str:
+        if self.finished_at is None:
+            return "Lender signals: never refreshed"
+        return f"Lender signals refreshed at {self.finished_at:%Y-%m-%d %H:%M}"

@@ -593,10 +593,19 @@ CELERY_BEAT_SCHEDULE = {
                                     "schedule": LEV_SEARCH_SWEEP_SECONDS},
     "refresh-lender-activity": {"task": "lenders.tasks.refresh_lender_activity",
                                 "schedule": env_float("LEV_ACTIVITY_REFRESH_SECONDS", 3600.0)},
+    "refresh-lender-signals": {"task": "lenders.tasks.refresh_lender_signals",
+                               "schedule": env_float("LEV_SIGNALS_REFRESH_SECONDS", 3600.0)},
     "purge-idempotency-records": {"task": "deals.tasks.purge_idempotency_records", "schedule": 3600.0},
     "purge-superseded-lender-matches": {"task": "lenders.tasks.purge_superseded_matches",
                                         "schedule": env_float("LEV_SEARCH_PURGE_SECONDS", 3600.0)},
 }
+# The lender signals the ranking learns from (deals.searches.ranking.evidence, docs/ranking.md): refreshed by
+# beat every LEV_SIGNALS_REFRESH_SECONDS, and this long after a new outcome (a quote, a decline, a placement
+# marked no response), once however many outcomes arrive meanwhile. /health says `stale` once the last
+# refresh is older than LEV_SIGNALS_STALE_SECONDS.
+LEV_SIGNALS_REFRESH_SECONDS = env_float("LEV_SIGNALS_REFRESH_SECONDS", 3600.0)
+LEV_SIGNALS_DEBOUNCE_SECONDS = env_int("LEV_SIGNALS_DEBOUNCE_SECONDS", 60)
+LEV_SIGNALS_STALE_SECONDS = env_int("LEV_SIGNALS_STALE_SECONDS", 3 * 3600)
 # The activity recompute (deals.placements.activity) reads every placement: its statement limit is the task's,
 # not a web request's (inside the task's 100 s soft time limit).
 LEV_ACTIVITY_STATEMENT_TIMEOUT_MS = env_int("LEV_ACTIVITY_STATEMENT_TIMEOUT_MS", 90_000)

@@ -1,6 +1,7 @@
 """Lender activity signals computed from the work recorded through Lev: placements and term sheets.
 
-For each lender and market (a state of a placed deal's properties), over the last 90 days:
+For each account, lender and market (a state of a placed deal's properties), over the last 90 days — an
+account's figures from its own placements only, never another account's (issue 37):
 
 * `quotes_90d` — placements of the lender that received a quote (a live term sheet) in the window;
 * `closings_90d` — placements the lender won in the window (a winning quote chosen);
@@ -44,11 +45,11 @@ quoted AS (
     SELECT DISTINCT placement_id FROM {termsheet} WHERE deleted_at IS NULL AND received_at >= %s
 ),
 events AS (
-    SELECT p.deal_id, p.lender_id,
+    SELECT p.deal_id, d.account_id, p.lender_id,
            CASE WHEN q.placement_id IS NULL THEN 0 ELSE 1 END AS quoted,
            CASE WHEN p.status = 'won' AND p.decided_at >= %s THEN 1 ELSE 0 END AS closed,
            CASE WHEN p.first_response_at >= %s AND p.first_response_at >= p.sent_at THEN {hours} END AS hours
-    FROM {placement} p LEFT JOIN quoted q ON q.placement_id = p.id
+    FROM {placement} p JOIN {deal} d ON d.id = p.deal_id LEFT JOIN quoted q ON q.placement_id = p.id
     WHERE q.placement_id IS NOT NULL OR p.decided_at >= %s OR p.first_response_at >= %s
 )"""
 
@@ -56,36 +57,37 @@ events AS (
 _FRESH = {
     "postgresql": """
 fresh AS (
-    SELECT e.lender_id, m.state, SUM(e.quoted) AS quotes_90d, SUM(e.closed) AS closings_90d,
+    SELECT e.account_id, e.lender_id, m.state, SUM(e.quoted) AS quotes_90d, SUM(e.closed) AS closings_90d,
            ROUND(CAST(percentile_cont(0.5) WITHIN GROUP (ORDER BY e.hours) AS numeric), 1)::float
                AS avg_response_hours
     FROM events e JOIN markets m ON m.deal_id = e.deal_id
-    GROUP BY e.lender_id, m.state
+    GROUP BY e.account_id, e.lender_id, m.state
 )""",
     "sqlite": """
 per_market AS (
-    SELECT e.lender_id, m.state, e.quoted, e.closed, e.hours
+    SELECT e.account_id, e.lender_id, m.state, e.quoted, e.closed, e.hours
     FROM events e JOIN markets m ON m.deal_id = e.deal_id
 ),
 counts AS (
-    SELECT lender_id, state, SUM(quoted) AS quotes, SUM(closed) AS closings
-    FROM per_market GROUP BY lender_id, state
+    SELECT account_id, lender_id, state, SUM(quoted) AS quotes, SUM(closed) AS closings
+    FROM per_market GROUP BY account_id, lender_id, state
 ),
 ranked AS (
-    SELECT lender_id, state, hours,
-           ROW_NUMBER() OVER (PARTITION BY lender_id, state ORDER BY hours) AS position,
-           COUNT(*) OVER (PARTITION BY lender_id, state) AS answered
+    SELECT account_id, lender_id, state, hours,
+           ROW_NUMBER() OVER (PARTITION BY account_id, lender_id, state ORDER BY hours) AS position,
+           COUNT(*) OVER (PARTITION BY account_id, lender_id, state) AS answered
     FROM per_market WHERE hours IS NOT NULL
 ),
 medians AS (
-    SELECT lender_id, state, AVG(hours) AS hours
+    SELECT account_id, lender_id, state, AVG(hours) AS hours
     FROM ranked WHERE position IN ((answered + 1) / 2, (answered + 2) / 2)
-    GROUP BY lender_id, state
+    GROUP BY account_id, lender_id, state
 ),
 fresh AS (
-    SELECT c.lender_id, c.state, c.quotes AS quotes_90d, c.closings AS closings_90d,
+    SELECT c.account_id, c.lender_id, c.state, c.quotes AS quotes_90d, c.closings AS closings_90d,
            ROUND(md.hours, 1) AS avg_response_hours
-    FROM counts c LEFT JOIN medians md ON md.lender_id = c.lender_id AND md.state = c.state
+    FROM counts c LEFT JOIN medians md
+        ON md.account_id = c.account_id AND md.lender_id = c.lender_id AND md.state = c.state
 )""",
 }
 
@@ -96,8 +98,10 @@ _HOURS = {
 }
 
 _INSERT = """
-INSERT INTO {activity} (lender_id, state, quotes_90d, closings_90d, avg_response_hours, score, updated_at)
-SELECT fresh.lender_id, fresh.state, fresh.quotes_90d, fresh.closings_90d, fresh.avg_response_hours, {score}, %s
+INSERT INTO {activity} (account_id, lender_id, state, quotes_90d, closings_90d, avg_response_hours, score,
+                        updated_at)
+SELECT fresh.account_id, fresh.lender_id, fresh.state, fresh.quotes_90d, fresh.closings_90d,
+       fresh.avg_response_hours, {score}, %s
 FROM fresh
 WHERE fresh.quotes_90d > 0 OR fresh.closings_90d > 0 OR fresh.avg_response_hours IS NOT NULL
 """
@@ -111,13 +115,13 @@ def _score_sql() -> tuple[str, list]:
 
 
 def _statement(since, stamp) -> tuple[str, list]:
-    from deals.models import DealProperty, Placement, TermSheet
+    from deals.models import Deal, DealProperty, Placement, TermSheet
 
     vendor = "sqlite" if connection.vendor == "sqlite" else "postgresql"
     score, score_params = _score_sql()
     events = _EVENTS.format(
         dealproperty=DealProperty._meta.db_table, termsheet=TermSheet._meta.db_table,
-        placement=Placement._meta.db_table,
+        placement=Placement._meta.db_table, deal=Deal._meta.db_table,
         hours=_HOURS[vendor].format(later="p.first_response_at", earlier="p.sent_at"),
     )
     sql = ("WITH" + events + "," + _FRESH[vendor]

@@ -47,6 +47,7 @@ from deals.placements.workflow import (
     QUOTABLE_STATUSES,
     RESPONSE_STATUSES,
 )
+from deals.searches import signals
 from deals.searches.models import LenderMatch, LenderSearch
 from deals.services import _lock_deal
 from lenders.models import Lender, LenderProgram
@@ -254,6 +255,8 @@ def placement_update(*, placement: Placement, data: dict[str, Any]) -> Placement
     changed += list(edits)
     if changed:
         placement.save(update_fields=[*changed, "updated_at"])
+    if "status" in changed:
+        signals.schedule_refresh()  # an outcome the ranking learns from (a decline, no response, …)
     return placement
 
 
@@ -312,6 +315,7 @@ def term_sheet_add(*, placement: Placement, data: dict[str, Any], user=None) -> 
     if placement.status != Status.QUOTED:
         changed = _apply_status(placement, Status.QUOTED, now)
         placement.save(update_fields=[*changed, "updated_at"])
+    signals.schedule_refresh()
     return term_sheet
 
 
@@ -362,6 +366,7 @@ def term_sheet_remove(*, term_sheet: TermSheet) -> None:
         placement.status = Status.REVIEWING
         placement._change_reason = "its last quote was removed"  # the workflow's move (the timeline: by Lev)
         placement.save(update_fields=["status", "updated_at"])
+    signals.schedule_refresh()
 
 
 @dataclass
@@ -414,4 +419,5 @@ def term_sheet_select_winner(*, term_sheet: TermSheet, today: dt.date | None = N
     pipeline.deal_advance_stage(
         deal=deal, key=pipeline.WINNER_CHOSEN, user=user,
         reason=f"Term sheet {term_sheet.pk} from {placement.lender.name} chosen as the winning quote.")
+    signals.schedule_refresh()
     return WinnerChoice(term_sheet, lost, changed=True)

@@ -61,7 +61,8 @@ class LenderSearchDetailApi(DealScopedView):
         page, size = query.get("page", 1), query.get("page_size", StandardPagination.page_size)
         search = lender_search_get(account=self.account(request), search_id=search_id)
         search = services.lender_search_recover_if_stale(search=search)
-        match_page = lender_match_page(search=search, page=page, size=size)
+        match_page = lender_match_page(search=search, page=page, size=size,
+                                       capital_source=query.get("capital_source"))
         url = replace_query_param(request.build_absolute_uri(), "page_size", size)
         # Pages cover the stored top N (ranked), not every eligible lender (total).
         has_next = match_page.ready and page * size < match_page.ranked

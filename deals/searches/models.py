@@ -70,6 +70,13 @@ class LenderMatch(models.Model):
     match_insights = models.JSONField(default=list)
     programs = models.JSONField(default=list, help_text="Compact matching programs, best first (capped).")
     program_count = models.PositiveIntegerField(default=0, help_text="Programs of the lender that matched.")
+    # Issue 37: what the best program would lend on the deal (deals.searches.ranking.sizing), the score in
+    # parts (predict.Prediction.score_parts), the best program's capital source (the results' mix and
+    # filter) and whether the lender is a candidate beyond its stated programs, on its record alone.
+    sizing = models.JSONField(default=dict, blank=True)
+    score_parts = models.JSONField(default=dict, blank=True)
+    capital_source = models.CharField(max_length=20, blank=True, default="")
+    outside_box = models.BooleanField(default=False)
 
     class Meta:
         db_table = "lenders_lendermatch"

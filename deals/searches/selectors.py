@@ -4,10 +4,10 @@ ranked matches, the latest search of deals."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from deals.models import Deal
@@ -126,9 +126,27 @@ class MatchPage:
     ready: bool  # False while the page's ranks are not all written yet (pending, running, partial)
     ranked: int = 0  # of them, the top N stored and paged: ranks 1..ranked (0 once removed)
     removed: bool = False  # the stored ranks were purged (a superseded search past retention)
+    mix: list[dict] = field(default_factory=list)  # lender_capital_mix of the search
 
 
-def lender_match_page(*, search: LenderSearch, page: int, size: int) -> MatchPage:
+def lender_capital_mix(*, search: LenderSearch) -> list[dict]:
+    """The kinds of capital among a search's stored ranks: per kind, how many lenders and its best one
+    (two queries on the search's matches), most lenders first."""
+    kinds = list(LenderMatch.objects.filter(search=search).values("capital_source")
+                 .annotate(n=Count("id"), first=Min("rank")).values_list("capital_source", "n", "first"))
+    if not kinds:
+        return []
+    counts = {source: n for source, n, _first in kinds}
+    best = (LenderMatch.objects.filter(search=search, rank__in=[first for _s, _n, first in kinds])
+            .annotate(lender_name=F("lender__name"))
+            .values_list("capital_source", "rank", "lender_id", "lender_name", "score"))
+    mix = [{"capital_source": source, "lenders": counts[source], "best_rank": rank, "best_lender_id": lender_id,
+            "best_lender_name": name, "best_score": score} for source, rank, lender_id, name, score in best]
+    mix.sort(key=lambda item: (-item["lenders"], item["best_rank"]))
+    return mix
+
+
+def lender_match_page(*, search: LenderSearch, page: int, size: int, capital_source: str | None = None) -> MatchPage:
     """One page of ranked matches by rank range (an index range scan, no OFFSET).
 
     Pages cover the top `ranked_matches` (LEV_RANKING_TOP_N) of the `total_matches` eligible
@@ -141,18 +159,25 @@ def lender_match_page(*, search: LenderSearch, page: int, size: int) -> MatchPag
     if search.matches_purged_at is not None:
         return MatchPage([], total, True, 0, True)
     ranked = search.ranked_matches
+    mix = lender_capital_mix(search=search)
     first = (page - 1) * size
+    if capital_source is not None:
+        # One kind of capital, in rank order: a page of the (at most LEV_RANKING_TOP_N) stored ranks of
+        # that kind; while partial, the ranks written so far.
+        kind = LenderMatch.objects.filter(search=search, capital_source=capital_source)
+        matches = list(kind.annotate(lender_name=F("lender__name")).order_by("rank")[first:first + size])
+        return MatchPage(matches, total, True, kind.count(), mix=mix)
     expected = max(0, min(size, ranked - first))
     if expected == 0:  # past the stored ranks: nothing to read
-        return MatchPage([], total, True, ranked)
+        return MatchPage([], total, True, ranked, mix=mix)
     matches = list(
         LenderMatch.objects.filter(search=search, rank__gt=first, rank__lte=first + size)
         .annotate(lender_name=F("lender__name"))
         .order_by("rank")
     )
     if status == LenderSearch.Status.PARTIAL and len(matches) < expected:
-        return MatchPage([], total, False, ranked)
-    return MatchPage(matches, total, True, ranked)
+        return MatchPage([], total, False, ranked, mix=mix)
+    return MatchPage(matches, total, True, ranked, mix=mix)
 
 
 def lender_search_superseded_by(*, search: LenderSearch) -> int | None:

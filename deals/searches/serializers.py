@@ -14,8 +14,10 @@ from deals.searches.selectors import (
     lender_search_queue_status,
     lender_search_superseded_by,
 )
+from lev.enums import CAPITAL_SOURCE_TYPES
 from lev.errors import ErrorCode
 from lev.serializers import (
+    EnumField,
     StrictSerializer,
     page_field,
     page_size_field,
@@ -30,6 +32,9 @@ class SearchStartInputSerializer(StrictSerializer):
 class SearchResultsQuerySerializer(StrictSerializer):
     page = page_field()
     page_size = page_size_field()
+    capital_source = EnumField(CAPITAL_SOURCE_TYPES, required=False,
+                               help_text="Only the ranked lenders of this kind of capital (their best program's), "
+                                         "in rank order: the best of each kind (see by_capital_source).")
 
 
 class SearchErrorSerializer(serializers.Serializer):
@@ -92,12 +97,61 @@ def poll_after_ms(search: LenderSearch) -> int:
     return 0 if search.status in final else settings.LEV_SEARCH_POLL_AFTER_MS
 
 
+class SizingSerializer(serializers.Serializer):
+    """What the lender's best program would lend on the deal (docs/finance.md, "Sizing")."""
+
+    max_loan = serializers.IntegerField(allow_null=True)
+    binding = serializers.ChoiceField(choices=("ltv", "dscr", "debt_yield", "program_max"), allow_null=True)
+    shortfall = serializers.IntegerField(allow_null=True, help_text="The ask minus max_loan; 0 when covered.")
+    covers = serializers.BooleanField(allow_null=True)
+    rate = serializers.FloatField(allow_null=True, help_text="Percent a year, as sized.")
+    rate_source = serializers.ChoiceField(choices=("program", "deal", "default"), allow_null=True)
+    amortization_years = serializers.IntegerField(allow_null=True)
+    interest_only_months = serializers.IntegerField(allow_null=True)
+    dscr_basis = serializers.CharField(allow_null=True)
+    missing = serializers.ListField(child=serializers.CharField())
+    summary = serializers.CharField()
+
+
+class ScorePartsSerializer(serializers.Serializer):
+    """The score in parts: the score is the predicted chance (percent) of a quote at a size that covers the
+    ask — the stated programs' chance, moved by the account's own evidence, times the sizing."""
+
+    program_fit = serializers.IntegerField(help_text="Fit of the best stated program to the deal, 0-100.")
+    stated_chance = serializers.IntegerField(help_text="Chance of a quote from the stated programs alone, percent.")
+    evidence_chance = serializers.IntegerField(allow_null=True,
+                                               help_text="After the account's own outcomes (null: no evidence).")
+    sizing = serializers.IntegerField(help_text="100 when the best program covers the ask; less when it falls short.")
+    evidence_placements = serializers.FloatField(help_text="Time-weighted placements behind the evidence.")
+    evidence = serializers.ChoiceField(choices=("none", "thin", "some", "strong"))
+
+
 class LenderMatchSerializer(serializers.ModelSerializer):
     lender_name = serializers.CharField(read_only=True)
+    sizing = SizingSerializer(allow_null=True, help_text="Null when the lender has no stated program for the deal.")
+    score_parts = ScorePartsSerializer(allow_null=True)
+    outside_box = serializers.BooleanField(
+        help_text="A candidate on the account's own record alone: no stated program covers the deal.")
 
     class Meta:
         model = LenderMatch
-        fields = ("rank", "lender_id", "lender_name", "score", "match_insights", "programs", "program_count")
+        fields = ("rank", "lender_id", "lender_name", "score", "match_insights", "programs", "program_count",
+                  "capital_source", "outside_box", "sizing", "score_parts")
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["sizing"] = instance.sizing or None  # searches ranked before sizing carry none
+        data["score_parts"] = instance.score_parts or None
+        return data
+
+
+class CapitalSourceMixSerializer(serializers.Serializer):
+    capital_source = serializers.CharField(help_text="The kind of capital ('' when not stated).")
+    lenders = serializers.IntegerField(help_text="Ranked lenders of this kind.")
+    best_rank = serializers.IntegerField()
+    best_lender_id = serializers.IntegerField()
+    best_lender_name = serializers.CharField()
+    best_score = serializers.IntegerField()
 
 
 class LenderSearchResultsSerializer(serializers.Serializer):
@@ -139,6 +193,10 @@ class LenderSearchResultsSerializer(serializers.Serializer):
     next = serializers.CharField(allow_null=True)
     previous = serializers.CharField(allow_null=True)
     results = LenderMatchSerializer(source="page.matches", many=True)
+    by_capital_source = CapitalSourceMixSerializer(
+        source="page.mix", many=True,
+        help_text="The mix of capital among the ranked lenders, each kind with its best lender, most lenders "
+                  "first: run a deal to several kinds at once (filter with capital_source).")
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_superseded_by_search_id(self, data) -> int | None:

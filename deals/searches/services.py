@@ -168,10 +168,10 @@ def lender_search_run(*, search_id: int, owner: str | None = None) -> RunStats |
     started = time.monotonic()
     outcome = "failed"
     try:
-        raw, queued_at, created_at, claimed_at, deal_id = LenderSearch.objects.values_list(
-            "criteria", "queued_at", "created_at", "started_at", "deal_id").get(pk=search_id)
+        raw, queued_at, created_at, claimed_at, deal_id, account_id = LenderSearch.objects.values_list(
+            "criteria", "queued_at", "created_at", "started_at", "deal_id", "account_id").get(pk=search_id)
         SEARCH_QUEUE_WAIT.observe(max(0.0, (claimed_at - (queued_at or created_at)).total_seconds()))
-        stats = RankingRun(search_id, token, DealCriteria.from_dict(raw)).run()
+        stats = RankingRun(search_id, token, DealCriteria.from_dict(raw), account_id=account_id).run()
         outcome = "completed"
     except LostOwnership:
         outcome = "taken_over"

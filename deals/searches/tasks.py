@@ -18,7 +18,7 @@ from typing import Any
 
 from celery import shared_task
 
-from deals.searches import services
+from deals.searches import services, signals
 from lev.outages import unless_outage
 
 COMMON = {"acks_late": True, "reject_on_worker_lost": True}
@@ -55,3 +55,12 @@ def purge_superseded_matches() -> int:
     services.purgeable_searches). Returns the number of searches purged. While the database is down
     there is nothing to do: the next run does it."""
     return unless_outage(services.lender_matches_purge, "purge of superseded lender matches", 0)
+
+
+@shared_task(name="lenders.tasks.refresh_lender_signals", soft_time_limit=100, time_limit=110, **COMMON)
+def refresh_lender_signals() -> int:
+    """Recompute every account's lender signals, and the pooled ones, from placements
+    (deals.searches.ranking.evidence): periodic (beat, LEV_SIGNALS_REFRESH_SECONDS) and soon after new
+    outcomes (debounced: signals.schedule_refresh). A refresh that fails leaves the previous signals in
+    place; it is logged and recorded for /health. Returns the rows written (0 when nothing was done)."""
+    return signals.refresh_now()

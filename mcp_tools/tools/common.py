@@ -26,6 +26,7 @@ from pydantic_core import PydanticCustomError
 from lev.enums import (
     ASSET_TYPES,
     BUSINESS_PLANS,
+    CAPITAL_SOURCE_TYPES,
     LENDER_TYPES,
     LOAN_TYPES,
     RATE_INDEXES,
@@ -84,6 +85,8 @@ AssetType = Annotated[Literal[ASSET_TYPES], BeforeValidator(_choice(ASSET_TYPES)
 LenderType = Annotated[Literal[LENDER_TYPES], BeforeValidator(_choice(LENDER_TYPES))]  # type: ignore[valid-type]
 StateCode = Annotated[Literal[US_STATES], BeforeValidator(_choice(US_STATES))]  # type: ignore[valid-type]
 RateIndex = Annotated[Literal[RATE_INDEXES], BeforeValidator(_choice(RATE_INDEXES))]  # type: ignore[valid-type]
+CapitalSource = Annotated[Literal[CAPITAL_SOURCE_TYPES],  # type: ignore[valid-type]
+                          BeforeValidator(_choice(CAPITAL_SOURCE_TYPES))]
 SummaryDetail = Annotated[Literal[SUMMARY_DETAILS],  # type: ignore[valid-type]
                           BeforeValidator(_choice(SUMMARY_DETAILS))]
 

@@ -18,6 +18,7 @@ from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
     AssetType,
+    CapitalSource,
     Cursor,
     Date,
     Id,
@@ -234,12 +235,21 @@ def _coverage(body: dict[str, Any]) -> dict[str, Any]:
     return extra
 
 
+SIZING_KEPT = ("max_loan", "binding", "shortfall", "rate", "rate_source", "amortization_years",
+               "interest_only_months", "dscr_basis", "missing", "summary")
+
+
 def _match_item(match: dict[str, Any]) -> dict[str, Any]:
+    sized = match.get("sizing")
     return {
         "rank": match["rank"],
         "lender_id": match["lender_id"],
         "lender_name": clip(match.get("lender_name") or "", NAME_MAX),
         "score": match["score"],
+        "score_parts": match.get("score_parts"),
+        "sizing": None if not sized else {key: sized.get(key) for key in SIZING_KEPT},
+        "capital_source": match.get("capital_source") or "",
+        "outside_box": bool(match.get("outside_box")),
         "match_insights": list(match.get("match_insights") or []),
         "programs": list(match.get("programs") or []),
         "program_count": match.get("program_count", 0),
@@ -248,6 +258,9 @@ def _match_item(match: dict[str, Any]) -> dict[str, Any]:
 
 MATCH_STEPS = [
     lambda item: {**item, "programs": item["programs"][:1]},
+    lambda item: {**item, "sizing": item["sizing"] and {"max_loan": item["sizing"]["max_loan"],
+                                                        "shortfall": item["sizing"]["shortfall"],
+                                                        "summary": item["sizing"]["summary"]}},
     lambda item: {**item, "programs": []},
     lambda item: {**item, "match_insights": item["match_insights"][:3]},
     lambda item: {**item, "lender_name": clip(item["lender_name"], 60), "match_insights": item["match_insights"][:1]},
@@ -269,20 +282,26 @@ def _failure(body: dict[str, Any]) -> ToolFailure:
 
 @tool(title="Get lender search results", scope=LENDERS_READ, read_only=True)
 def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SIZE_DEFAULT,
-                              cursor: Cursor = None) -> dict[str, Any]:
+                              cursor: Cursor = None, capital_source: CapitalSource | None = None) -> dict[str, Any]:
     """Get a lender search's status and a page of its ranked lenders, best first.
 
     status: pending or running (call again after poll_after_ms; message and hint say when no
     worker picked it up), partial (top ranks readable), completed (no match: an empty list), or
     failed (an error: start a new search). Each result: rank, lender_id, lender_name, score 0-100
-    (fit of the lender's best program to the deal plus its recent activity in the deal's markets),
-    match_insights, up to 3 matching programs; get_lender(lender_id) has full detail. total
-    counts every eligible lender; pages cover the best `ranked`. Follow
-    next_cursor while has_more (an empty partial page: retry after poll_after_ms). deal_changed
-    true: search again. results_removed: read superseded_by_search_id instead.
+    (the predicted chance of a quote covering the ask: stated programs, the account's own outcomes,
+    sizing; score_parts shows each), sizing (max_loan, binding constraint, shortfall, summary),
+    capital_source, outside_box (quotes such deals beyond its stated programs), match_insights, up
+    to 3 matching programs; get_lender(lender_id) has full detail. by_capital_source: the kinds of
+    capital ranked and the best of each; capital_source filters to one kind. total counts every
+    eligible lender; pages cover the best `ranked`. Follow next_cursor while has_more (an empty
+    partial page: retry after poll_after_ms). deal_changed true: search again. results_removed:
+    read superseded_by_search_id instead.
     """
     page, size = decode_cursor(cursor, limit)
-    body = lev().get(f"/lender-searches/{search_id}/", {"page": page, "page_size": size})
+    query: dict[str, Any] = {"page": page, "page_size": size}
+    if capital_source is not None:
+        query["capital_source"] = capital_source
+    body = lev().get(f"/lender-searches/{search_id}/", query)
     if body["status"] == "failed":
         raise _failure(body)
     items = [_match_item(m) for m in body["results"]]
@@ -298,6 +317,10 @@ def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SI
         **paged,
         "poll_after_ms": body["poll_after_ms"],
         "deal_changed": bool(body.get("deal_changed")),
+        "by_capital_source": [{"capital_source": kind["capital_source"], "lenders": kind["lenders"],
+                               "best_rank": kind["best_rank"], "best_lender_id": kind["best_lender_id"],
+                               "best_lender_name": clip(kind["best_lender_name"], 60)}
+                              for kind in body.get("by_capital_source") or []],
         **_coverage(body),
         **_waiting(body),
     }

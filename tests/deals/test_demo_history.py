@@ -29,7 +29,7 @@ NOW = dt.datetime(2026, 11, 22, 12, 0, tzinfo=dt.UTC)
 
 @pytest.fixture
 def directory():
-    seed_directory(120, seed=7, with_activity=False)
+    seed_directory(120, seed=7)
 
 
 def snapshot() -> list[tuple]:

@@ -118,7 +118,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         # No seeded activity counters: the signals are computed from the market history below.
-        lenders, programs = seed_directory(options["lenders"], seed=options["seed"], with_activity=False)
+        lenders, programs = seed_directory(options["lenders"], seed=options["seed"])
         self.stdout.write(f"Lender directory: {lenders} lenders and {programs} programs added.")
         if lenders and connection.vendor == "postgresql":
             # Fresh statistics, so the first queries on the new rows get sensible plans.

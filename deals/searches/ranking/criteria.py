@@ -30,6 +30,12 @@ class DealCriteria:
     dscr_interest_only: float | None = None
     dscr_amortizing: float | None = None
     debt_yield: float | None = None  # percent
+    # What sizing reads (issue 37; None in searches recorded before it, and where the deal lacks them).
+    value: float | None = None  # estimated value, else purchase price
+    noi: float | None = None  # in place, else stabilized
+    interest_rate: float | None = None  # percent
+    amortization_years: int | None = None
+    interest_only_months: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -88,6 +94,11 @@ def criteria_from_deal(deal: Deal, properties: list[DealProperty],
         figures = {name: _float(getattr(financials, name))
                    for name in ("ltv", "dscr", "dscr_interest_only", "dscr_amortizing", "debt_yield")}
         figures["dscr_basis"] = financials.dscr_basis
+        figures["value"] = _float(financials.estimated_value or financials.purchase_price)
+        figures["noi"] = _float(financials.noi)
+        figures["interest_rate"] = _float(financials.interest_rate)
+        figures["amortization_years"] = financials.amortization_years
+        figures["interest_only_months"] = financials.interest_only_months
     return DealCriteria(
         loan_amount=float(deal.loan_amount),
         loan_type=deal.loan_type or "tbd",

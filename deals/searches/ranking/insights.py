@@ -96,20 +96,77 @@ def capital_insight(business_plan: str, row: ProgramRow, fit: ProgramFit) -> str
     return f"Capital: {source} lender, {quality} fit for {business_plan.replace('_', ' ')}"
 
 
-def activity_insight(state: str | None, activity: tuple[int, int, float | None] | None) -> str:
-    if state is None or activity is None:
-        return "Activity: none recorded in the deal's markets (90d)"
-    quotes, closings, hours = activity
-    text = f"Activity: {quotes} quotes, {closings} closings in {state} (90d)"
-    if hours is not None:
-        text += f"; replies ~{hours:.0f}h"
-    return text
+def sizing_line(result) -> str:
+    """What the best program would lend, in the sizing's own sentence (deals.searches.ranking.sizing)."""
+    text = result.summary
+    return text[:1].upper() + text[1:]
+
+
+def _label(dimension_value: str) -> str:
+    return dimension_value.replace("_", " ")
+
+
+def _year(t) -> tuple[int, int, int, int] | None:
+    """(sent, quoted, declined, no answer) over the last 12 months, or None when none was sent."""
+    if t is None or t.sent_12m <= 0:
+        return None
+    return t.sent_12m, t.quoted_12m, t.declined_12m, t.no_answer_12m
+
+
+def evidence_lines(own: dict, pooled: dict, criteria, *, outside_box: bool = False) -> list[str]:
+    """What the account's own record with the lender says of deals like this one, most telling first
+    (at most three lines): quotes beyond its stated programs, a run of unanswered placements, declines
+    of every such deal, quotes of similar deals; with no record of its own, what 3 or more teams' pooled
+    figures say (rates only: no team's counts)."""
+    lines: list[str] = []
+    assets = criteria.asset_types
+    asset_tallies = [own[("asset_type", a)] for a in assets if ("asset_type", a) in own]
+    asset_year = [y for y in map(_year, asset_tallies) if y]
+    asset_name = _label(assets[0]) if len(assets) == 1 else "similar"
+    if outside_box and asset_year:
+        sent, quoted = sum(y[0] for y in asset_year), sum(y[1] for y in asset_year)
+        lines.append(f"Quotes outside its stated programs: {quoted} of {sent} similar deals (12 months)")
+    overall = own.get(("all", ""))
+    if overall is not None:
+        streak = len(overall.recent) - len(overall.recent.lstrip("n"))
+        if streak >= 2:
+            lines.append(f"No answer on the last {streak} placements")
+    for a, t in zip(assets, asset_tallies, strict=False):
+        year = _year(t)
+        if year and year[0] >= 2 and year[2] == year[0]:
+            lines.append(f"Declined {year[2]} of {year[0]} {_label(a)} deals (last 12 months)")
+    similar = None
+    for a in assets:
+        for state in criteria.states:
+            year = _year(own.get(("asset_state", f"{a}:{state}")))
+            if year and (similar is None or year[0] > similar[1][0]):
+                similar = (f"similar {_label(a)} deals in {state}", year)
+    if similar is None and asset_year:
+        similar = (f"{asset_name} deals", tuple(map(sum, zip(*asset_year, strict=True))))
+    if similar is None:
+        year = _year(overall)
+        if year:
+            similar = ("deals placed with it", year)
+    if similar is not None and not (outside_box and asset_year):
+        what, (sent, quoted, _declined, _silent) = similar
+        if not any(line.startswith("Declined") for line in lines) or quoted:
+            lines.append(f"Quoted {quoted} of {sent} {what} (last 12 months)")
+    if not own:
+        shared = [pooled[key] for key in (("asset_type", a) for a in assets) if key in pooled] or (
+            [pooled[("all", "")]] if ("all", "") in pooled else [])
+        if shared:
+            sent = sum(t.sent for t in shared)
+            rate = sum(t.quoted for t in shared) / sent if sent else 0.0
+            teams = min(t.accounts for t in shared)
+            lines.append(f"Across {teams}+ teams: quotes about {round(100 * rate)}% of {asset_name} deals")
+    return lines[:3]
 
 
 class InsightWriter:
-    """Writes the reasons of every stored match of one run (the top N): asset type, geography,
-    loan size, leverage (LTV, debt yield), coverage (DSCR; both with an IO period), capital source,
-    activity — from the lender's best program. The parts that depend only on the deal (or on a
+    """Writes the reasons of every stored match of one run (the top N): the lines that separate lenders
+    first (`lead`: sizing and evidence, from the caller), then coverage (DSCR; both with an IO period),
+    leverage (LTV, debt yield), capital source and loan size from the lender's best program, and last
+    what every row shares (asset type, geography). The parts that depend only on the deal (or on a
     handful of values) are built once per run."""
 
     def __init__(self, *, amount: float, business_plan: str, ltv: float | None, dscr: float | None,
@@ -130,27 +187,25 @@ class InsightWriter:
             text = self._cache[key] = build()
         return text
 
-    def write(self, row: ProgramRow, fit: ProgramFit, activity_state: str | None,
-              activity: tuple[int, int, float | None] | None) -> list[str]:
+    def write(self, row: ProgramRow, fit: ProgramFit, lead: list[str] | None = None) -> list[str]:
         capital_key = ("capital", row.capital_source_type, fit.capital)
         return [
-            self.asset,
-            self.geography[row.state_mask == 0],
-            loan_size_insight(self.amount, row, self.amount_text),
-            self._cached(("leverage", row.max_ltv), lambda: leverage_insight(self.ltv, row.max_ltv, self.debt_yield)),
+            *(lead or ()),
             self._cached(("coverage", row.min_dscr), lambda: coverage_insight(self.dscr, row.min_dscr,
                                                                                **self.coverage)),
+            self._cached(("leverage", row.max_ltv), lambda: leverage_insight(self.ltv, row.max_ltv, self.debt_yield)),
             self._cached(capital_key, lambda: capital_insight(self.business_plan, row, fit)),
-            activity_insight(activity_state, activity),
+            loan_size_insight(self.amount, row, self.amount_text),
+            self.asset,
+            self.geography[row.state_mask == 0],
         ]
 
 
 def match_insights(*, amount: float, business_plan: str, ltv: float | None, dscr: float | None,
                    states: tuple[str, ...], asset_types: tuple[str, ...], row: ProgramRow, fit: ProgramFit,
-                   activity_state: str | None, activity: tuple[int, int, float | None] | None,
-                   **figures: Any) -> list[str]:
+                   lead: list[str] | None = None, **figures: Any) -> list[str]:
     """The reasons for one match (see InsightWriter, which the runner uses for many); `figures`:
     debt_yield, dscr_basis, dscr_interest_only, dscr_amortizing."""
     writer = InsightWriter(amount=amount, business_plan=business_plan, ltv=ltv, dscr=dscr, states=states,
                            asset_types=asset_types, **figures)
-    return writer.write(row, fit, activity_state, activity)
+    return writer.write(row, fit, lead)

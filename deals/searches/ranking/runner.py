@@ -6,9 +6,10 @@ sweep re-queued it while its worker stalled) stops at its next write instead of 
 matches with the new run's. Heartbeat and progress ride on those same updates.
 
 Speed at directory scale (bench/bench_ranking.py, docs/benchmarks.md): the hard filters and the
-scores of every candidate program run in one SQL statement (`sql_scoring.top_lenders`), which
-returns only the best LEV_RANKING_TOP_N lenders and the count of all eligible ones. Only those N
-are described in Python (their best programs and insights, from the pure `scoring` functions) and
+fit of every candidate program run in one SQL statement (`sql_scoring.top_lenders`), which
+returns only the best LEV_RANKING_TOP_N lenders by the stated programs and the count of all eligible
+ones. Only those N, and the lenders the account's stored evidence names, are re-scored in Python
+(`predict`: the evidence, the sizing), described (insights) and
 written (COPY on PostgreSQL, bulk_create elsewhere), best first, one chunk per transaction —
 after the first chunk of a large top N the search is `partial` and its top ranks can be read.
 Before, every candidate came back to Python and every eligible lender was written: at 1M
@@ -21,7 +22,6 @@ import gc
 import json
 import logging
 import time
-from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,12 +33,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from deals.searches.models import LenderMatch, LenderSearch
-from deals.searches.ranking import insights, scoring
+from deals.searches.ranking import evidence, insights
 from deals.searches.ranking.criteria import DealCriteria
-from deals.searches.ranking.filters import candidate_programs
-from deals.searches.ranking.scoring import ProgramFit, ProgramRow
-from deals.searches.ranking.sql_scoring import TopLenders, top_lenders
-from lenders.models import LenderActivity
+from deals.searches.ranking.predict import Prediction, Ranking, rank_search
+from deals.searches.ranking.scoring import ProgramRow
+from deals.searches.ranking.sizing import index_rates_today
 from lev.enums import LOAN_TYPES
 
 logger = logging.getLogger(__name__)
@@ -59,14 +58,6 @@ class RunStats:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
-@dataclass
-class ScoredLender:
-    lender_id: int
-    raw: float
-    programs: list[tuple[ProgramFit, ProgramRow]]
-    insights: list[str]
-
-
 @lru_cache(maxsize=512)
 def loan_types_of(mask: int) -> tuple[str, ...]:
     return tuple(name for bit, name in enumerate(LOAN_TYPES) if mask >> bit & 1)
@@ -85,86 +76,33 @@ def compact_program(row: ProgramRow) -> dict[str, Any]:
     }
 
 
-# Ids per IN list: well under SQLite's variable limit, and a plain index lookup on PostgreSQL.
-IDS_PER_QUERY = 900
-
-
-def _chunks(ids: list[int]) -> Iterator[list[int]]:
-    for start in range(0, len(ids), IDS_PER_QUERY):
-        yield ids[start:start + IDS_PER_QUERY]
-
-
-def fetch_candidates(criteria: DealCriteria, lender_ids: list[int]) -> list[ProgramRow]:
-    """The candidate programs (every hard filter passed) of the given lenders."""
-    rows: list[ProgramRow] = []
-    for ids in _chunks(lender_ids):
-        # Amounts and limits as their float copies, so every column arrives as a plain Python
-        # value: the ORM's query, run on a raw cursor to skip its per-row converters.
-        query = (
-            candidate_programs(criteria).filter(lender_id__in=ids)
-            .values_list("id", "lender_id", "title", "min_loan_float", "max_loan_float", "loan_type_mask",
-                         "state_mask", "capital_source_type", "max_ltv_float", "min_dscr_float")
-            .query
-        )
-        sql, params = query.sql_with_params()
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows += [ProgramRow._make(row) for row in cursor.fetchall()]
-    return rows
-
-
-def fetch_activity(states: tuple[str, ...], lender_ids: list[int]
-                   ) -> dict[int, dict[str, tuple[float, int, int, float | None]]]:
-    """lender id → state → (score, quotes, closings, avg response hours), for the deal's markets."""
-    activity: dict[int, dict[str, tuple[float, int, int, float | None]]] = defaultdict(dict)
-    if not states:
-        return activity
-    for ids in _chunks(lender_ids):
-        rows = LenderActivity.objects.filter(state__in=states, lender_id__in=ids).values_list(
-            "lender_id", "state", "score", "quotes_90d", "closings_90d", "avg_response_hours"
-        )
-        for lender_id, state, score, quotes, closings, hours in rows:
-            activity[lender_id][state] = (score, quotes, closings, hours)
-    return activity
-
-
-def describe_top(criteria: DealCriteria, top: list[tuple[int, float, int]], rows: list[ProgramRow],
-                 activity: dict[int, dict[str, tuple[float, int, int, float | None]]]) -> list[ScoredLender]:
-    """The ranked lenders of `top` (best first, as the database ranked them), each with its
-    candidate programs best first and the insights of its best one.
-
-    The score and the order are the database's (`sql_scoring`); the programs' fits are computed
-    again here with `scoring.program_fit` (the same formula) for the few programs of these lenders,
-    to order them and to word the insights."""
+def describe_top(criteria: DealCriteria, ranked: list[Prediction]) -> list[list[str]]:
+    """The insights of each ranked lender (best first, as ranked): what separates it first — what its
+    best program would lend, what the account's own record with it says — then its best program's fit
+    against the deal (coverage, leverage, capital, loan size), and last what every row shares (asset
+    type, geography)."""
     amount, plan, ltv, dscr = criteria.loan_amount, criteria.business_plan, criteria.ltv, criteria.dscr
-    by_lender: dict[int, list[tuple[ProgramFit, ProgramRow]]] = defaultdict(list)
-    fit_of = scoring.program_fit
-    for row in rows:
-        by_lender[row.lender_id].append((fit_of(amount=amount, business_plan=plan, ltv=ltv, dscr=dscr, row=row), row))
-
     writer = insights.InsightWriter(amount=amount, business_plan=plan, ltv=ltv, dscr=dscr, states=criteria.states,
                                     asset_types=criteria.asset_types, debt_yield=criteria.debt_yield,
                                     dscr_basis=criteria.dscr_basis, dscr_interest_only=criteria.dscr_interest_only,
                                     dscr_amortizing=criteria.dscr_amortizing)
-    no_activity: dict[str, tuple[float, int, int, float | None]] = {}
-    described: list[ScoredLender] = []
-    for lender_id, raw, _count in top:
-        programs = by_lender[lender_id]  # read in the same snapshot as `top` (RankingRun._rank)
-        programs.sort(key=lambda item: (-item[0].fit, item[1].id))
-        best_fit, best_row = programs[0]
-        markets = activity.get(lender_id, no_activity)
-        if markets:
-            top_state = max(markets, key=lambda s: (markets[s][0], s))
-            reasons = writer.write(best_row, best_fit, top_state, markets[top_state][1:])
+    described = []
+    for item in ranked:
+        lead = insights.evidence_lines(item.tallies, item.pooled, criteria, outside_box=item.outside_box)
+        if item.sizing is not None:
+            lead.insert(0, insights.sizing_line(item.sizing))
+        if item.programs:
+            fit, row = item.programs[0]
+            described.append(writer.write(row, fit, lead))
         else:
-            reasons = writer.write(best_row, best_fit, None, None)
-        described.append(ScoredLender(lender_id, raw, programs, reasons))
+            described.append([*lead, writer.asset])
     return described
 
 
 _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
-MATCH_COLUMNS = ("search_id", "rank", "lender_id", "score", "match_insights", "programs", "program_count")
+MATCH_COLUMNS = ("search_id", "rank", "lender_id", "score", "match_insights", "programs", "program_count", "sizing",
+                 "score_parts", "capital_source", "outside_box")
 
 
 def write_matches(rows: list[tuple]) -> None:
@@ -181,8 +119,9 @@ def write_matches(rows: list[tuple]) -> None:
         columns = ", ".join(connection.ops.quote_name(c) for c in MATCH_COLUMNS)
         dumps = _compact_json
         with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-            for search_id, rank, lender_id, score, reasons, programs, count in rows:
-                copy.write_row((search_id, rank, lender_id, score, dumps(reasons), dumps(programs), count))
+            for search_id, rank, lender_id, score, reasons, programs, count, sized, parts, source, outside in rows:
+                copy.write_row((search_id, rank, lender_id, score, dumps(reasons), dumps(programs), count,
+                                dumps(sized), dumps(parts), source, outside))
         return
     LenderMatch.objects.bulk_create([LenderMatch(**dict(zip(MATCH_COLUMNS, row, strict=True))) for row in rows])
 
@@ -203,8 +142,9 @@ def gc_paused() -> Iterator[None]:
 
 
 class RankingRun:
-    def __init__(self, search_id: int, token: str, criteria: DealCriteria):
+    def __init__(self, search_id: int, token: str, criteria: DealCriteria, *, account_id: int | None = None):
         self.search_id = search_id
+        self.account_id = account_id
         self.token = token
         self.criteria = criteria
         self.stats = RunStats()
@@ -236,11 +176,11 @@ class RankingRun:
             LenderMatch.objects.filter(search_id=self.search_id).delete()
         t = self._timed("reset", t)
 
-        ranked, top = self._rank()
+        ranked, ranking = self._rank()
         self.stats.candidates, self.stats.matches, self.stats.ranked = (
-            top.total_candidates, top.total_lenders, len(ranked))
+            ranking.total_candidates, ranking.total_lenders, len(ranked))
         t = time.perf_counter()
-        self._update(progress=50, total_candidates=top.total_candidates, total_matches=top.total_lenders,
+        self._update(progress=50, total_candidates=ranking.total_candidates, total_matches=ranking.total_lenders,
                      ranked_matches=len(ranked))
 
         self._write(ranked)
@@ -251,11 +191,12 @@ class RankingRun:
         self._timed("total", started)
         return self.stats
 
-    def _rank(self) -> tuple[list[ScoredLender], TopLenders]:
-        """The top N, scored in the database, then described from their programs and activity.
-        All three reads see one snapshot (REPEATABLE READ on PostgreSQL; a SQLite transaction
-        is one already), so an edit of the directory in between cannot leave a ranked lender
-        without its programs. Reads only: no lock is taken, nothing waits on it."""
+    def _rank(self) -> tuple[list[tuple[Prediction, list[str]]], Ranking]:
+        """The top N: every candidate program's fit scored in the database, the best lenders by it and
+        those the account's evidence names re-scored with the evidence and the sizing (`predict`), then
+        described. All the reads see one snapshot (REPEATABLE READ on PostgreSQL; a SQLite transaction
+        is one already), so an edit of the directory or a signal refresh in between cannot leave a
+        ranked lender without its programs, or mix old signals with new. Reads only: no lock is taken."""
         # (Inside an outer transaction, a test's, the snapshot is that transaction's business.)
         own_snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
         t = time.perf_counter()
@@ -270,24 +211,26 @@ class RankingRun:
                     cursor.execute("SET LOCAL jit = off")
                     cursor.execute("SELECT set_config('work_mem', %s, true)",
                                    [f"{max(4, settings.LEV_RANKING_WORK_MEM_MB)}MB"])
-            top = top_lenders(self.criteria, max(1, settings.LEV_RANKING_TOP_N))
-            t = self._timed("score_sql", t)
-            ids = [lender_id for lender_id, _raw, _n in top.lenders]
-            rows = fetch_candidates(self.criteria, ids)
-            activity = fetch_activity(self.criteria.states, ids)
-        ranked = describe_top(self.criteria, top.lenders, rows, activity)
+            learned = evidence.load(self.account_id, evidence.criteria_features(self.criteria))
+            t = self._timed("evidence", t)
+            ranking = rank_search(self.criteria, evidence=learned, limit=max(1, settings.LEV_RANKING_TOP_N),
+                                  index_rates=index_rates_today())
+            t = self._timed("score", t)
+        described = describe_top(self.criteria, ranking.predictions)
         self._timed("describe", t)
-        return ranked, top
+        return list(zip(ranking.predictions, described, strict=True)), ranking
 
-    def _write(self, ranked: list[ScoredLender]) -> None:
+    def _write(self, ranked: list[tuple[Prediction, list[str]]]) -> None:
         chunk = max(1, settings.LEV_SEARCH_WRITE_CHUNK)
         keep = max(1, settings.LEV_SEARCH_PROGRAMS_PER_MATCH)
         total = len(ranked)
         for start in range(0, total, chunk):
             rows = [
-                (self.search_id, start + offset + 1, item.lender_id, min(100, max(0, round(item.raw))),
-                 item.insights, [compact_program(row) for _fit, row in item.programs[:keep]], len(item.programs))
-                for offset, item in enumerate(ranked[start:start + chunk])
+                (self.search_id, start + offset + 1, item.lender_id, min(100, max(0, round(item.score))),
+                 reasons, [compact_program(row) for _fit, row in item.programs[:keep]], len(item.programs),
+                 {} if item.sizing is None else item.sizing.as_dict(), item.score_parts(), item.capital_source,
+                 item.outside_box)
+                for offset, (item, reasons) in enumerate(ranked[start:start + chunk])
             ]
             written = start + len(rows)
             fields: dict[str, Any] = {"progress": 50 + (49 * written) // total}

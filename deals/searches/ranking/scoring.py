@@ -1,7 +1,8 @@
 """Pure scoring functions: numbers in, numbers out, no database. Each returns 0..1 (1 = best).
 
-A lender's score (0-100) = 75 % fit of its best program + 25 % activity in the deal's markets.
-Fit is a weighted mean of the components that can be computed:
+The fit of a stated program to a deal — the prior of the ranking (`predict`, which turns it into a
+chance of a quote and updates it with the account's own outcomes). Fit is a weighted mean of the
+components that can be computed:
 
 * loan size — how centrally the loan sits in the program's range, on a log scale (ranges span
   orders of magnitude: $1M in a $0.5M-$50M range is low, not mid);
@@ -15,8 +16,6 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-FIT_WEIGHT = 0.75
-ACTIVITY_WEIGHT = 0.25
 WEIGHTS = {"loan_size": 0.35, "capital": 0.25, "leverage": 0.20, "coverage": 0.20}
 NEUTRAL = 0.6  # a component the program leaves open (no stated range or limit)
 
@@ -118,15 +117,3 @@ def program_fit(*, amount: float, business_plan: str, ltv: float | None, dscr: f
         total += WEIGHTS["coverage"] * coverage
         weight += WEIGHTS["coverage"]
     return ProgramFit(total / weight, size, capital, leverage, coverage)
-
-
-def market_activity(scores_by_state: dict[str, float], states: tuple[str, ...]) -> float:
-    """Mean activity over the deal's markets (a market with no record counts 0)."""
-    if not states:
-        return 0.0
-    return sum(scores_by_state.get(state, 0.0) for state in states) / len(states)
-
-
-def lender_score(best_fit: float, activity: float) -> float:
-    """0..100, unrounded (ranking sorts on this; the API shows it rounded)."""
-    return 100.0 * (FIT_WEIGHT * best_fit + ACTIVITY_WEIGHT * activity)

@@ -24,7 +24,6 @@ from django.db.models.lookups import GreaterThanOrEqual
 from deals.searches.ranking import scoring
 from deals.searches.ranking.criteria import DealCriteria
 from deals.searches.ranking.filters import candidate_programs
-from lenders.models import LenderActivity
 
 
 def _num(value: float) -> Value:
@@ -98,33 +97,22 @@ class TopLenders:
 
 
 def top_lenders(criteria: DealCriteria, limit: int) -> TopLenders:
-    """Score every candidate program in the database, keep each lender's best fit, add its activity
-    in the deal's markets (`scoring.lender_score`), and return the best `limit` lenders (ties by
-    lender id, as before) with the counts over all of them. One statement, whatever the size."""
+    """Score every candidate program in the database, keep each lender's best fit, and return the best
+    `limit` lenders by it (ties by lender id) with the counts over all of them. One statement, whatever
+    the size. The fit is the stated programs' prior; the account's evidence and the sizing are applied
+    to these lenders afterwards (`predict`), so nothing learned from any account is read here."""
     candidates = (candidate_programs(criteria).annotate(fit=program_fit_expression(criteria))
                   .values_list("lender_id", "fit"))
     candidates_sql, params = candidates.query.sql_with_params()
-    quote = connection.ops.quote_name
-    states = criteria.states
-    if states:
-        where, activity_params = f"{quote('state')} IN ({', '.join(['%s'] * len(states))})", list(states)
-        market, market_params = "COALESCE(a.s, 0.0) / %s", [float(len(states))]
-    else:  # not a searchable deal today; the score's activity part is then 0, as in scoring
-        where, activity_params, market, market_params = "1 = 0", [], "0.0", []
-    activity_sql = (f"SELECT {quote('lender_id')} AS lender_id, SUM({quote('score')}) AS s "
-                    f"FROM {quote(LenderActivity._meta.db_table)} WHERE {where} GROUP BY {quote('lender_id')}")
     sql = f"""
         WITH c (lender_id, fit) AS ({candidates_sql}),
-        l AS (SELECT lender_id, MAX(fit) AS fit, COUNT(*) AS n FROM c GROUP BY lender_id),
-        a AS ({activity_sql})
-        SELECT l.lender_id, 100.0 * (%s * l.fit + %s * ({market})) AS raw, l.n,
-               COUNT(*) OVER () AS lenders, SUM(l.n) OVER () AS programs
-        FROM l LEFT JOIN a ON a.lender_id = l.lender_id
+        l AS (SELECT lender_id, MAX(fit) AS fit, COUNT(*) AS n FROM c GROUP BY lender_id)
+        SELECT l.lender_id, 100.0 * l.fit AS raw, l.n, COUNT(*) OVER () AS lenders, SUM(l.n) OVER () AS programs
+        FROM l
         ORDER BY raw DESC, l.lender_id
         LIMIT %s"""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *activity_params, scoring.FIT_WEIGHT, scoring.ACTIVITY_WEIGHT,
-                             *market_params, max(1, limit)])
+        cursor.execute(sql, [*params, max(1, limit)])
         rows = cursor.fetchall()
     if not rows:
         return TopLenders([], 0, 0)

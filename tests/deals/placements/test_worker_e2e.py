@@ -57,7 +57,7 @@ def activity_line(match: dict) -> str:
 
 
 def test_from_a_search_to_a_winner_and_the_ranking_learns_from_it(worker, live_server, api_key):
-    seed_directory(300, seed=11, with_activity=False)  # no seeded counters: signals come from records
+    seed_directory(300, seed=11)  # no seeded counters: signals come from records
     mcp = McpCaller(live_server.url, api_key)
     deal = mcp.ok("create_deal", DEAL)["deal"]
     first = ranked(mcp, deal["id"], worker)

@@ -50,7 +50,7 @@ def test_business_days_of_every_index_at_plausible_levels_once(django_assert_max
 
 
 def test_the_history_quotes_compare_at_their_dates(account):
-    seed_directory(60, seed=7, with_activity=False)
+    seed_directory(60, seed=7)
     seed_market_rates()
     seed_market_history(seed=7, deals=40)
     floating = TermSheet.objects.filter(deal__account__slug=HISTORY_ACCOUNT_SLUG, rate_type="floating",

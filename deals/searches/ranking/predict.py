@@ -1,0 +1,285 @@
+"""Who will quote this deal, and for how much: the stated programs as the prior, the account's own
+outcomes as the update, the loan sized per program.
+
+A lender's score (0-100) is the predicted chance, in percent, that it quotes this deal at a size that
+covers the ask (or as near as it comes):
+
+1. **Prior, from the stated programs.** `prior(fit) = PRIOR_FLOOR + PRIOR_SPAN x fit`, where `fit` is
+   the program fit of `scoring` (loan size, capital source, leverage and coverage headroom). With no
+   history this alone orders the lenders, exactly as the fit did before (the cold start).
+2. **Sizing.** Each candidate program is sized as an underwriter sizes (`sizing.size_loan`); a program
+   that cannot cover the ask is discounted by `(max_loan / ask) ** SIZING_POWER`. A lender's best
+   program is the one with the best prior x sizing.
+3. **Evidence, shrunk to the prior** (`update`): the lender's decayed quote rate over the account's
+   placements, `(quoted + PRIOR_STRENGTH x prior) / (placed + PRIOR_STRENGTH)`, then moved by its
+   rate for each feature this deal shares with past ones (asset type, state, region, size band, loan
+   and transaction type, business plan, leverage and coverage bands), each shrunk to the overall rate
+   with FEATURE_STRENGTH pseudo-placements and added on the log-odds scale with the feature's weight.
+   One quote is not a sure thing: with little evidence the score stays near the prior. Declines and
+   unanswered placements count against, as they should. Pooled figures of other accounts (only where
+   3 or more accounts stand behind them: `evidence.pool`) count at POOL_SHARE of their weight.
+4. **Beyond the box.** A lender whose own record says it quotes deals like this one (at least
+   OUTSIDE_MIN_QUOTED of them, at OUTSIDE_MIN_RATE or better) is a candidate even when no stated program
+   passes the hard filters; its prior is OUTSIDE_PRIOR and it is marked `outside_box`.
+
+Why this method and not a trained model: it is the simplest that wins the back-test
+(docs/ranking.md), needs no training step or library, says in words why a lender moved, and falls back
+to the stated programs by construction. Where it runs: the database scores every candidate program's
+fit and returns the best `limit` lenders by prior (`sql_scoring.top_lenders`, one statement at 1M
+programs); this module re-scores those, and every lender the account's evidence names, in Python — the
+evidence of one account touches at most a few thousand lenders, and a lender outside the top `limit`
+by prior and without evidence cannot enter the top `limit` after the update.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
+
+from deals.searches.ranking import evidence as ev
+from deals.searches.ranking import scoring, sizing
+from deals.searches.ranking.criteria import DealCriteria
+from deals.searches.ranking.filters import candidate_programs
+from deals.searches.ranking.scoring import ProgramFit, ProgramRow
+from deals.searches.ranking.sql_scoring import top_lenders
+
+PRIOR_FLOOR = 0.03
+PRIOR_SPAN = 0.47
+OUTSIDE_PRIOR = 0.03
+PRIOR_STRENGTH = 4.0
+FEATURE_STRENGTH = 3.0
+POOL_SHARE = 0.5
+SIZING_POWER = 2.0
+OUTSIDE_MIN_QUOTED = 2.0
+OUTSIDE_MIN_RATE = 0.3
+DIMENSION_WEIGHTS = {
+    "asset_type": 1.0, "asset_state": 0.6, "state": 0.4, "region": 0.3, "size": 0.7, "loan_type": 0.5,
+    "transaction_type": 0.3, "business_plan": 0.5, "leverage": 0.5, "coverage": 0.5,
+}
+_EPS = 1e-4
+
+
+def prior(fit: float) -> float:
+    """The chance of a quote the stated programs alone give: monotone in the program fit."""
+    return PRIOR_FLOOR + PRIOR_SPAN * fit
+
+
+def _logit(p: float) -> float:
+    p = min(1 - _EPS, max(_EPS, p))
+    return math.log(p / (1 - p))
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def combined(evidence: ev.Evidence | None, lender_id: int) -> ev.Tallies:
+    """The lender's own tallies, plus the pooled ones at POOL_SHARE of their weight."""
+    if evidence is None:
+        return {}
+    own, pooled = evidence.own.get(lender_id, {}), evidence.pooled.get(lender_id, {})
+    if not pooled:
+        return own
+    out = dict(own)
+    for key, p in pooled.items():
+        t = own.get(key)
+        out[key] = ev.Tally(
+            sent=(t.sent if t else 0.0) + POOL_SHARE * p.sent, quoted=(t.quoted if t else 0.0) + POOL_SHARE * p.quoted,
+            declined=(t.declined if t else 0.0) + POOL_SHARE * p.declined,
+            no_answer=(t.no_answer if t else 0.0) + POOL_SHARE * p.no_answer,
+            won=(t.won if t else 0.0) + POOL_SHARE * p.won)
+    return out
+
+
+def update(p0: float, tallies: ev.Tallies, features: list[tuple[str, str]]) -> tuple[float, float]:
+    """(the chance of a quote after the evidence, the evidence's weight in placements)."""
+    overall = tallies.get((ev.ALL, ""))
+    if overall is None or overall.sent <= 0:
+        return p0, 0.0
+    base = (overall.quoted + PRIOR_STRENGTH * p0) / (overall.sent + PRIOR_STRENGTH)
+    shift = 0.0
+    by_dimension: dict[str, list[float]] = defaultdict(list)
+    for dimension, value in features:
+        if dimension == ev.ALL:
+            continue
+        t = tallies.get((dimension, value))
+        if t is None or t.sent <= 0:
+            continue
+        rate = (t.quoted + FEATURE_STRENGTH * base) / (t.sent + FEATURE_STRENGTH)
+        by_dimension[dimension].append(_logit(rate) - _logit(base))
+    for dimension, deltas in by_dimension.items():
+        shift += DIMENSION_WEIGHTS.get(dimension, 0.0) * sum(deltas) / len(deltas)
+    return _sigmoid(_logit(base) + shift), overall.sent
+
+
+def sizing_factor(result: sizing.Sizing | None) -> float:
+    if result is None or result.max_loan is None or not result.shortfall:
+        return 1.0
+    ask = result.max_loan + result.shortfall
+    return max(0.0, min(1.0, result.max_loan / ask)) ** SIZING_POWER if ask > 0 else 1.0
+
+
+@dataclass
+class Prediction:
+    lender_id: int
+    score: float  # 0-100, unrounded (the order)
+    fit: float  # the best program's fit, 0-1 (0 beyond the box)
+    prior: float  # the chance of a quote from the stated programs alone
+    chance: float  # after the evidence, before sizing
+    sizing_factor: float
+    evidence_weight: float  # the (decayed) placements behind the evidence
+    programs: list[tuple[ProgramFit, ProgramRow]] = field(default_factory=list)  # best first
+    sizing: sizing.Sizing | None = None  # of the best program
+    outside_box: bool = False
+    capital_source: str = ""
+    tallies: ev.Tallies = field(default_factory=dict)  # the account's own, for the insights
+    pooled: ev.Tallies = field(default_factory=dict)
+
+    def score_parts(self) -> dict[str, Any]:
+        """The score in parts a broker reads: the stated programs' fit and prior, the sizing, the evidence
+        and how much of it there is."""
+        level = ("none" if self.evidence_weight <= 0 else "thin" if self.evidence_weight < 3
+                 else "some" if self.evidence_weight < 10 else "strong")
+        return {
+            "program_fit": round(100 * self.fit), "stated_chance": round(100 * self.prior),
+            "evidence_chance": None if self.evidence_weight <= 0 else round(100 * self.chance),
+            "sizing": round(100 * self.sizing_factor), "evidence_placements": round(self.evidence_weight, 1),
+            "evidence": level,
+        }
+
+
+@dataclass
+class Ranking:
+    predictions: list[Prediction]
+    total_lenders: int  # every eligible lender (stated programs), plus the candidates beyond the box
+    total_candidates: int  # every program that passed the hard filters
+    outside_box: int = 0
+
+
+# Ids per IN list: well under SQLite's variable limit, and a plain index lookup on PostgreSQL.
+IDS_PER_QUERY = 900
+
+
+def chunks(ids: list[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), IDS_PER_QUERY):
+        yield ids[start:start + IDS_PER_QUERY]
+
+
+def fetch_candidates(criteria: DealCriteria, lender_ids: list[int]) -> list[ProgramRow]:
+    """The candidate programs (every hard filter passed) of the given lenders."""
+    rows: list[ProgramRow] = []
+    for ids in chunks(lender_ids):
+        # Amounts and limits as their float copies, so every column arrives as a plain Python
+        # value: the ORM's query, run on a raw cursor to skip its per-row converters.
+        query = (
+            candidate_programs(criteria).filter(lender_id__in=ids)
+            .values_list("id", "lender_id", "title", "min_loan_float", "max_loan_float", "loan_type_mask",
+                         "state_mask", "capital_source_type", "max_ltv_float", "min_dscr_float")
+            .query
+        )
+        sql, params = query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows += [ProgramRow._make(row) for row in cursor.fetchall()]
+    return rows
+
+
+TERM_FIELDS = ("id", "max_ltv_float", "min_dscr_float", "min_debt_yield", "max_loan_float", "rate_type", "rate_index",
+               "spread_min_bps", "spread_max_bps", "fixed_rate_min", "fixed_rate_max", "amortization_years",
+               "interest_only_months", "term_months_max")
+
+
+def program_terms(program_ids: list[int]) -> dict[int, sizing.SizingTerms]:
+    """What sizing reads of the given programs (their stated limits and pricing)."""
+    from lenders.models import LenderProgram
+
+    terms: dict[int, sizing.SizingTerms] = {}
+    for ids in chunks(program_ids):
+        for (pk, max_ltv, min_dscr, min_dy, max_loan, rate_type, index, spread_min, spread_max, fixed_min, fixed_max,
+             amortization, io, term) in LenderProgram.objects.filter(id__in=ids).values_list(*TERM_FIELDS):
+            terms[pk] = sizing.SizingTerms(
+                max_ltv=max_ltv, min_dscr=min_dscr, min_debt_yield=_float(min_dy), max_loan_amount=max_loan,
+                rate_type=rate_type or "", rate_index=index or "", spread_min_bps=spread_min,
+                spread_max_bps=spread_max, fixed_rate_min=_float(fixed_min), fixed_rate_max=_float(fixed_max),
+                amortization_years=amortization, interest_only_months=io, term_months=term)
+    return terms
+
+
+def _float(value) -> float | None:
+    return None if value is None else float(value)
+
+
+def sizing_deal(criteria: DealCriteria) -> sizing.SizingDeal:
+    """What sizing reads of the deal, from the search's criteria."""
+    return sizing.SizingDeal(
+        ask=criteria.loan_amount, value=criteria.value, noi=criteria.noi, loan_type=criteria.loan_type,
+        interest_rate=criteria.interest_rate, amortization_years=criteria.amortization_years,
+        interest_only_months=criteria.interest_only_months)
+
+
+def _outside_box(tallies: ev.Tallies, criteria: DealCriteria) -> bool:
+    """Its own record says it quotes deals of this deal's asset type, stated programs or not."""
+    quoted = sum(tallies[key].quoted for key in (("asset_type", a) for a in criteria.asset_types) if key in tallies)
+    sent = sum(tallies[key].sent for key in (("asset_type", a) for a in criteria.asset_types) if key in tallies)
+    return quoted >= OUTSIDE_MIN_QUOTED and sent > 0 and quoted / sent >= OUTSIDE_MIN_RATE
+
+
+def rank_search(criteria: DealCriteria, *, evidence: ev.Evidence | None, limit: int,
+                index_rates: dict[str, float] | None = None) -> Ranking:
+    """The best `limit` lenders for the deal, best first, with the counts of the whole ranking.
+    `evidence` None: the stated programs only."""
+    limit = max(1, limit)
+    top = top_lenders(criteria, limit)
+    ids = [lender_id for lender_id, _raw, _n in top.lenders]
+    listed = set(ids)
+    extra = sorted(evidence.lenders() - listed) if evidence is not None else []
+    rows = fetch_candidates(criteria, ids + extra)
+    by_lender: dict[int, list[ProgramRow]] = defaultdict(list)
+    for row in rows:
+        by_lender[row.lender_id].append(row)
+    terms = program_terms([row.id for row in rows])
+    deal = sizing_deal(criteria)
+    rates = index_rates if index_rates is not None else {}
+    features = ev.criteria_features(criteria)
+    amount, plan, ltv, dscr = criteria.loan_amount, criteria.business_plan, criteria.ltv, criteria.dscr
+
+    predictions: list[Prediction] = []
+    outside = 0
+    for lender_id in ids + extra:
+        tallies = combined(evidence, lender_id)
+        programs = by_lender.get(lender_id)
+        if programs:
+            scored = []
+            for row in programs:
+                fit = scoring.program_fit(amount=amount, business_plan=plan, ltv=ltv, dscr=dscr, row=row)
+                sized = sizing.size_loan(terms[row.id], deal, index_rates=rates) if row.id in terms else None
+                scored.append((prior(fit.fit) * sizing_factor(sized), fit, row, sized))
+            scored.sort(key=lambda item: (-item[0], -item[1].fit, item[2].id))
+            _best, fit, row, sized = scored[0]
+            p0, factor = prior(fit.fit), sizing_factor(sized)
+            chance, weight = update(p0, tallies, features)
+            predictions.append(Prediction(
+                lender_id, 100.0 * chance * factor, fit.fit, p0, chance, factor, weight,
+                [(f, r) for _p, f, r, _s in scored], sized, False, row.capital_source_type,
+                evidence.own.get(lender_id, {}) if evidence else {},
+                evidence.pooled.get(lender_id, {}) if evidence else {}))
+        elif tallies and _outside_box(tallies, criteria):
+            chance, weight = update(OUTSIDE_PRIOR, tallies, features)
+            outside += 1
+            predictions.append(Prediction(
+                lender_id, 100.0 * chance, 0.0, OUTSIDE_PRIOR, chance, 1.0, weight, [], None, True, "",
+                evidence.own.get(lender_id, {}) if evidence else {},
+                evidence.pooled.get(lender_id, {}) if evidence else {}))
+    predictions.sort(key=lambda p: (-p.score, p.lender_id))
+    return Ranking(predictions[:limit], top.total_lenders + outside, top.total_candidates, outside)
+
+
+def rank(criteria: DealCriteria, *, evidence: ev.Evidence | None, limit: int,
+         index_rates: dict[str, float] | None = None) -> list[Prediction]:
+    """`rank_search`'s lenders alone (the back-test's call)."""
+    return rank_search(criteria, evidence=evidence, limit=limit, index_rates=index_rates).predictions
