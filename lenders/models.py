@@ -4,8 +4,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 import lev.lookups  # noqa: F401  (registers the __anybit lookup)
-from lenders.rates.models import MarketRate  # noqa: F401  (the market rates room: registered with the app here)
 from lenders import program_terms
+from lenders.rates.models import MarketRate  # noqa: F401  (the market rates room: registered with the app here)
 from lev import limits
 from lev.enums import (
     ASSET_TYPES,
@@ -143,6 +143,18 @@ class LenderProgram(models.Model):
     def __str__(self) -> str:
         return self.title
 
+    def save(self, *args, **kwargs):
+        # Masks are derived data, not a business rule: computing them here keeps every save() (admin
+        # edits, services) in step. bulk_create and bulk_update skip save(), so a bulk writer calls
+        # refresh_masks() itself (lenders.demo does; tests/lenders/test_demo_directory.py checks it).
+        self.refresh_masks()
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {
+                *kwargs["update_fields"], "loan_type_mask", "position_mask", "state_mask", "asset_type_mask",
+                "min_loan_float", "max_loan_float", "max_ltv_float", "min_dscr_float",
+            }
+        super().save(*args, **kwargs)
+
     def clean_fields(self, exclude=None):
         """The fields' own checks, and lenders.program_terms' on the values as given (before an integer
         field turns a spread of 2.85 into 2)."""
@@ -163,18 +175,6 @@ class LenderProgram(models.Model):
         errors = program_terms.pair_errors({name: getattr(self, name) for name in program_terms.TERM_FIELDS})
         if errors:
             raise ValidationError(errors)
-
-    def save(self, *args, **kwargs):
-        # Masks are derived data, not a business rule: computing them here keeps every save() (admin
-        # edits, services) in step. bulk_create and bulk_update skip save(), so a bulk writer calls
-        # refresh_masks() itself (lenders.demo does; tests/lenders/test_demo_directory.py checks it).
-        self.refresh_masks()
-        if kwargs.get("update_fields") is not None:
-            kwargs["update_fields"] = {
-                *kwargs["update_fields"], "loan_type_mask", "position_mask", "state_mask", "asset_type_mask",
-                "min_loan_float", "max_loan_float", "max_ltv_float", "min_dscr_float",
-            }
-        super().save(*args, **kwargs)
 
     def refresh_masks(self) -> None:
         """Recompute the derived fields (masks of the list fields, floats of the amounts and

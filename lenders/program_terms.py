@@ -147,7 +147,8 @@ def _span(low: Any, high: Any, shown) -> str:
 
 
 def pricing_in_words(program: Any) -> str:
-    """"SOFR + 2.50–3.25%", "6.10–6.60% fixed", both with "or", or a dash when no pricing is stated."""
+    """"SOFR + 2.50-3.25%", "6.10-6.60% fixed" (an en dash between the ends), both with "or", or a
+    dash when no pricing is stated."""
     parts = []
     if program.fixed_rate_min is not None or program.fixed_rate_max is not None:
         parts.append(f"{_span(program.fixed_rate_min, program.fixed_rate_max, _rate)}% fixed")
@@ -164,15 +165,15 @@ def pricing_in_words(program: Any) -> str:
 
 
 def _months(low: Any, high: Any) -> str:
-    """A term in months: 120 -> "10-yr", 60-120 -> "5–10-yr", 18 -> "18 mo"."""
+    """A term in months: 120 -> "10-yr", 60-120 -> "5-10-yr" (en dash), 18 -> "18 mo"."""
     ends = [v for v in (low, high) if v is not None]
     if all(v % 12 == 0 for v in ends):
         return _span(low, high, lambda v: str(v // 12)) + "-yr"
     return _span(low, high, str) + " mo"
 
 
-def terms_in_words(program: Any) -> str:
-    """"10-yr term, 30-yr amortization, 24 mo IO, min DY 8%", the stated ones only; a dash for none."""
+def terms_in_words(program: Any, *, empty: str = EMPTY) -> str:
+    """"10-yr term, 30-yr amortization, 24 mo IO, min DY 8%", the stated ones only; `empty` for none."""
     parts = []
     if program.term_months_min is not None or program.term_months_max is not None:
         parts.append(f"{_months(program.term_months_min, program.term_months_max)} term")
@@ -182,4 +183,4 @@ def terms_in_words(program: Any) -> str:
         parts.append(f"{program.interest_only_months} mo IO")
     if program.min_debt_yield is not None:
         parts.append(f"min DY {percent(program.min_debt_yield)}")
-    return ", ".join(parts) or EMPTY
+    return ", ".join(parts) or empty
