@@ -19,6 +19,7 @@ from django.db.models import Avg, Count, Max, Min, Prefetch, Q, Sum
 from django.http import HttpRequest
 from django.utils.html import format_html
 
+from lenders import program_terms
 from lenders.models import AssetType, Lender, LenderActivity, LenderProgram
 from lenders.rates import admin as rates_admin  # noqa: F401  (registers market rates)
 from lev import formatting, limits
@@ -53,7 +54,7 @@ def lender_profile(lender: Lender, account_ids: list[int] | None) -> dict[str, A
     markets)."""
     programs = list(lender.programs.order_by("-status", "id").only(
         "lender_id", "title", "status", "loan_types", "positions", "recourse_types", "asset_types", "sponsor_states",
-        "min_loan_amount", "max_loan_amount", "max_ltv", "min_dscr"))
+        "min_loan_amount", "max_loan_amount", "max_ltv", "min_dscr", *program_terms.TERM_FIELDS))
     active = [p for p in programs if p.status == LenderProgram.Status.ACTIVE]
 
     def union(attribute: str) -> set[str]:
@@ -78,6 +79,7 @@ def lender_profile(lender: Lender, account_ids: list[int] | None) -> dict[str, A
              "loan_sizes": formatting.money_range(p.min_loan_amount, p.max_loan_amount),
              "asset_types": formatting.labels(p.asset_types, ASSET_TYPES),
              "leverage": f"{formatting.percent(p.max_ltv)} LTV · {formatting.multiple(p.min_dscr)} DSCR",
+             "pricing": program_terms.pricing_in_words(p), "terms": program_terms.terms_in_words(p, empty=""),
              "loan_types": formatting.labels(p.loan_types, LOAN_TYPES),
              "coverage": formatting.coverage(p.sponsor_states)} for p in programs]
     return {"types": formatting.labels(lender.lender_types, LENDER_TYPES),
@@ -120,9 +122,18 @@ def activity_in_words(lender: Lender, account_ids: list[int] | None) -> dict[str
 
 
 # --- lender directory -----------------------------------------------------------------------------
+def _whole_number(label: str, help_text: str = "") -> forms.IntegerField:
+    """A count or a spread: its bounds and their words are the model's (lenders.program_terms)."""
+    return forms.IntegerField(label=label, help_text=help_text, required=False,
+                              error_messages={"invalid": program_terms.WHOLE_NUMBER},
+                              widget=forms.NumberInput(attrs={"step": "1", "min": "0"}))
+
+
 class LenderProgramForm(forms.ModelForm):
     """Programs' enum lists as checkboxes; the model's save() keeps the bit masks the ranking
-    filters on in step with them."""
+    filters on in step with them. The terms are refused by the model's rule (lenders.program_terms,
+    run by the form's model validation) and, where a field checks a bound or a fraction itself, in the
+    same words."""
 
     loan_types = EnumListField(PROGRAM_LOAN_TYPES, label="Loan types")
     positions = EnumListField(POSITIONS, label="Positions")
@@ -136,12 +147,36 @@ class LenderProgramForm(forms.ModelForm):
     max_loan_amount = money_field(label="Max loan")
     max_ltv = percent_field(label="Max LTV", max_value=Decimal(limits.LTV_PERCENT_MAX),
                             help_text="Loan-to-value, percent.", fraction_floor=limits.LTV_PERCENT_FLOOR)
-    min_dscr = multiple_field(label="Min DSCR", max_value=Decimal("99.99"), help_text="Debt service coverage.")
+    min_dscr = multiple_field(label="Min DSCR", max_value=Decimal(limits.DSCR_INPUT_MAX),
+                              help_text="Debt service coverage.")
+    min_debt_yield = percent_field(label="Min debt yield", max_value=Decimal(limits.DEBT_YIELD_PERCENT_MAX),
+                                   help_text="NOI / loan, percent.", fraction_floor=limits.DEBT_YIELD_PERCENT_FLOOR)
+    spread_min_bps = _whole_number("Min spread (bps)", "Basis points over the index: 250 for 2.50%.")
+    spread_max_bps = _whole_number("Max spread (bps)")
+    fixed_rate_min = percent_field(label="Min fixed rate", max_value=Decimal(limits.RATE_PERCENT_MAX),
+                                   **limits.RATE_COLUMN, help_text="Percent a year: 6.1 for 6.10%.",
+                                   fraction_floor=limits.RATE_PERCENT_FLOOR)
+    fixed_rate_max = percent_field(label="Max fixed rate", max_value=Decimal(limits.RATE_PERCENT_MAX),
+                                   **limits.RATE_COLUMN, fraction_floor=limits.RATE_PERCENT_FLOOR)
+    term_months_min = _whole_number("Min term (months)", "120 for ten years.")
+    term_months_max = _whole_number("Max term (months)")
+    amortization_years = _whole_number("Amortization (years)", "Empty: not stated.")
+    interest_only_months = _whole_number("Interest-only (months)", "Empty: not stated.")
 
     class Meta:
         model = LenderProgram
         fields = ["title", "status", "capital_source_type", "loan_types", "positions", "recourse_types",
-                  "min_loan_amount", "max_loan_amount", "max_ltv", "min_dscr", "asset_types", "sponsor_states"]
+                  "min_loan_amount", "max_loan_amount", "max_ltv", "min_dscr", "min_debt_yield", "asset_types",
+                  "sponsor_states", *program_terms.TERM_FIELDS]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A figure's own bounds in the model rule's words ("Must be at most 100."), not Django's.
+        for name in (*program_terms.PERCENTS, "min_dscr"):
+            field = self.fields[name]
+            field.error_messages["max_value"] = program_terms.at_most("%(limit_value)s")
+            field.error_messages["min_value"] = (program_terms.MORE_THAN_ZERO if name == "min_dscr"
+                                                 else program_terms.ZERO_OR_MORE)
 
     def clean(self):
         data = super().clean()
@@ -156,7 +191,10 @@ class LenderProgramForm(forms.ModelForm):
 PROGRAM_HEAD = ["title", "status", "capital_source_type"]
 PROGRAM_FIELDSETS = [
     ("What it lends", {"fields": ["loan_types", "positions", "recourse_types",
-                                  ("min_loan_amount", "max_loan_amount"), ("max_ltv", "min_dscr")]}),
+                                  ("min_loan_amount", "max_loan_amount"), ("max_ltv", "min_dscr", "min_debt_yield")]}),
+    ("Pricing and terms", {"fields": ["rate_type", "rate_index", ("spread_min_bps", "spread_max_bps"),
+                                      ("fixed_rate_min", "fixed_rate_max"), ("term_months_min", "term_months_max"),
+                                      ("amortization_years", "interest_only_months")]}),
     ("Where and on what", {"fields": ["asset_types", "sponsor_states", "coverage"]}),
 ]
 

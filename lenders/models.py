@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
 
 import lev.lookups  # noqa: F401  (registers the __anybit lookup)
+from lenders import program_terms
 from lenders.rates.models import MarketRate  # noqa: F401  (the market rates room: registered with the app here)
 from lev import limits
 from lev.enums import (
@@ -11,6 +13,9 @@ from lev.enums import (
     LENDER_TYPES,
     LOAN_TYPES,
     POSITIONS,
+    RATE_INDEX_NAMES,
+    RATE_INDEXES,
+    RATE_TYPES,
     US_STATES,
     choices,
     mask_of,
@@ -84,6 +89,22 @@ class LenderProgram(models.Model):
     asset_types = models.JSONField(default=list, blank=True)
     max_ltv = models.DecimalField(**limits.LTV_PERCENT_COLUMN, null=True, blank=True, help_text="Percent.")
     min_dscr = models.DecimalField(**limits.DSCR_INPUT_COLUMN, null=True, blank=True)
+    # The program's terms, as its term sheet or rate sheet states them; each optional. Lender sizing
+    # (deals.searches.ranking.sizing) reads them; lenders.program_terms refuses nonsense in them.
+    rate_type = models.CharField(max_length=8, choices=choices(RATE_TYPES), blank=True, default="",
+                                 help_text="Empty: not stated (or both).")
+    rate_index = models.CharField(max_length=16, choices=[(k, RATE_INDEX_NAMES[k]) for k in RATE_INDEXES],
+                                  blank=True, default="", help_text="The index a floating rate is priced over.")
+    spread_min_bps = models.PositiveIntegerField(null=True, blank=True, help_text="Basis points over the index.")
+    spread_max_bps = models.PositiveIntegerField(null=True, blank=True, help_text="Basis points over the index.")
+    fixed_rate_min = models.DecimalField(**limits.RATE_COLUMN, null=True, blank=True, help_text="Percent per year.")
+    fixed_rate_max = models.DecimalField(**limits.RATE_COLUMN, null=True, blank=True, help_text="Percent per year.")
+    term_months_min = models.PositiveSmallIntegerField(null=True, blank=True)
+    term_months_max = models.PositiveSmallIntegerField(null=True, blank=True)
+    amortization_years = models.PositiveSmallIntegerField(null=True, blank=True)
+    interest_only_months = models.PositiveSmallIntegerField(null=True, blank=True)
+    min_debt_yield = models.DecimalField(**limits.LTV_PERCENT_COLUMN, null=True, blank=True,
+                                         help_text="NOI / loan, percent.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     # Bit masks of the list fields above, so the ranking's hard filters run in SQL on any
     # database (SQLite has no array containment). 0 = no restriction for states.
@@ -133,6 +154,27 @@ class LenderProgram(models.Model):
                 "min_loan_float", "max_loan_float", "max_ltv_float", "min_dscr_float",
             }
         super().save(*args, **kwargs)
+
+    def clean_fields(self, exclude=None):
+        """The fields' own checks, and lenders.program_terms' on the values as given (before an integer
+        field turns a spread of 2.85 into 2)."""
+        skip = set(exclude or ())
+        errors = {name: messages for name, messages in program_terms.field_errors(
+            {name: getattr(self, name) for name in (*program_terms.PERCENTS, "min_dscr", *program_terms.WHOLE_NUMBERS)
+             if name not in skip}).items()}
+        try:
+            super().clean_fields(exclude={*skip, *errors})
+        except ValidationError as error:
+            errors.update(error.message_dict)
+        if errors:
+            raise ValidationError(errors)
+
+    def clean(self):
+        """Ranges in order, a spread over a named index, no pricing of the other rate type
+        (lenders.program_terms)."""
+        errors = program_terms.pair_errors({name: getattr(self, name) for name in program_terms.TERM_FIELDS})
+        if errors:
+            raise ValidationError(errors)
 
     def refresh_masks(self) -> None:
         """Recompute the derived fields (masks of the list fields, floats of the amounts and

@@ -14,7 +14,7 @@ from django.utils.html import format_html
 
 from lev import limits
 from lev.formatting import label_choices, labels
-from lev.vocabulary import percent_fraction_message
+from lev.vocabulary import percent_fraction_message, sentence
 
 # What a person may type around a number: "$18,500,000", "18 500 000", "71.5 %", "1.25x".
 _DECORATION = re.compile(r"[\s,$%xX\u00a0]")
@@ -63,8 +63,7 @@ class UnitDecimalField(forms.DecimalField):
             message = percent_fraction_message(value, floor=self.fraction_floor, maximum=self.max_value,
                                                places=self.decimal_places)
             if message is not None:
-                raise forms.ValidationError(message[0].upper() + message[1:] + ("" if message.endswith("?") else "."),
-                                            code="fraction")
+                raise forms.ValidationError(sentence(message), code="fraction")
         super().validate(value)
 
 

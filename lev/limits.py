@@ -78,6 +78,10 @@ INTEREST_ONLY_MONTHS_MAX = 600  # the interest-only period of a deal's loan or a
 RATE_PERCENT_FLOOR = Decimal(1)  # a deal's interest_rate, a quote's fixed_rate, an imported market rate
 LTV_PERCENT_FLOOR = Decimal(1)  # a quote's max_ltv
 FEE_PERCENT_FLOOR = Decimal("0.1")  # a quote's origination and exit fees
+# A lender program's minimum debt yield (NOI / loan, percent): 6-12 % is usual; a debt yield below 1 % is
+# a fraction (0.08 meant as 8 %), above 50 % no lender asks for.
+DEBT_YIELD_PERCENT_FLOOR = Decimal(1)
+DEBT_YIELD_PERCENT_MAX = 50
 
 # Lists and pages.
 PAGE_SIZE_DEFAULT = 20

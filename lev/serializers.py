@@ -35,6 +35,7 @@ from lev.limits import (
 )
 from lev.vocabulary import (
     MONEY_EXAMPLE,
+    WHOLE_NUMBER_MESSAGE,
     Slip,
     canonical_choice,
     loan_amount_too_small_message,
@@ -465,7 +466,7 @@ def int_field(*, min_value: int | None = None, max_value: int | None = None, req
         allow_null=allow_null,
         help_text=help_text,
         error_messages=_messages(
-            invalid="must be a whole number",
+            invalid=WHOLE_NUMBER_MESSAGE,
             min_value=f"must be at least {min_value}",
             max_value=f"must be at most {max_value}",
             max_string_length="is too long",

@@ -85,7 +85,7 @@ def test_a_program_form_refuses_what_the_enums_or_the_numbers_do_not_allow(clien
     errors = response.context["adminform"].form.errors
     assert errors["loan_types"] == ["Select a valid choice. bridge is not one of the available choices."]
     assert errors["sponsor_states"] == ["Select a valid choice. Texas is not one of the available choices."]
-    assert errors["max_ltv"] == ["Ensure this value is less than or equal to 100."]
+    assert errors["max_ltv"] == ["Must be at most 100."]  # the model rule's words (lenders.program_terms)
     assert errors["min_dscr"] == ["Enter a number, e.g. 1.25."]
     data.update(loan_types=["permanent"], sponsor_states=[], max_ltv="75", min_dscr="1.25")
     errors = client.post(program_url(program), data).context["adminform"].form.errors
