@@ -106,8 +106,9 @@ def size_loan(terms: SizingTerms, deal: SizingDeal, *, index_rates: dict[str, fl
     binding = min(limits, key=limits.get)
     max_loan = round(limits[binding])
     shortfall = max(0, round(deal.ask - max_loan))
-    at = {"ltv": f"at {terms.max_ltv:g}% LTV", "dscr": f"at {terms.min_dscr:.2f}x DSCR",
-          "debt_yield": f"at a {terms.min_debt_yield:g}% debt yield", "program_max": "(the program's max)"}[binding]
+    at = {"ltv": lambda: f"at {terms.max_ltv:g}% LTV", "dscr": lambda: f"at {terms.min_dscr:.2f}x DSCR",
+          "debt_yield": lambda: f"at a {terms.min_debt_yield:g}% debt yield",
+          "program_max": lambda: "(the program's max)"}[binding]()
     summary = f"sizes to {money(max_loan)} {at}" + (f" — {money(shortfall)} short of the ask" if shortfall
                                                      else ", covers the ask")
     return Sizing(max_loan, binding, shortfall, shortfall == 0, round(rate, 3), source, years, io, basis,

@@ -179,7 +179,7 @@ def test_three_accounts_make_a_pooled_signal_that_no_one_dominates(account, rank
     ev.refresh_lender_signals()
     pooled = LenderSignal.objects.get(account__isnull=True, lender=target, dimension="all")
     assert pooled.accounts == 3 and pooled.sent_12m == 0
-    assert pooled.quoted_weight / pooled.sent_weight <= 1 / 3 + 1e-6  # ...weighs a third at most
+    assert pooled.quoted_weight / pooled.sent_weight <= 1 / 3 + 1e-3  # ...weighs a third at most (4 places)
     found = {m.lender_id: m for m in matches(rank(make_deal(account)))}
     line = [text for text in found[target.pk].match_insights if "teams" in text]
     assert line and line[0].startswith("Across 3+ teams: quotes about")

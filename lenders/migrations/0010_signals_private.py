@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0001_initial'),
-        ('lenders', '0008_market_rates'),
+        ('lenders', '0009_program_terms'),
     ]
 
     operations = [
