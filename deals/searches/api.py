@@ -62,7 +62,7 @@ class LenderSearchDetailApi(DealScopedView):
         search = lender_search_get(account=self.account(request), search_id=search_id)
         search = services.lender_search_recover_if_stale(search=search)
         match_page = lender_match_page(search=search, page=page, size=size,
-                                       capital_source=query.get("capital_source"))
+                                       capital_source=query.get("capital_source"), with_mix=True)
         url = replace_query_param(request.build_absolute_uri(), "page_size", size)
         # Pages cover the stored top N (ranked), not every eligible lender (total).
         has_next = match_page.ready and page * size < match_page.ranked

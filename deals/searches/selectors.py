@@ -146,12 +146,15 @@ def lender_capital_mix(*, search: LenderSearch) -> list[dict]:
     return mix
 
 
-def lender_match_page(*, search: LenderSearch, page: int, size: int, capital_source: str | None = None) -> MatchPage:
+def lender_match_page(*, search: LenderSearch, page: int, size: int, capital_source: str | None = None,
+                      with_mix: bool = False) -> MatchPage:
     """One page of ranked matches by rank range (an index range scan, no OFFSET).
 
     Pages cover the top `ranked_matches` (LEV_RANKING_TOP_N) of the `total_matches` eligible
     lenders; a page past them is empty. While a search is partial, a page is served only once
-    every rank of it is written, so a reader paging with a cursor never skips or repeats a rank."""
+    every rank of it is written, so a reader paging with a cursor never skips or repeats a rank.
+    `capital_source`: that kind's ranks only, in rank order; `with_mix`: the kinds of capital ranked
+    (lender_capital_mix) beside the page."""
     status = search.status
     if status not in (LenderSearch.Status.PARTIAL, LenderSearch.Status.COMPLETED):
         return MatchPage([], 0, status == LenderSearch.Status.FAILED)
@@ -159,7 +162,7 @@ def lender_match_page(*, search: LenderSearch, page: int, size: int, capital_sou
     if search.matches_purged_at is not None:
         return MatchPage([], total, True, 0, True)
     ranked = search.ranked_matches
-    mix = lender_capital_mix(search=search)
+    mix = lender_capital_mix(search=search) if with_mix else []
     first = (page - 1) * size
     if capital_source is not None:
         # One kind of capital, in rank order: a page of the (at most LEV_RANKING_TOP_N) stored ranks of

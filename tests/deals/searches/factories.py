@@ -10,7 +10,14 @@ from deals.models import Deal
 from deals.searches.models import LenderSearch
 from lenders.models import LenderActivity, LenderProgram
 from lev.accounts.models import Account
-from tests.factories import DealFactory, DealFinancialsFactory, DealPropertyFactory, LenderFactory, LenderProgramFactory
+from tests.factories import (
+    AccountFactory,
+    DealFactory,
+    DealFinancialsFactory,
+    DealPropertyFactory,
+    LenderFactory,
+    LenderProgramFactory,
+)
 
 __all__ = ["DealFactory", "DealPropertyFactory", "LenderActivityFactory", "LenderFactory",
            "LenderProgramFactory", "lender_with", "make_deal"]
@@ -20,6 +27,7 @@ class LenderActivityFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = LenderActivity
 
+    account = factory.SubFactory(AccountFactory)
     lender = factory.SubFactory(LenderFactory)
     state = "TX"
     quotes_90d = 10

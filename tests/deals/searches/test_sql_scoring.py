@@ -10,11 +10,11 @@ from decimal import Decimal
 import pytest
 
 from deals.searches.ranking import DealCriteria, scoring
-from deals.searches.ranking.runner import fetch_activity, fetch_candidates
+from deals.searches.ranking.predict import fetch_candidates
 from deals.searches.ranking.sql_scoring import program_fit_expression, top_lenders
 from lenders.models import LenderProgram
 from lev.enums import CAPITAL_SOURCE_TYPES
-from tests.deals.searches.factories import LenderActivityFactory, LenderFactory, LenderProgramFactory
+from tests.deals.searches.factories import LenderFactory, LenderProgramFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -44,8 +44,6 @@ def varied_directory(lenders: int = 40, seed: int = 3) -> None:
                 max_ltv=rng.choice([None, Decimal("55"), Decimal("62.5"), Decimal("75"), Decimal("80.25")]),
                 min_dscr=rng.choice([None, Decimal("1.05"), Decimal("1.25"), Decimal("1.39"), Decimal("1.6")]),
             )
-        for state in rng.sample(["TX", "OK", "CA"], rng.randint(0, 2)):
-            LenderActivityFactory(lender=lender, state=state, score=rng.choice([0.0, 0.25, 0.5, 0.9]))
 
 
 @pytest.mark.parametrize("criteria", CRITERIA, ids=["stabilized", "over-limits", "no-plan", "two-states"])
@@ -65,7 +63,6 @@ def test_the_top_lenders_are_the_python_ranking_cut_at_n(criteria):
     varied_directory()
     lender_ids = sorted({p.lender_id for p in LenderProgram.objects.all()})
     rows = fetch_candidates(criteria, lender_ids)
-    activity = fetch_activity(criteria.states, lender_ids)
     best: dict[int, float] = defaultdict(float)
     counts: dict[int, int] = defaultdict(int)
     for row in rows:
@@ -73,9 +70,8 @@ def test_the_top_lenders_are_the_python_ranking_cut_at_n(criteria):
                                   ltv=criteria.ltv, dscr=criteria.dscr, row=row).fit
         best[row.lender_id] = max(best[row.lender_id], fit)
         counts[row.lender_id] += 1
-    market = {lender_id: sum(activity.get(lender_id, {}).get(s, (0.0,))[0] for s in criteria.states)
-              / len(criteria.states) for lender_id in best}
-    expected = sorted(((lender_id, scoring.lender_score(best[lender_id], market[lender_id]), counts[lender_id])
+    # The statement ranks by the stated programs alone (100 x the best fit): no account's signal is read there.
+    expected = sorted(((lender_id, 100.0 * best[lender_id], counts[lender_id])
                        for lender_id in best), key=lambda item: (-item[1], item[0]))
 
     top = top_lenders(criteria, 7)

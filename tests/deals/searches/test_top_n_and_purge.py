@@ -18,7 +18,7 @@ from deals.searches.ranking import runner
 from deals.searches.selectors import lender_match_page, lender_search_latest_completed
 from lenders.models import Lender
 from lev.errors import BusinessRuleViolation
-from tests.deals.searches.factories import LenderActivityFactory, lender_with, make_deal, refresh
+from tests.deals.searches.factories import lender_with, make_deal, refresh
 
 pytestmark = pytest.mark.django_db
 
@@ -29,8 +29,7 @@ LENDERS = 7
 def directory():
     """Seven lenders whose scores all differ (loan ranges further and further from the loan)."""
     for n in range(LENDERS):
-        lender = lender_with(f"Lender {n}", min_loan_amount=1_000_000 + n * 1_000_000).lender
-        LenderActivityFactory(lender=lender, state="TX", score=0.1 * n)
+        lender_with(f"Lender {n}", min_loan_amount=1_000_000 + n * 1_000_000)
 
 
 @pytest.fixture
