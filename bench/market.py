@@ -162,6 +162,7 @@ class Market:
     placements: int
     term_sheets: int
     truth: Mapping[int, TrueAppetite] = field(repr=False)  # by lender id
+    directory: Mapping[int, MarketLender] = field(repr=False)  # by lender id: stated programs and truth
     deals: Mapping[int, DealSpec] = field(repr=False)  # by deal id
 
     def true_probability(self, deal_id: int, lender_id: int) -> float:
@@ -418,4 +419,5 @@ def seed_market(*, seed: int = 7, lenders: int = 60, past_deals: int = 300, test
     specs, placements, term_sheets = writer.write()
     return Market(account=account, split=split, lenders=lenders, past_deals=past_deals, test_deals=test_deals,
                   placements=placements, term_sheets=term_sheets,
-                  truth={lender_ids[lender.index]: lender.truth for lender in market}, deals=specs)
+                  truth={lender_ids[lender.index]: lender.truth for lender in market},
+                  directory={lender_ids[lender.index]: lender for lender in market}, deals=specs)

@@ -140,12 +140,12 @@ def random_ranker(seed: int) -> Ranker:
 def backtest(account_id: int, split: dt.datetime, *, k: int = DEFAULT_K, seed: int = 0) -> BacktestResult | None:
     """The back-test of the account at `split` (see the module docstring); None when no deal placed at
     or after the split has a quote. Reads only: nothing is written."""
-    from deals.searches.ranking.evidence import learn
-    from deals.searches.ranking.predict import rank
-
     deals = held_out_deals(account_id, split)
     if not deals:
         return None
+    from deals.searches.ranking.evidence import learn
+    from deals.searches.ranking.predict import rank
+
     evidence = learn(account_id, as_of=split)
     return evaluate(deals, {
         "product": lambda deal: [p.lender_id for p in rank(deal.criteria, evidence=evidence, limit=k)],
