@@ -30,6 +30,8 @@ from django.db.models import Prefetch
 
 from deals.models import Deal, DealProperty, Placement, TermSheet
 from deals.searches.ranking.criteria import DealCriteria, criteria_from_deal, missing_for_search
+from deals.searches.ranking.evidence import learn
+from deals.searches.ranking.predict import rank
 
 DEFAULT_K = 10
 # The random baseline's pool: every lender eligible under the stated programs (far more than a deal has).
@@ -127,8 +129,6 @@ def evaluate(deals: Sequence[HeldOutDeal], rankers: dict[str, Ranker], k: int) -
 
 def random_ranker(seed: int) -> Ranker:
     """A seeded shuffle of the lenders the stated programs make eligible for the deal (see above)."""
-    from deals.searches.ranking.predict import rank
-
     def ranker(deal: HeldOutDeal) -> list[int]:
         pool = sorted(p.lender_id for p in rank(deal.criteria, evidence=None, limit=RANDOM_POOL))
         random.Random(f"{seed}:{deal.deal_id}").shuffle(pool)
@@ -143,9 +143,6 @@ def backtest(account_id: int, split: dt.datetime, *, k: int = DEFAULT_K, seed: i
     deals = held_out_deals(account_id, split)
     if not deals:
         return None
-    from deals.searches.ranking.evidence import learn
-    from deals.searches.ranking.predict import rank
-
     evidence = learn(account_id, as_of=split)
     return evaluate(deals, {
         "product": lambda deal: [p.lender_id for p in rank(deal.criteria, evidence=evidence, limit=k)],

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections import Counter
 from decimal import Decimal
 from io import StringIO
@@ -16,7 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db.models import F
 
-from bench.market import SMALL, seed_market
+from bench.market import SMALL, generate_lenders, seed_market
 from deals.management.commands.backtest_ranking import Command
 from deals.models import Placement, TermSheet
 from deals.searches.ranking.backtest import (
@@ -28,6 +29,7 @@ from deals.searches.ranking.backtest import (
 )
 from deals.searches.ranking.criteria import DealCriteria
 from deals.searches.ranking.filters import candidate_programs
+from deals.searches.ranking.predict import rank
 from lenders.models import Lender
 from tests.deals.searches.factories import make_deal
 from tests.factories import AccountFactory, LenderFactory
@@ -166,7 +168,8 @@ def test_the_market_is_written_as_sized_and_a_seed_writes_it_again(market):
     assert snapshot(again) == snapshot(market) and len(snapshot(market)) == market.placements
     names = Lender.objects.filter(category="synthetic").values_list("name", flat=True)
     assert len(set(names)) == len(names) == 120  # two markets' lenders, no name twice
-    assert seed_market(seed=12, lenders=20, past_deals=30, test_deals=5).truth != again.truth
+    assert generate_lenders(seed=11, count=60) == generate_lenders(seed=11, count=60)
+    assert generate_lenders(seed=12, count=60) != generate_lenders(seed=11, count=60)
 
 
 def test_history_follows_the_workflow_and_the_split(market):
@@ -216,3 +219,37 @@ def test_true_appetite_differs_from_the_stated_programs(market):
     stale_placed = Placement.objects.filter(lender_id__in=[i for i, t in market.truth.items()
                                                            if t.archetype == "stale"]).count()
     assert stale_quotes < 0.08 * stale_placed
+
+
+# --- on the small market: the command's table, and a benchmark that can show a difference ----------------
+
+ROW = re.compile(r"^(product|stated programs only|random) +(\d\.\d{3}) +(\d\.\d{3}) +(\d+)$", re.MULTILINE)
+
+
+@pytest.mark.django_db
+def test_the_command_backtests_a_synthetic_market_in_three_rows():
+    out = run("--synthetic", "--seed", "7")
+    assert "Seeded a synthetic market into account 'synthetic-market-s7': 60 lenders, 300 past deals" in out
+    assert "recall@10" in out and "NDCG@10" in out
+    rows = ROW.findall(out)
+    assert [method for method, *_ in rows] == ["product", "stated programs only", "random"]
+    deals = {int(count) for *_, count in rows}
+    assert len(deals) == 1 and deals.pop() >= 30
+    assert all(0 <= float(recall) <= 1 and 0 <= float(ndcg) <= 1 for _, recall, ndcg, _ in rows)
+    # The same account by slug at its split: the same table.
+    again = run("--account", "synthetic-market-s7", "--split", "2025-07-01", "--seed", "7")
+    assert ROW.findall(again) == rows
+
+
+def test_the_market_rewards_knowing_the_true_appetite(market):
+    """Honest market: stated programs alone miss many of the lenders that quote, and a ranking by the
+    market's own true probabilities (the best any learner could do) finds far more of them."""
+    deals = held_out_deals(market.account.pk, market.split)
+    result = evaluate(deals, {
+        "stated": lambda deal: [p.lender_id for p in rank(deal.criteria, evidence=None, limit=10)],
+        "truth": lambda deal: market.true_ranking(deal.deal_id, 10),
+    }, k=10)
+    stated, truth = result.score("stated"), result.score("truth")
+    assert stated.recall < 0.6
+    assert truth.recall >= stated.recall + 0.3
+    assert truth.ndcg >= stated.ndcg + 0.2
