@@ -181,7 +181,7 @@ def seed_market_history(*, seed: int = 7, deals: int = 400, now: dt.datetime | N
             placement.status = "quoted"
             quoted.append(len(placements) - 1)
             for revision in range(1 if rng.random() < 0.8 else 2):
-                quotes.append((len(placements) - 1, _terms(rng, kind, amount,
+                quotes.append((len(placements) - 1, quote_terms(rng, kind, amount,
                                                            received + dt.timedelta(days=3 * revision), now)))
         # About half of the deals that got quotes pick a winner, weighted by how often each lender wins,
         # some days after the last quote came in.
@@ -209,7 +209,9 @@ def seed_market_history(*, seed: int = 7, deals: int = 400, now: dt.datetime | N
     return HistoryStats(deals=len(deal_objects), placements=len(placements), term_sheets=len(quotes), won=won)
 
 
-def _terms(rng: random.Random, kind: str, amount: Decimal, received: dt.datetime, now: dt.datetime) -> dict:
+def quote_terms(rng: random.Random, kind: str, amount: Decimal, received: dt.datetime, now: dt.datetime) -> dict:
+    """A term sheet's fields as a lender of `kind` (its first lender type) would quote `amount`, received at
+    `received` (never after `now`): floating for funds and private lenders, else mostly fixed."""
     received = min(received, now)
     floating = kind in FLOATING_TYPES
     bridge = floating or rng.random() < 0.2
