@@ -12,8 +12,10 @@ known at a moment `as_of`:
 
 Each observation is filed under every feature of its deal (`deal_features`): asset type, state, region,
 loan size band, loan type, transaction type, business plan, leverage and coverage bands, asset type in
-a state, and `all`. It weighs `0.5 ** (age / HALF_LIFE_DAYS)`, so last quarter counts more than three
-years ago; plain counts over the last 12 months are kept beside the weights, for the insights' words.
+a state, and `all`; and under `box`: whether one of the lender's stated programs (its active ones, by
+the hard filters: `filters.passes`) takes the deal — `outside` counts what it does beyond its box. It
+weighs `0.5 ** (age / HALF_LIFE_DAYS)`, so last quarter counts more than three years ago; plain counts
+over the last 12 months are kept beside the weights, for the insights' words.
 
 Two uses of the same tallies (`learn`): `deals.searches.ranking.predict` updates the stated programs'
 prior with them, and `refresh_lender_signals` stores them as `LenderSignal` rows, which a search reads
@@ -40,6 +42,9 @@ from django.db import connection, transaction
 from django.db.models import Min, Q
 from django.utils import timezone
 
+from deals.searches.ranking.criteria import DealCriteria
+from deals.searches.ranking.filters import BOX_COLUMNS, passes
+
 logger = logging.getLogger(__name__)
 
 HALF_LIFE_DAYS = 365.0
@@ -55,7 +60,10 @@ POOL_MAX_SHARE_OF_OTHERS = 0.5  # ...and at most half of all the others' togethe
 QUOTED, DECLINED, NO_ANSWER = "q", "d", "n"
 
 ALL = "all"
-DIMENSIONS = ("all", "asset_type", "state", "region", "size", "loan_type", "transaction_type", "business_plan",
+# Whether the lender's stated programs took the deal (its current active programs, by the hard filters):
+# a lender that quotes outside its box shows as ("box", "outside") quotes.
+BOX, INSIDE, OUTSIDE = "box", "inside", "outside"
+DIMENSIONS = ("all", "box", "asset_type", "state", "region", "size", "loan_type", "transaction_type", "business_plan",
               "leverage", "coverage", "asset_state")
 
 # US Census regions: a lender's appetite often follows a region rather than one state.
@@ -221,8 +229,9 @@ def observations(*, as_of: dt.datetime, account_ids: Iterable[int] | None = None
             yield Observation(account_id, lender_id, deal_id, known[0], known[1], sent_at)
 
 
-def features_of_deals(deal_ids: Iterable[int]) -> dict[int, list[tuple[str, str]]]:
-    """deal id → its features, from the deal, its properties and its financials (a few queries)."""
+def features_of_deals(deal_ids: Iterable[int]) -> dict[int, tuple[list[tuple[str, str]], DealCriteria | None]]:
+    """deal id → its features, and what the hard filters read of it (None without a loan amount), from
+    the deal, its properties and its financials (a few queries)."""
     from deals.models import Deal, DealFinancials, DealProperty
 
     ids = list(set(deal_ids))
@@ -248,11 +257,35 @@ def features_of_deals(deal_ids: Iterable[int]) -> dict[int, list[tuple[str, str]
     for deal_id, deal in deals.items():
         asset_types, states = props[deal_id]
         ltv, dscr = ratios.get(deal_id, (None, None))
-        out[deal_id] = deal_features(
-            asset_types=asset_types, states=states,
-            loan_amount=None if deal.loan_amount is None else float(deal.loan_amount), loan_type=deal.loan_type,
+        amount = None if not deal.loan_amount else float(deal.loan_amount)
+        features = deal_features(
+            asset_types=asset_types, states=states, loan_amount=amount, loan_type=deal.loan_type,
             transaction_type=deal.transaction_type, business_plan=deal.business_plan, ltv=ltv, dscr=dscr)
+        box = None if amount is None else DealCriteria(
+            loan_amount=amount, loan_type=deal.loan_type or "tbd", states=tuple(sorted(states)),
+            asset_types=tuple(sorted(asset_types)))
+        out[deal_id] = (features, box)
     return out
+
+
+def stated_boxes(lender_ids: Iterable[int]) -> dict[int, list[tuple]]:
+    """lender id → its active programs' hard-filter columns (filters.BOX_COLUMNS)."""
+    from lenders.models import LenderProgram
+
+    ids = list(set(lender_ids))
+    out: dict[int, list[tuple]] = defaultdict(list)
+    for start in range(0, len(ids), 900):
+        for row in LenderProgram.objects.filter(status=LenderProgram.Status.ACTIVE, lender_id__in=ids[start:start + 900]
+                                                ).values_list(*BOX_COLUMNS):
+            out[row[0]].append(row)
+    return out
+
+
+def box_of(programs: list[tuple], criteria: DealCriteria | None) -> str | None:
+    """("box", inside | outside): whether one of the lender's stated programs takes the deal."""
+    if criteria is None:
+        return None
+    return INSIDE if any(passes(program, criteria) for program in programs) else OUTSIDE
 
 
 def decay(age: dt.timedelta) -> float:
@@ -263,12 +296,16 @@ def tally(found: Iterable[Observation], *, as_of: dt.datetime) -> tuple[dict[int
     """account id → lender id → (dimension, value) → Tally, and the number of observations."""
     found = list(found)
     features = features_of_deals(o.deal_id for o in found)
+    boxes = stated_boxes(o.lender_id for o in found)
     out: dict[int, dict[int, Tallies]] = defaultdict(lambda: defaultdict(lambda: defaultdict(Tally)))
     year_ago = as_of - YEAR
+    unknown = ([(ALL, "")], None)
     for o in found:
         weight, recent_year = decay(as_of - o.sent_at), o.sent_at >= year_ago
         lender = out[o.account_id][o.lender_id]
-        for key in features.get(o.deal_id, ((ALL, ""),)):
+        keys, criteria = features.get(o.deal_id, unknown)
+        box = box_of(boxes.get(o.lender_id, []), criteria)
+        for key in (*keys, *(((BOX, box),) if box else ())):
             lender[key].add(o.outcome, o.won, weight, recent_year, o.sent_at)
     for lenders in out.values():
         for tallies in lenders.values():

@@ -46,3 +46,29 @@ def hard_filter_q(criteria: DealCriteria) -> Q:
 def candidate_programs(criteria: DealCriteria) -> QuerySet[LenderProgram]:
     """Programs that pass every hard filter (unordered)."""
     return LenderProgram.objects.filter(hard_filter_q(criteria)).order_by()
+
+
+# What `stated_box` reads of a program: the columns of `hard_filter_q`, in this order.
+BOX_COLUMNS = ("lender_id", "asset_type_mask", "loan_type_mask", "state_mask", "position_mask", "min_loan_float",
+               "max_loan_float")
+
+
+def passes(program: tuple, criteria: DealCriteria) -> bool:
+    """`hard_filter_q` of one active program's BOX_COLUMNS row, in Python: the evidence files each past
+    placement as inside or outside the lender's stated box with it (tests/deals/searches/test_filters.py
+    holds the two to the same answers)."""
+    _lender, assets, loan_types, states, positions, low, high = program
+    for value in criteria.asset_types:
+        if not assets & mask_of([value], ASSET_TYPES):
+            return False
+    loan_type = criteria.loan_type
+    if loan_type and loan_type != "tbd" and not loan_types & mask_of([loan_type], LOAN_TYPES):
+        return False
+    if criteria.states and states != 0:
+        for value in criteria.states:
+            if not states & mask_of([value], US_STATES):
+                return False
+    if not positions & mask_of([criteria.position], POSITIONS):
+        return False
+    amount = float(criteria.loan_amount)
+    return (low is None or low <= amount) and (high is None or high >= amount)

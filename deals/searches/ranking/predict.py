@@ -18,9 +18,11 @@ covers the ask (or as near as it comes):
    One quote is not a sure thing: with little evidence the score stays near the prior. Declines and
    unanswered placements count against, as they should. Pooled figures of other accounts (only where
    3 or more accounts stand behind them: `evidence.pool`) count at POOL_SHARE of their weight.
-4. **Beyond the box.** A lender whose own record says it quotes deals like this one (at least
-   OUTSIDE_MIN_QUOTED of them, at OUTSIDE_MIN_RATE or better) is a candidate even when no stated program
-   passes the hard filters; its prior is OUTSIDE_PRIOR and it is marked `outside_box`.
+4. **Beyond the box.** Each past placement is filed as inside or outside the lender's stated programs
+   (`evidence`, by the hard filters). A lender whose record says it quotes outside them (at least
+   OUTSIDE_MIN_QUOTED such quotes, at OUTSIDE_MIN_RATE or better) is a candidate even when no stated
+   program passes the hard filters: its base is its record outside the box, shrunk to OUTSIDE_PRIOR,
+   the deal's features move it at OUTSIDE_FEATURE_SCALE, and it is marked `outside_box`.
 
 Why this method and not a trained model: it is the simplest that wins the back-test
 (docs/ranking.md), needs no training step or library, says in words why a lender moved, and falls back
@@ -55,8 +57,9 @@ PRIOR_STRENGTH = 4.0
 FEATURE_STRENGTH = 3.0
 POOL_SHARE = 0.5
 SIZING_POWER = 2.0
-OUTSIDE_MIN_QUOTED = 2.0
-OUTSIDE_MIN_RATE = 0.3
+OUTSIDE_MIN_QUOTED = 1.0
+OUTSIDE_MIN_RATE = 0.25
+OUTSIDE_FEATURE_SCALE = 0.5
 DIMENSION_WEIGHTS = {
     "asset_type": 1.0, "asset_state": 0.6, "state": 0.4, "region": 0.3, "size": 0.7, "loan_type": 0.5,
     "transaction_type": 0.3, "business_plan": 0.5, "leverage": 0.5, "coverage": 0.5,
@@ -96,24 +99,31 @@ def combined(evidence: ev.Evidence | None, lender_id: int) -> ev.Tallies:
     return out
 
 
-def update(p0: float, tallies: ev.Tallies, features: list[tuple[str, str]]) -> tuple[float, float]:
-    """(the chance of a quote after the evidence, the evidence's weight in placements)."""
+def update(p0: float, tallies: ev.Tallies, features: list[tuple[str, str]], *,
+           box: str = ev.INSIDE) -> tuple[float, float]:
+    """(the chance of a quote after the evidence, the evidence's weight in placements). `box`: whether
+    the lender's stated programs take this deal; its record on deals inside (or outside) its box is the
+    base the deal's features then move."""
     overall = tallies.get((ev.ALL, ""))
     if overall is None or overall.sent <= 0:
         return p0, 0.0
-    base = (overall.quoted + PRIOR_STRENGTH * p0) / (overall.sent + PRIOR_STRENGTH)
+    same_box = tallies.get((ev.BOX, box))
+    if same_box is None and box == ev.INSIDE:
+        same_box = overall  # a lender whose programs could not be read back: its whole record
+    base = p0 if same_box is None else (same_box.quoted + PRIOR_STRENGTH * p0) / (same_box.sent + PRIOR_STRENGTH)
     shift = 0.0
     by_dimension: dict[str, list[float]] = defaultdict(list)
     for dimension, value in features:
-        if dimension == ev.ALL:
+        if dimension in (ev.ALL, ev.BOX):
             continue
         t = tallies.get((dimension, value))
         if t is None or t.sent <= 0:
             continue
         rate = (t.quoted + FEATURE_STRENGTH * base) / (t.sent + FEATURE_STRENGTH)
         by_dimension[dimension].append(_logit(rate) - _logit(base))
+    scale = 1.0 if box == ev.INSIDE else OUTSIDE_FEATURE_SCALE
     for dimension, deltas in by_dimension.items():
-        shift += DIMENSION_WEIGHTS.get(dimension, 0.0) * sum(deltas) / len(deltas)
+        shift += scale * DIMENSION_WEIGHTS.get(dimension, 0.0) * sum(deltas) / len(deltas)
     return _sigmoid(_logit(base) + shift), overall.sent
 
 
@@ -222,11 +232,11 @@ def sizing_deal(criteria: DealCriteria) -> sizing.SizingDeal:
         interest_only_months=criteria.interest_only_months)
 
 
-def _outside_box(tallies: ev.Tallies, criteria: DealCriteria) -> bool:
-    """Its own record says it quotes deals of this deal's asset type, stated programs or not."""
-    quoted = sum(tallies[key].quoted for key in (("asset_type", a) for a in criteria.asset_types) if key in tallies)
-    sent = sum(tallies[key].sent for key in (("asset_type", a) for a in criteria.asset_types) if key in tallies)
-    return quoted >= OUTSIDE_MIN_QUOTED and sent > 0 and quoted / sent >= OUTSIDE_MIN_RATE
+def _outside_box(tallies: ev.Tallies) -> bool:
+    """Its own record says it quotes beyond its stated programs: at least OUTSIDE_MIN_QUOTED such
+    quotes (time-weighted), at OUTSIDE_MIN_RATE of such placements or better."""
+    t = tallies.get((ev.BOX, ev.OUTSIDE))
+    return t is not None and t.quoted >= OUTSIDE_MIN_QUOTED and t.quoted / t.sent >= OUTSIDE_MIN_RATE
 
 
 def rank_search(criteria: DealCriteria, *, evidence: ev.Evidence | None, limit: int,
@@ -268,8 +278,8 @@ def rank_search(criteria: DealCriteria, *, evidence: ev.Evidence | None, limit: 
                 [(f, r) for _p, f, r, _s in scored], sized, False, row.capital_source_type,
                 evidence.own.get(lender_id, {}) if evidence else {},
                 evidence.pooled.get(lender_id, {}) if evidence else {}))
-        elif tallies and _outside_box(tallies, criteria):
-            chance, weight = update(OUTSIDE_PRIOR, tallies, features)
+        elif tallies and _outside_box(tallies):
+            chance, weight = update(OUTSIDE_PRIOR, tallies, features, box=ev.OUTSIDE)
             outside += 1
             predictions.append(Prediction(
                 lender_id, 100.0 * chance, 0.0, OUTSIDE_PRIOR, chance, 1.0, weight, [], None, True, "",
