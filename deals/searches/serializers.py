@@ -128,8 +128,10 @@ class ScorePartsSerializer(serializers.Serializer):
 
 class LenderMatchSerializer(serializers.ModelSerializer):
     lender_name = serializers.CharField(read_only=True)
-    sizing = SizingSerializer(allow_null=True, help_text="Null when the lender has no stated program for the deal.")
-    score_parts = ScorePartsSerializer(allow_null=True)
+    sizing = serializers.SerializerMethodField(
+        help_text="What the best stated program would lend on the deal; null beyond the box (no program) and "
+                  "in searches ranked before sizing.")
+    score_parts = serializers.SerializerMethodField()
     outside_box = serializers.BooleanField(
         help_text="A candidate on the account's own record alone: no stated program covers the deal.")
 
@@ -138,11 +140,13 @@ class LenderMatchSerializer(serializers.ModelSerializer):
         fields = ("rank", "lender_id", "lender_name", "score", "match_insights", "programs", "program_count",
                   "capital_source", "outside_box", "sizing", "score_parts")
 
-    def to_representation(self, instance):
-        data = super().to_representation(instance)
-        data["sizing"] = instance.sizing or None  # searches ranked before sizing carry none
-        data["score_parts"] = instance.score_parts or None
-        return data
+    @extend_schema_field(SizingSerializer(allow_null=True))
+    def get_sizing(self, match: LenderMatch) -> dict | None:
+        return match.sizing or None
+
+    @extend_schema_field(ScorePartsSerializer(allow_null=True))
+    def get_score_parts(self, match: LenderMatch) -> dict | None:
+        return match.score_parts or None
 
 
 class CapitalSourceMixSerializer(serializers.Serializer):

@@ -421,7 +421,7 @@ def load(account_id: int | None, features: list[tuple[str, str]]) -> Evidence:
     on the lookup index). `account_id` None (a search without an account): the pooled ones alone."""
     from lenders.models import LenderSignal
 
-    by_dimension: dict[str, list[str]] = defaultdict(list)
+    by_dimension: dict[str, list[str]] = defaultdict(list, {BOX: [INSIDE, OUTSIDE]})
     for dimension, value in features:
         by_dimension[dimension].append(value)
     wanted = Q()

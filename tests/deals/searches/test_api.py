@@ -87,7 +87,7 @@ def test_results_page_by_rank_with_next_links_until_the_end(account, api, post_s
     first = api.get(f"/api/v1/lender-searches/{search_id}/", {"page_size": 2}).json()
     match = first["results"][0]
     assert set(match) == {"rank", "lender_id", "lender_name", "score", "match_insights", "programs",
-                          "program_count"}
+                          "program_count", "capital_source", "outside_box", "sizing", "score_parts"}
     assert match["lender_name"].startswith("Lender ") and len(match["match_insights"]) == 7
     assert first["previous"] is None and first["error"] is None and first["deal_changed"] is False
 
@@ -96,8 +96,9 @@ def test_results_page_by_rank_with_next_links_until_the_end(account, api, post_s
             api.get(f"/api/v1/lender-searches/{search_id}/", {"page_size": size})
         return [q["sql"] for q in ctx.captured_queries if "lenders_" in q["sql"]]
 
-    # The search, then one page of matches with their lender names — whatever the page size.
-    assert len(lender_queries(1)) == len(lender_queries(7)) == 2
+    # The search, the kinds of capital ranked (two queries: by_capital_source), then one page of matches
+    # with their lender names — whatever the page size.
+    assert len(lender_queries(1)) == len(lender_queries(7)) == 4
 
 
 def test_a_page_beyond_the_end_is_empty_not_an_error(account, api, post_search):

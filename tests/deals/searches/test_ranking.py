@@ -41,6 +41,11 @@ def ranked(search: LenderSearch) -> list[LenderMatch]:
     return list(LenderMatch.objects.filter(search=search).select_related("lender").order_by("rank"))
 
 
+def line(match: LenderMatch, prefix: str) -> str:
+    """The match's insight that starts with `prefix` ("Coverage", "Leverage", ...)."""
+    return next(text for text in match.match_insights if text.startswith(prefix + ":"))
+
+
 def names(search: LenderSearch) -> list[str]:
     return [m.lender.name for m in ranked(search)]
 
@@ -124,11 +129,12 @@ def test_leverage_headroom_ranks_the_more_comfortable_program_first(account, ran
     lender_with("Roomy", max_ltv=Decimal("75"), min_dscr=Decimal("1.15"))
     matches = ranked(rank(deal))
     assert [m.lender.name for m in matches] == ["Roomy", "Tight"]  # over a limit lowers, never excludes
-    assert matches[1].match_insights[3:5] == [
+    assert [line(matches[1], "Leverage"), line(matches[1], "Coverage")] == [
         "Leverage: 62.5% LTV, 10% debt yield, over this program's 60% max (scores lower)",
         "Coverage: 1.39x DSCR, below this program's 1.45x min (scores lower)"]
-    assert matches[0].match_insights[3:5] == ["Leverage: 62.5% LTV, 10% debt yield, within this program's 75% max",
-                                              "Coverage: 1.39x DSCR, above this program's 1.15x min"]
+    assert [line(matches[0], "Leverage"), line(matches[0], "Coverage")] == [
+        "Leverage: 62.5% LTV, 10% debt yield, within this program's 75% max",
+        "Coverage: 1.39x DSCR, above this program's 1.15x min"]
 
 
 # --- interest-only periods (issue 22) ---------------------------------------------------------------------
@@ -146,12 +152,12 @@ def test_a_bridge_loan_with_an_interest_only_period_is_scored_on_its_interest_on
     # "coverage below min". Its lenders underwrite the IO payment; the amortizing figure stays beside it.
     lender_with("Bridge Lender", loan_types=["light_bridge", "permanent"], min_dscr=Decimal("1.20"))
     bridge = ranked(rank(io_deal(account, "light_bridge", 24)))[0]
-    assert bridge.match_insights[3:5] == [
+    assert [line(bridge, "Leverage"), line(bridge, "Coverage")] == [
         "Leverage: 9% debt yield; add the deal's value or price for LTV",
         "Coverage: 1.24x IO DSCR (1.04x amortizing), above this program's 1.20x min"]
     # Without the IO period, the same loan is below the minimum, and scores lower for it.
     amortizing = ranked(rank(io_deal(account, "light_bridge", 0)))[0]
-    assert amortizing.match_insights[4] == "Coverage: 1.04x DSCR, below this program's 1.20x min (scores lower)"
+    assert line(amortizing, "Coverage") == "Coverage: 1.04x DSCR, below this program's 1.20x min (scores lower)"
     assert bridge.score > amortizing.score
 
 
@@ -159,7 +165,7 @@ def test_a_permanent_loan_with_an_interest_only_period_is_scored_amortizing_with
         account, rank):
     lender_with("Perm Lender", loan_types=["permanent"], min_dscr=Decimal("1.20"))
     perm = ranked(rank(io_deal(account, "permanent", 24)))[0]
-    assert perm.match_insights[4] == "Coverage: 1.04x amortizing DSCR (1.24x IO), below this program's 1.20x min"
+    assert line(perm, "Coverage") == "Coverage: 1.04x amortizing DSCR (1.24x IO), below this program's 1.20x min"
     search = perm.search
     assert (search.criteria["dscr"], search.criteria["dscr_basis"], search.criteria["dscr_interest_only"],
             search.criteria["debt_yield"]) == (1.04, "amortizing", 1.24, 9.0)
@@ -170,20 +176,6 @@ def test_capital_source_must_suit_the_business_plan(account, rank):
     lender_with("Balance Sheet Bank", capital_source_type="balance_sheet")
     assert names(rank(make_deal(account, business_plan="stabilized"))) == ["Balance Sheet Bank", "Debt Fund"]
     assert names(rank(make_deal(account, business_plan="value_add"))) == ["Debt Fund", "Balance Sheet Bank"]
-
-
-def test_recent_activity_in_the_deal_market_lifts_a_lender(account, rank):
-    quiet = lender_with("Quiet Lender").lender
-    busy = lender_with("Busy Lender").lender
-    elsewhere = lender_with("Busy Elsewhere").lender
-    LenderActivityFactory(lender=busy, state="TX", quotes_90d=25, closings_90d=7, avg_response_hours=3, score=0.9)
-    LenderActivityFactory(lender=elsewhere, state="CA", quotes_90d=40, closings_90d=9, score=1.0)
-    matches = ranked(rank(make_deal(account)))
-    assert [m.lender_id for m in matches[:1]] == [busy.pk]
-    assert matches[0].match_insights[6] == "Activity: 25 quotes, 7 closings in TX (90d); replies ~3h"
-    # Activity outside the deal's market earns nothing: equal scores, ties broken by lender id.
-    assert [m.lender_id for m in matches[1:]] == sorted([quiet.pk, elsewhere.pk])
-    assert matches[1].score == matches[2].score < matches[0].score
 
 
 def test_one_match_per_lender_with_its_best_programs_first_capped(account, rank, settings):
@@ -200,8 +192,11 @@ def test_one_match_per_lender_with_its_best_programs_first_capped(account, rank,
         "id": programs[1].pk, "title": programs[1].title, "loan_types": ["permanent"],
         "min_loan_amount": 1000000, "max_loan_amount": 100000000, "max_ltv": 75.0, "min_dscr": 1.2,
     }
-    assert [line.split(":")[0] for line in match.match_insights] == [
-        "Asset type", "Geography", "Loan size", "Leverage", "Coverage", "Capital", "Activity"]
+    # What separates lenders first (the sizing; the account's record when there is one), what every row
+    # shares last.
+    assert match.match_insights[0].startswith("Sizes to ")
+    assert [text.split(":")[0] for text in match.match_insights[1:]] == [
+        "Coverage", "Leverage", "Capital", "Loan size", "Asset type", "Geography"]
 
 
 # --- the run itself ---------------------------------------------------------------------------------

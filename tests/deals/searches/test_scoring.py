@@ -55,13 +55,10 @@ def test_program_fit_uses_only_the_components_it_can_compute():
     assert breached.fit < without.fit
 
 
-def test_activity_score_and_lender_score_are_bounded():
+def test_activity_score_is_bounded():
     assert activity_score(0, 0, None) == pytest.approx(0.125)
     assert activity_score(100, 50, 1) == pytest.approx(1.0)
     assert activity_score(10, 3, 50) == pytest.approx(0.35 * 0.5 + 0.4 * 0.5 + 0.25 * 0.5)
-    assert scoring.lender_score(1.0, 1.0) == pytest.approx(100)
-    assert scoring.lender_score(0.0, 0.0) == 0
-    assert scoring.market_activity({"TX": 0.8}, ("TX", "FL")) == pytest.approx(0.4)
 
 
 def test_money_is_short():
@@ -75,16 +72,16 @@ def test_match_insights_explain_each_aspect_in_short_lines():
     fit = scoring.program_fit(amount=10e6, business_plan="stabilized", ltv=70.0, dscr=1.4, row=row())
     lines = insights.match_insights(
         amount=10e6, business_plan="stabilized", ltv=70.0, dscr=1.4, states=("TX",),
-        asset_types=("multifamily",), row=row(), fit=fit, activity_state="TX", activity=(12, 4, 6.0),
+        asset_types=("multifamily",), row=row(), fit=fit, lead=["Sizes to $9.2M at 1.25x DSCR"],
     )
     assert lines == [
+        "Sizes to $9.2M at 1.25x DSCR",  # what separates lenders leads (the caller's: sizing, evidence)
+        "Coverage: 1.40x DSCR, above this program's 1.25x min",
+        "Leverage: 70% LTV, within this program's 75% max",
+        "Capital: balance sheet lender, strong fit for stabilized",
+        "Loan size: $10M mid-range of $1M-$100M",
         "Asset type: lends on multifamily",
         "Geography: nationwide program, covers TX",
-        "Loan size: $10M mid-range of $1M-$100M",
-        "Leverage: 70% LTV, within this program's 75% max",
-        "Coverage: 1.40x DSCR, above this program's 1.25x min",
-        "Capital: balance sheet lender, strong fit for stabilized",
-        "Activity: 12 quotes, 4 closings in TX (90d); replies ~6h",
     ]
     assert all(len(line) <= 80 for line in lines)
 
@@ -93,15 +90,14 @@ def test_insights_flag_breaches_and_missing_data():
     program = row(state_mask=8, min_loan_amount=9e6, max_loan_amount=None)
     fit = scoring.program_fit(amount=10e6, business_plan="", ltv=80.0, dscr=None, row=program)
     lines = insights.match_insights(amount=10e6, business_plan="", ltv=80.0, dscr=None, states=("TX", "OK"),
-                                    asset_types=("office", "retail"), row=program, fit=fit,
-                                    activity_state=None, activity=None)
-    assert lines[0] == "Asset type: lends on office, retail"
-    assert lines[1] == "Geography: covers TX, OK"
-    assert lines[2] == "Loan size: $10M fits (from $9M)"
-    assert lines[3] == "Leverage: 80% LTV, over this program's 75% max (scores lower)"
-    assert lines[4] == "Coverage: not assessed; add NOI and an interest rate to its financials"
-    assert lines[5].startswith("Capital: balance sheet lender; set a business plan")
-    assert lines[6].startswith("Activity: none recorded")
+                                    asset_types=("office", "retail"), row=program, fit=fit)
+    assert lines[0] == "Coverage: not assessed; add NOI and an interest rate to its financials"
+    assert lines[1] == "Leverage: 80% LTV, over this program's 75% max (scores lower)"
+    assert lines[2].startswith("Capital: balance sheet lender; set a business plan")
+    assert lines[3] == "Loan size: $10M fits (from $9M)"
+    assert lines[4] == "Asset type: lends on office, retail"
+    assert lines[5] == "Geography: covers TX, OK"
+    assert len(lines) == 6
     assert all(len(line) <= 80 for line in lines)
 
 

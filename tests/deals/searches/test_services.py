@@ -254,7 +254,7 @@ def test_a_job_over_its_time_limit_fails_as_retryable(account, directory, start,
     def too_slow(*args, **kwargs):
         raise SoftTimeLimitExceeded()
 
-    monkeypatch.setattr(runner, "top_lenders", too_slow)
+    monkeypatch.setattr(runner, "rank_search", too_slow)
     search, _ = start(make_deal(account))
     assert search.status == "failed" and search.error_code == "UPSTREAM_UNAVAILABLE"
     assert search.error_message.startswith(UPSTREAM_MESSAGE)
@@ -262,25 +262,25 @@ def test_a_job_over_its_time_limit_fails_as_retryable(account, directory, start,
 
 def test_transient_database_errors_are_retried_by_the_task(account, directory, start, monkeypatch):
     failures = []
-    original = runner.top_lenders
+    original = runner.rank_search
 
-    def flaky(criteria, limit):
+    def flaky(*args, **kwargs):
         if not failures:
             failures.append(1)
             raise OperationalError("server closed the connection unexpectedly")
-        return original(criteria, limit)
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "top_lenders", flaky)
+    monkeypatch.setattr(runner, "rank_search", flaky)
     search, _ = start(make_deal(account))
     search = refresh(search)
     assert search.status == "completed" and search.attempts == 2 and ranks(search) == [1, 2, 3, 4, 5]
 
 
 def test_a_database_that_stays_down_fails_the_search_as_retryable(account, directory, start, monkeypatch):
-    def down(criteria, limit):
+    def down(*args, **kwargs):
         raise OperationalError("could not connect to server")
 
-    monkeypatch.setattr(runner, "top_lenders", down)
+    monkeypatch.setattr(runner, "rank_search", down)
     search, _ = start(make_deal(account))
     assert search.status == "failed" and search.error_code == "UPSTREAM_UNAVAILABLE"
     assert search.attempts == tasks.run_lender_search.max_retries + 1
