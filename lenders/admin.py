@@ -23,7 +23,7 @@ from lenders import program_terms
 from lenders.models import AssetType, Lender, LenderActivity, LenderProgram
 from lenders.rates import admin as rates_admin  # noqa: F401  (registers market rates)
 from lev import formatting, limits
-from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin, GlobalAdmin, staff_account_ids
+from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin, GlobalAdmin, staff_roles
 from lev.admin_forms import EnumListField, ListsInWordsForViewers, money_field, multiple_field, percent_field
 from lev.admin_lists import change_url, two_lines
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, POSITIONS, RECOURSE_TYPES, US_STATES, mask_of
@@ -287,7 +287,9 @@ class LenderAdmin(ListsInWordsForViewers, GlobalAdmin):
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         """A lender's page opens on its profile and the registered panels (above the form)."""
         if obj is not None and not add:
-            context.update(lev_lender=lender_profile(obj, staff_account_ids(request)),
+            # The viewer's own accounts' activity, as the panels' history: never another account's, and
+            # none for someone in no account (operations included).
+            context.update(lev_lender=lender_profile(obj, list(staff_roles(request))),
                            lev_lender_panels=[{"template": template, "panel": read(request, obj)}
                                               for read, template in _profile_panels])
         return super().render_change_form(request, context, add, change, form_url, obj)

@@ -15,7 +15,7 @@ from deals.placements.activity import lender_activity_recompute
 from deals.placements.tasks import refresh_lender_activity
 from lenders.activity import activity_score
 from lenders.models import LenderActivity
-from tests.deals.searches.factories import LenderActivityFactory, lender_with, make_deal
+from tests.deals.searches.factories import LenderActivityFactory, lender_with
 from tests.factories import DealFactory, DealPropertyFactory, LenderFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_jobs")]  # jobs in-process, as under tests/lenders
@@ -135,15 +135,15 @@ def test_the_task_recomputes_from_placements(account):
     assert row(lender, "TX") == (1, 1, 3.0)
 
 
-def test_the_ranking_reads_the_recomputed_signals(account, django_capture_on_commit_callbacks, eager_jobs):
-    from deals.searches.services import lender_search_start
-
+def test_each_account_s_activity_is_its_own(account, other_account):
+    """Account A places one Wyoming deal with a lender and closes it: the row is A's alone, and account B
+    has none (issue 37: B's ranking and lender page showed A's deal flow)."""
     program = lender_with("Busy Bank")
-    p = placement(deal_in(account, "TX"), program.lender, sent=timezone.now() - dt.timedelta(days=2),
+    p = placement(deal_in(account, "WY"), program.lender, sent=timezone.now() - dt.timedelta(days=2),
                   answered_after_h=6, status="won", decided=timezone.now())
     term_sheet(p, timezone.now() - dt.timedelta(days=1))
     lender_activity_recompute()
-    with django_capture_on_commit_callbacks(execute=True):
-        search, _ = lender_search_start(deal=make_deal(account))
-    match = search.matches.get(lender=program.lender)
-    assert "Activity: 1 quotes, 1 closings in TX (90d); replies ~6h" in match.match_insights
+    row = LenderActivity.objects.get()
+    assert (row.account_id, row.lender_id, row.state, row.quotes_90d, row.closings_90d) == (
+        account.pk, program.lender_id, "WY", 1, 1)
+    assert not LenderActivity.objects.filter(account=other_account).exists()

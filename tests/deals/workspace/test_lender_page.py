@@ -64,7 +64,7 @@ def history(account, lender, *, n: int, tag: str) -> list[Placement]:
     return made
 
 
-def test_the_profile_says_who_the_lender_is_its_programs_and_activity(account):
+def test_the_profile_says_who_the_lender_is_its_programs_and_activity(account, other_account):
     lender = LenderFactory(name="First Lone Star Bank", city="Dallas", state="TX", website="https://lonestar.example",
                            lender_types=["bank"])
     LenderProgramFactory(lender=lender, title="Bridge", min_loan_amount=Decimal("2000000"),
@@ -72,9 +72,12 @@ def test_the_profile_says_who_the_lender_is_its_programs_and_activity(account):
                          sponsor_states=["TX", "OK", "LA"], asset_types=["multifamily", "industrial"],
                          loan_types=["bridge"], positions=["senior"], recourse_types=["non_recourse"])
     LenderProgramFactory(lender=lender, title="Old program", status="inactive", max_ltv=Decimal("90"))
-    LenderActivity.objects.create(lender=lender, state="TX", quotes_90d=7, closings_90d=2, avg_response_hours=30,
-                                  score=0.7)
-    LenderActivity.objects.create(lender=lender, state="OK", quotes_90d=1, closings_90d=0, score=0.1)
+    LenderActivity.objects.create(account=account, lender=lender, state="TX", quotes_90d=7, closings_90d=2,
+                                  avg_response_hours=30, score=0.7)
+    LenderActivity.objects.create(account=account, lender=lender, state="OK", quotes_90d=1, closings_90d=0, score=0.1)
+    # Another account's activity with the lender never shows (issue 37: "Most active in WY" leaked).
+    LenderActivity.objects.create(account=other_account, lender=lender, state="WY", quotes_90d=1, closings_90d=1,
+                                  score=0.9)
     html = page(lender, member(account, "dana"))
     profile = section(html, "lender-profile")
     for words in ("Bank", "Dallas, TX", "https://lonestar.example", "$2M\N{EN DASH}$25M", "75%", "1.25x", "LA, OK, TX",
@@ -84,7 +87,7 @@ def test_the_profile_says_who_the_lender_is_its_programs_and_activity(account):
     assert "90%" not in section(html, "lender-profile").split("<table")[0]  # an inactive program's limits
     activity = section(html, "lender-activity")
     assert "8 quotes and 2 closings in the last 90 days, across 2 markets." in activity
-    assert "Very active" in activity and "TX (7 quotes, 2 closings)" in activity
+    assert "Very active" in activity and "TX (7 quotes, 2 closings)" in activity and "WY" not in activity
     assert html.index('id="lender-activity"') < html.index("Lender details") < html.index('id="lender_form"')
 
 
@@ -131,7 +134,7 @@ def test_no_placements_yet_says_so(account):
     html = page(lender, member(account, "dana"))
     assert "Not placed with this lender yet" in section(html, "lender-history")
     assert "No contact of yours at this lender yet" in section(html, "lender-people")
-    assert "No market activity recorded" in section(html, "lender-activity")
+    assert "No placements of your team with this lender in the last 90 days" in section(html, "lender-activity")
 
 
 def _queries(lender, person) -> int:
@@ -151,8 +154,8 @@ def test_the_page_reads_in_the_same_queries_whatever_its_size(account, other_acc
         lender = LenderFactory()
         for i in range(size):
             LenderProgramFactory(lender=lender)
-            LenderActivity.objects.create(lender=lender, state=["TX", "OK", "LA", "NM", "AZ", "CO", "UT", "NV", "CA",
-                                                                "OR", "WA", "ID"][i], quotes_90d=i, score=0.1)
+            states = ["TX", "OK", "LA", "NM", "AZ", "CO", "UT", "NV", "CA", "OR", "WA", "ID"]
+            LenderActivity.objects.create(account=account, lender=lender, state=states[i], quotes_90d=i, score=0.1)
         for i in range(3):  # the contacts inline of the edit form reads each row's account choices
             Contact.objects.create(account=account, lender=lender, name=f"Contact {i}")
         history(account, lender, n=size, tag=f"Size {size}")
