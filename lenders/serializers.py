@@ -3,6 +3,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from lenders.models import AssetType, Lender, LenderProgram
+from lenders.program_terms import TERM_FIELDS
 from lenders.selectors import DirectoryFilters
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
 from lev.limits import MONEY_COLUMN, SEARCH_TEXT_MAX
@@ -52,10 +53,16 @@ class LenderListItemSerializer(serializers.ModelSerializer):
 
 
 class LenderProgramSerializer(serializers.ModelSerializer):
+    """A program, with its terms (each null or "" when the program does not state it): rate_type
+    (fixed, floating or ""), rate_index, spread_min_bps/spread_max_bps (whole basis points over the index),
+    fixed_rate_min/fixed_rate_max and min_debt_yield (percents, 6.25 = 6.25 %), term_months_min/max,
+    amortization_years, interest_only_months."""
+
     class Meta:
         model = LenderProgram
         fields = ("id", "title", "status", "loan_types", "recourse_types", "min_loan_amount", "max_loan_amount",
-                  "capital_source_type", "positions", "sponsor_states", "asset_types", "max_ltv", "min_dscr")
+                  "capital_source_type", "positions", "sponsor_states", "asset_types", "max_ltv", "min_dscr",
+                  *TERM_FIELDS)
 
 
 class LenderSerializer(serializers.ModelSerializer):

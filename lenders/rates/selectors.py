@@ -64,3 +64,9 @@ def rate_history(*, index: str, since: dt.date | None = None, until: dt.date | N
     if until is not None:
         rows = rows.filter(on__lte=until)
     return rows.order_by("-on")
+
+
+def index_rates_today() -> dict[str, float]:
+    """index -> its latest rate (percent per year) as a float, for the indexes that have one (one
+    query): what loan sizing (deals.searches.ranking.sizing) prices a floating program over."""
+    return {index: float(row.rate) for index, row in latest_rates().items()}

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from django.utils import timezone
 from pydantic import Field
 
+from lenders.program_terms import TERM_FIELDS
 from lev import limits
 from lev.accounts.scopes import LENDERS_READ, SEARCHES_WRITE
 from lev.errors import ErrorCode
@@ -109,6 +110,12 @@ def search_lender_directory(
     return fit_budget(payload, "lenders", DIRECTORY_STEPS)
 
 
+def _program_item(program: dict[str, Any]) -> dict[str, Any]:
+    """A program as the API writes it, without the terms it does not state (null, or "" for rate_type
+    and rate_index): most programs state few, and 20 programs of nulls cost an agent ~4 KB to read."""
+    return {k: v for k, v in program.items() if k not in TERM_FIELDS or v not in (None, "")}
+
+
 # Programs get_lender shows at most (the first page of list_lender_programs), fewer when the byte budget
 # is reached first; and the characters of `about` shown (free text of any length in the directory).
 PROGRAMS_SHOWN = limits.PAGE_SIZE_DEFAULT
@@ -119,11 +126,13 @@ ABOUT_MAX = 2000
 def get_lender(lender_id: LenderId) -> dict[str, Any]:
     """Get a lender with its programs, active first: at most the first 20 programs (then
     truncated: true and continue_with names the call for the rest). An `about` text longer than
-    2000 characters is cut. Empty states = nationwide; max_ltv percent.
+    2000 characters is cut. Empty states = nationwide; max_ltv, rates, min_debt_yield percent;
+    spreads bps. Terms (rate, term, amortization, IO) only when stated.
     """
     lender = lev().get(f"/lenders/{lender_id}/")
     programs = lender.get("programs") or []
-    lender["programs"], lender["programs_total"] = programs[:PROGRAMS_SHOWN], len(programs)
+    lender["programs"] = [_program_item(p) for p in programs[:PROGRAMS_SHOWN]]
+    lender["programs_total"] = len(programs)
     payload: dict[str, Any] = {"lender": lender}
     if len(lender.get("about") or "") > ABOUT_MAX:
         lender["about"] = clip(lender["about"], ABOUT_MAX)
@@ -139,11 +148,11 @@ def list_lender_programs(lender_id: LenderId, limit: Limit = limits.PAGE_SIZE_DE
                          cursor: Cursor = None) -> dict[str, Any]:
     """List a lender's programs, active first (more than get_lender shows). Returns {"programs",
     "total", "has_more", "next_cursor"}; pass next_cursor back for the next page. A page too large
-    ends early (truncated: true); next_cursor skips nothing.
+    ends early (truncated: true); next_cursor skips nothing. Terms only when stated.
     """
     page, size, skip = decode_page_cursor(cursor, limit)
     body = get_page(f"/lenders/{lender_id}/programs/", {"page": page, "page_size": size}, page)
-    return read_page(body, "programs", page, size, skip, body["results"])
+    return read_page(body, "programs", page, size, skip, [_program_item(p) for p in body["results"]])
 
 
 # --- lender searches -------------------------------------------------------------------------------
