@@ -1,21 +1,27 @@
 """A plausible, deterministic history of placements and term sheets for the demo directory, so the
-lender activity signals the ranking reads are computed from records (deals.placements.activity) rather than
-seeded counters.
+lender ranking learns from records (deals.searches.ranking.evidence, deals.placements.activity) rather
+than seeded counters.
 
-`seed_market_history` creates, in an account of its own ("Market History (demo)"), a few hundred
-past deals across the directory's markets, each placed with lenders whose active programs cover its
-state, asset type and loan size. Each lender has a temperament drawn from its place in the directory
-(how fast it answers, how often it quotes and wins), so signals differ between lenders the way they
-do in a real market. Lenders answer, decline or stay silent; quotes arrive as term sheets; about half
-of the deals end with a winner and the other open placements lost. Times run over the last
-`HISTORY_DAYS` days before `now`, and nothing happens after `now`. The past deals are archived, so
-the admin's deal list (active deals by default) shows the deal team's own demo deals.
+`seed_market_history` creates, in the demo account itself (the ranking learns from an account's OWN
+placements: issue 37), a few hundred past deals across the directory's markets, weighted toward the
+markets of the account's demo deals (`focus`: their state, asset type, size and loan type), each placed
+with lenders whose active programs cover its state, asset type, loan type and loan size. Each lender has
+a temperament drawn from its place in the directory (how fast it answers, how often it quotes and wins;
+one in eight never answers this team) and an appetite per asset type (keen: quotes nearly every such
+deal; steady; declines them), so the demo deal's lenders differ the way they do in a real market.
+Lenders answer, decline or stay silent; quotes arrive as term sheets; about half of the deals end with
+a winner and the other open placements lost. Times run over the last `HISTORY_DAYS` days before `now`,
+and nothing happens after `now`. The past deals are archived (and marked: `HISTORY_DESCRIPTION`), so
+the deal team's lists (active deals by default) show its own demo deals.
 
-Deterministic: the same directory, seed and `now` give the same records (random draws follow the
-directory's order by website, not database ids). Idempotent: nothing is created when the history is
-already there. `seed_demo_pipeline` puts one demo deal in mid-placement (sent to a few lenders, two
-quotes in) through the placement services, so the workflow can be tried at once. The market rates the
-quotes are compared with (a dated history of every index) are lenders.rates.demo's.
+Deterministic: the same directory, focus, seed and `now` give the same records (random draws follow the
+directory's order by website, not database ids). Idempotent: nothing is created when the account's
+history is already there (its archived past deals with placements; the demo deal's own placements do
+not count). A database seeded before the history moved into the demo account has it in an account of
+its own (`LEGACY_HISTORY_ACCOUNT_SLUG`, no members): `retire_legacy_history` deletes that account.
+`seed_demo_pipeline` puts one demo deal in mid-placement (sent to a few lenders, two quotes in) through
+the placement services, so the workflow can be tried at once. The market rates the quotes are compared
+with (a dated history of every index) are lenders.rates.demo's.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import datetime as dt
 import math
 import random
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -36,8 +43,17 @@ from lenders.models import LenderProgram
 from lev.accounts.models import Account
 from lev.enums import ASSET_TYPES
 
-HISTORY_ACCOUNT_SLUG = "demo-market-history"
+# Where an older version kept the history: an account of its own, with no members.
+LEGACY_HISTORY_ACCOUNT_SLUG = "demo-market-history"
+HISTORY_DESCRIPTION = "Demo market history."  # marks the past deals (archived) of the history
 HISTORY_DAYS = 150
+# The share of past deals in the focus markets (the demo deals': their loan type too), and the chance a
+# focus deal has the demo deal's transaction type and business plan.
+FOCUS_SHARE = 0.45
+FOCUS_PLAN = 0.6
+# Lenders that never answer this team, whatever the deal; and each lender's appetite for an asset type.
+SILENT_SHARE = 0.12
+APPETITES = (("keen", 0.35), ("steady", 0.45), ("declines", 0.2))
 # Where the demo deals are: the directory's headquarters markets (lenders.demo.CITIES) and a few more.
 MARKETS = ("TX", "FL", "CA", "NY", "GA", "AZ", "NC", "CO", "IL", "TN", "WA", "OH", "PA", "MA", "MN", "NV", "UT")
 FLOATING_TYPES = ("debt_fund", "private")
@@ -56,33 +72,90 @@ class HistoryStats:
 
 
 @dataclass(frozen=True)
+class Market:
+    """A kind of deal the history leans toward (a demo deal's): where, what, how much, which loan.
+    `weight`: its share of the focus deals relative to the other focus markets."""
+
+    state: str
+    asset_type: str
+    loan_amount: float
+    loan_type: str = ""
+    transaction_type: str = ""
+    business_plan: str = ""
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
 class Temperament:
     """How a lender behaves: how often brokers send it deals (reach), median hours to answer, and
-    its chances to answer, quote and win."""
+    its chances to answer, quote and win; `silent`: it never answers this team."""
 
     reach: float
     median_hours: float
     answers: float
     quotes: float
     wins: float
+    silent: bool = False
+
+    def chances(self, appetite: str) -> tuple[float, float]:
+        """(answers, quotes once it answered) for a deal of an asset type it has this appetite for."""
+        if self.silent:
+            return 0.05, self.quotes
+        if appetite == "keen":
+            return max(self.answers, 0.92), max(self.quotes, 0.9)
+        if appetite == "declines":
+            return 0.97, 0.03  # says no, and says it quickly
+        return self.answers, self.quotes
 
 
 def _temperament(rng: random.Random) -> Temperament:
     return Temperament(reach=math.exp(rng.gauss(0, 1)), median_hours=math.exp(rng.uniform(math.log(3), math.log(72))),
-                       answers=rng.uniform(0.6, 0.97), quotes=rng.uniform(0.3, 0.8), wins=rng.uniform(0.2, 0.8))
+                       answers=rng.uniform(0.6, 0.97), quotes=rng.uniform(0.3, 0.8), wins=rng.uniform(0.2, 0.8),
+                       silent=rng.random() < SILENT_SHARE)
 
 
-def _cover(program_rows) -> dict[tuple[str, str], list[tuple[str, int, float, float, str]]]:
-    """(state, asset type) -> [(website, lender id, min loan, max loan, lender type)] of active programs."""
+def _appetite(seed: int, website: str, asset_type: str) -> str:
+    """The lender's appetite for deals of one asset type: its own draw, whatever else is seeded."""
+    roll, total = random.Random(f"{seed}:{website}:{asset_type}").random(), 0.0
+    for name, share in APPETITES:
+        total += share
+        if roll < total:
+            return name
+    return APPETITES[-1][0]
+
+
+def _cover(program_rows, markets: Sequence[str] = MARKETS
+           ) -> dict[tuple[str, str], list[tuple[str, int, float, float, str, tuple[str, ...]]]]:
+    """(state, asset type) -> [(website, lender id, min loan, max loan, lender type, loan types)] of
+    active programs (loan types empty: any)."""
     cover: dict[tuple[str, str], list] = defaultdict(list)
-    for lender_id, website, lender_types, states, assets, low, high in program_rows:
+    for lender_id, website, lender_types, states, assets, low, high, loan_types in program_rows:
         kind = (lender_types or ["bank"])[0]
-        for state in states or MARKETS:
-            if state not in MARKETS:
+        for state in states or markets:
+            if state not in markets:
                 continue
             for asset in assets or ASSET_TYPES:
-                cover[(state, asset)].append((website, lender_id, float(low or 0), float(high or 1e12), kind))
+                cover[(state, asset)].append((website, lender_id, float(low or 0), float(high or 1e12), kind,
+                                              tuple(loan_types or ())))
     return cover
+
+
+def history_deals(account: Account):
+    """The account's past deals of the demo history (archived, marked), not its own demo deals."""
+    return Deal.objects.filter(account=account, archived=True, description=HISTORY_DESCRIPTION)
+
+
+def retire_legacy_history() -> int:
+    """Delete the separate history account an older version seeded (no members; its deals, placements
+    and quotes, its signals and activity go with it): the history is the demo account's own now. Returns
+    the deals deleted with it (0 when there was none, or when people are members of it: then it is
+    someone's account, and left alone)."""
+    account = Account.objects.filter(slug=LEGACY_HISTORY_ACCOUNT_SLUG).first()
+    if account is None or account.memberships.exists():
+        return 0
+    deals = Deal.objects.filter(account=account).count()
+    account.delete()
+    return deals
 
 
 def _money(value: float) -> Decimal:
@@ -94,49 +167,65 @@ def _clip(moment: dt.datetime, now: dt.datetime) -> dt.datetime | None:
 
 
 @transaction.atomic
-def seed_market_history(*, seed: int = 7, deals: int = 400, now: dt.datetime | None = None) -> HistoryStats:
-    """Create the history (see the module docstring); returns what was made (zeros when it exists)."""
+def seed_market_history(account: Account, *, seed: int = 7, deals: int = 400, now: dt.datetime | None = None,
+                        focus: Sequence[Market] = ()) -> HistoryStats:
+    """Create the account's history (see the module docstring), `FOCUS_SHARE` of its deals in the
+    `focus` markets; returns what was made (zeros when it exists)."""
     now = now or timezone.now()
-    account = Account.objects.filter(slug=HISTORY_ACCOUNT_SLUG).first()
-    if account is not None and Placement.objects.filter(deal__account=account).exists():
+    past = history_deals(account)
+    if Placement.objects.filter(deal__in=past).exists():
         return HistoryStats()
-    if account is None:
-        account = Account.objects.create(name="Market History (demo)", slug=HISTORY_ACCOUNT_SLUG)
-    Deal.objects.filter(account=account).delete()  # a history whose lenders were deleted: made anew
+    past.delete()  # a history whose lenders were deleted: made anew
     rows = (LenderProgram.objects.filter(status=LenderProgram.Status.ACTIVE, lender__category="demo")
             .order_by("lender__website", "id")
             .values_list("lender_id", "lender__website", "lender__lender_types", "sponsor_states", "asset_types",
-                         "min_loan_amount", "max_loan_amount"))
-    cover = _cover(rows)
+                         "min_loan_amount", "max_loan_amount", "loan_types"))
+    focus = [m for m in focus if m.state and m.asset_type and m.loan_amount]
+    cover = _cover(rows, sorted({*MARKETS, *(m.state for m in focus)}))
     if not cover:
         return HistoryStats()
-    websites = sorted({w for entries in cover.values() for w, *_ in entries})
+    websites = sorted({entry[0] for entries in cover.values() for entry in entries})
     temperaments = {w: _temperament(random.Random(f"{seed}:{w}")) for w in websites}
     rng = random.Random(seed)
     markets = sorted(cover)
 
     plans = []
     for index in range(deals):
-        state, asset = rng.choice(markets)
-        candidates = cover[(state, asset)]
-        amount = _money(math.exp(rng.uniform(math.log(2e6), math.log(60e6))))
-        fitting = sorted({(w, lid, kind) for w, lid, low, high, kind in candidates if low <= amount <= high})
+        market = rng.choices(focus, weights=[m.weight for m in focus])[0] if (
+            focus and rng.random() < FOCUS_SHARE) else None
+        if market is not None:
+            state, asset = market.state, market.asset_type
+            amount = _money(market.loan_amount * math.exp(rng.uniform(math.log(0.6), math.log(1.6))))
+            loan_type = market.loan_type or rng.choice(("permanent", "light_bridge"))
+            same_plan = rng.random() < FOCUS_PLAN
+            transaction_type = (market.transaction_type if same_plan and market.transaction_type
+                                else rng.choice(("acquisition", "refinance")))
+            plan = (market.business_plan if same_plan and market.business_plan
+                    else rng.choice(("stabilized", "value_add")))
+        else:
+            state, asset = rng.choice(markets)
+            amount = _money(math.exp(rng.uniform(math.log(2e6), math.log(60e6))))
+            loan_type = "permanent" if rng.random() < 0.6 else "light_bridge"
+            transaction_type = rng.choice(("acquisition", "refinance"))
+            plan = rng.choice(("stabilized", "value_add"))
+        candidates = cover.get((state, asset), [])
+        fitting = sorted({(w, lid, kind) for w, lid, low, high, kind, types in candidates
+                          if low <= amount <= high and (not types or loan_type in types)})
         if len(fitting) < 2:
             continue
         # Busy lenders get more deals: a weighted draw without replacement (keys u ** (1 / reach)).
         keyed = sorted(fitting, key=lambda f: -(rng.random() ** (1 / temperaments[f[0]].reach)))
         chosen = keyed[: rng.randint(3, 8)]
         started = now - dt.timedelta(days=rng.uniform(5, HISTORY_DAYS), hours=rng.uniform(0, 24))
-        plans.append((index, state, asset, amount, started, chosen))
+        plans.append((index, state, asset, amount, started, chosen, loan_type, transaction_type, plan))
 
     deal_objects = Deal.objects.bulk_create([
         Deal(account=account, title=f"Past {asset.replace('_', ' ')} loan in {state} #{index + 1:03d}",
-             loan_amount=amount, loan_type="permanent" if rng.random() < 0.6 else "light_bridge",
-             transaction_type=rng.choice(("acquisition", "refinance")),
-             business_plan=rng.choice(("stabilized", "value_add")), description="Demo market history.",
+             loan_amount=amount, loan_type=loan_type, transaction_type=transaction_type, business_plan=plan,
+             description=HISTORY_DESCRIPTION,
              # Past deals: archived, so a deal team's lists (active deals by default) show its own.
              archived=True, archived_at=now)
-        for index, state, asset, amount, _started, _chosen in plans
+        for index, state, asset, amount, _started, _chosen, loan_type, transaction_type, plan in plans
     ])
     DealProperty.objects.bulk_create([
         DealProperty(deal=deal, name=f"Property of {deal.title}", state=state, asset_type=asset)
@@ -151,11 +240,12 @@ def seed_market_history(*, seed: int = 7, deals: int = 400, now: dt.datetime | N
     placements: list[Placement] = []
     quotes: list[tuple[int, dict]] = []  # (index in placements, term sheet fields)
     won = 0
-    for deal, (_i, _state, _asset, amount, started, chosen) in zip(deal_objects, plans, strict=True):
+    for deal, (_i, _state, asset, amount, started, chosen, *_rest) in zip(deal_objects, plans, strict=True):
         first_index = len(placements)
         quoted: list[int] = []
         for website, lender_id, kind in chosen:
             mood = temperaments[website]
+            answers, quotes_chance = mood.chances(_appetite(seed, website, asset))
             sent = started + dt.timedelta(hours=rng.uniform(1, 48))
             placement = Placement(deal=deal, lender_id=lender_id, status="sent", sent_at=_clip(sent, now),
                                   created_at=min(started, now))
@@ -163,7 +253,7 @@ def seed_market_history(*, seed: int = 7, deals: int = 400, now: dt.datetime | N
             if placement.sent_at is None:
                 placement.status = "draft"
                 continue
-            if rng.random() > mood.answers:
+            if rng.random() > answers:
                 if sent + dt.timedelta(days=10) <= now:
                     placement.status = "no_response"
                 continue
@@ -171,7 +261,7 @@ def seed_market_history(*, seed: int = 7, deals: int = 400, now: dt.datetime | N
             if answered is None:
                 continue
             placement.first_response_at = answered
-            if rng.random() > mood.quotes:
+            if rng.random() > quotes_chance:
                 placement.status, placement.decided_at = "declined", answered
                 continue
             placement.status = "reviewing"
@@ -240,10 +330,12 @@ def quote_terms(rng: random.Random, kind: str, amount: Decimal, received: dt.dat
     return fields
 
 
-def seed_demo_search(*, deal: Deal, user=None):
+def seed_demo_search(*, deal: Deal, user=None, again: bool = False):
     """The demo deal's completed lender search: its latest completed one, else one started and run
     here, in-process, through the searches services (the same ranking every door gets; deterministic
-    for the same directory). None when the deal cannot be searched."""
+    for the same directory and signals). `again`: start one even when there is a completed one (the
+    history it learns from was just made; a recent search of the same deal version is reused). None
+    when the deal cannot be searched."""
     from deals.searches import services as search_services
     from deals.searches.models import LenderMatch, LenderSearch
     from deals.searches.ranking import missing_for_search
@@ -253,13 +345,14 @@ def seed_demo_search(*, deal: Deal, user=None):
         # Its ranked lenders went with the directory they ranked (a directory seeded afresh): rank again.
         LenderSearch.objects.filter(deal=deal).delete()
         done = None
-    if done is not None or deal.archived or missing_for_search(deal, list(deal.properties.order_by("id"))):
+    if (done is not None and not again) or deal.archived or missing_for_search(
+            deal, list(deal.properties.order_by("id"))):
         return done
     search, _ = search_services.lender_search_start(deal=deal, user=user)
     # Run now (a no-op when an in-process job already ran it on commit; a queued job finds it done).
     search_services.lender_search_run(search_id=search.pk)
     search.refresh_from_db()
-    return search if search.status == LenderSearch.Status.COMPLETED else None
+    return search if search.status == LenderSearch.Status.COMPLETED else done
 
 
 def seed_demo_pipeline(*, deal: Deal, user=None) -> int:

@@ -1,6 +1,13 @@
 """A realistic synthetic lender directory, deterministic for a given seed.
 
 Used by `seed_demo` (hundreds of lenders) and by the ranking benchmark (up to 100k programs).
+
+About six programs in ten state their pricing and terms (`program_terms`: a fixed rate or a spread over
+an index, amortization, interest-only months, a min debt yield, a term), as a rate sheet would for the
+lender's type, so the ranking's sizing differs between programs (a program's own rate, or the deal's).
+Those terms come from a random stream of their own, keyed by the program (seed, lender website,
+position), so the directory's stream, and the lenders and programs an existing directory has, stay the
+same.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from decimal import Decimal
 from django.db import transaction
 
 from lenders.models import Lender, LenderProgram
+from lenders.program_terms import TERM_FIELDS
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
 
 # Lender names combine a first word, an optional place word and a suffix for the lender's type
@@ -65,6 +73,32 @@ PROFILES = {
 }
 
 
+# Pricing and terms by lender type, for `program_terms`: fixed rate (low end range, percent), spread over
+# which indexes (bps, low end range), amortization years, interest-only months and min debt yields
+# (percent; None: not stated) it chooses from.
+PRICED_SHARE = 0.6
+PRICING = {
+    "bank": {"fixed": (6.0, 7.1), "indexes": ("term_sofr_1m", "prime"), "spread": (225, 325),
+             "amortization": (25, 25, 30), "io": (0, 0, 12), "debt_yield": (None, 9, 9.5, 10)},
+    "credit_union": {"fixed": (6.2, 7.3), "indexes": (), "spread": None, "amortization": (20, 25),
+                     "io": (0,), "debt_yield": (None, 9.5, 10)},
+    "life_company": {"fixed": (5.1, 5.9), "indexes": (), "spread": None, "amortization": (25, 30, 30),
+                     "io": (0, 24, 60), "debt_yield": (8, 8.5, 9)},
+    "cmbs": {"fixed": (6.0, 6.9), "indexes": (), "spread": None, "amortization": (30,),
+             "io": (0, 24, 60, 120), "debt_yield": (8, 8.5, 9, 9.5)},
+    "agency": {"fixed": (5.3, 6.1), "indexes": ("sofr",), "spread": (175, 250), "amortization": (30, 30, 35),
+               "io": (0, 12, 24, 60), "debt_yield": (None, None, 7.5, 8)},
+    "debt_fund": {"fixed": None, "indexes": ("sofr", "term_sofr_1m"), "spread": (300, 450), "amortization": (None,),
+                  "io": (24, 36), "debt_yield": (None, 6.5, 7, 7.5)},
+    "private": {"fixed": None, "indexes": ("sofr", "prime"), "spread": (425, 625), "amortization": (None,),
+                "io": (12, 24), "debt_yield": (None,)},
+    "sba": {"fixed": None, "indexes": ("prime",), "spread": (225, 275), "amortization": (25,), "io": (0,),
+            "debt_yield": (None,)},
+}
+# Backfill the terms of an existing directory seeded before programs had them, up to this many lenders
+# (the demo's; a benchmark's directory of millions is seeded afresh instead).
+TERMS_BACKFILL_MAX = 10_000
+
 PROGRAM_TIERS = ("Core", "Growth", "Select", "Flex", "Prime")
 # How a program title names each loan type it offers (tbd is never offered).
 LOAN_TYPE_TITLES = {"construction": "Construction", "heavy_bridge": "Heavy Bridge", "light_bridge": "Light Bridge",
@@ -100,6 +134,40 @@ def _unused_title(tier: str, loan_types: list[str], taken: set[str]) -> str:
     candidates = [program_title(PROGRAM_TIERS[(start + k) % len(PROGRAM_TIERS)], loan_types)
                   for k in range(len(PROGRAM_TIERS))]
     return next((title for title in candidates if title not in taken), candidates[0])
+
+
+def program_terms(*, seed: int, website: str, position: int, lender_type: str, loan_types: list[str]) -> dict:
+    """The stated pricing and terms of the lender's `position`-th program (model field -> value), from
+    a stream of their own (see the module docstring); {} for a program that states none. Within
+    lenders.program_terms' rules: a fixed program states no index or spread, a floating one its index."""
+    rng = random.Random(f"{seed}:terms:{website}:{position}")
+    if rng.random() >= PRICED_SHARE:
+        return {}
+    style = PRICING[lender_type]
+    permanent = "permanent" in loan_types
+    floating = style["spread"] is not None and (style["fixed"] is None or not permanent or rng.random() < 0.3)
+    terms: dict = {}
+    if floating:
+        low = rng.randrange(style["spread"][0], style["spread"][1] + 1, 5)
+        terms.update(rate_type="floating", rate_index=rng.choice(style["indexes"]), spread_min_bps=low,
+                     spread_max_bps=low + rng.randrange(50, 176, 25))
+        if terms["rate_index"] == "prime":  # prime sits about 3 points over SOFR: a smaller spread over it
+            terms.update(spread_min_bps=low - 200, spread_max_bps=terms["spread_max_bps"] - 200)
+    else:
+        low = round(rng.uniform(*style["fixed"]), 2)
+        terms.update(rate_type="fixed", fixed_rate_min=Decimal(f"{low:.3f}"),
+                     fixed_rate_max=Decimal(f"{low + rng.choice((0.25, 0.5, 0.75)):.3f}"))
+    amortization = rng.choice(style["amortization"])
+    if amortization is not None and permanent:
+        terms["amortization_years"] = amortization
+        terms.update(term_months_min=60, term_months_max=rng.choice((60, 84, 120)))
+    else:
+        terms.update(term_months_min=12, term_months_max=rng.choice((24, 36, 48)))
+    terms["interest_only_months"] = min(rng.choice(style["io"]), terms["term_months_max"])
+    debt_yield = rng.choice(style["debt_yield"])
+    if debt_yield is not None:
+        terms["min_debt_yield"] = Decimal(f"{debt_yield:.2f}")
+    return terms
 
 
 def generate(count: int, *, seed: int = 7, programs: tuple[int, int] = (1, 4)
@@ -147,6 +215,8 @@ def generate(count: int, *, seed: int = 7, programs: tuple[int, int] = (1, 4)
                 max_ltv=Decimal(rng.randint(*ltv_range)),
                 min_dscr=Decimal(str(round(rng.uniform(*dscr_range), 2))),
                 status=LenderProgram.Status.ACTIVE if rng.random() < 0.92 else LenderProgram.Status.INACTIVE,
+                **program_terms(seed=seed, website=lender.website, position=len(program_list),
+                                lender_type=lender_type, loan_types=program_loan_types),
             )
             program.refresh_masks()  # as save() would (bulk_create skips it)
             program_list.append(program)
@@ -165,6 +235,10 @@ def seed_directory(count: int, *, seed: int = 7, batch: int = 2000, programs: tu
     """
     existing = dict(Lender.objects.filter(category="demo").values_list("website", "name"))
     renames: dict[str, tuple[str, list[str]]] = {}
+    # A directory seeded before programs stated terms (none of its programs does): given them once.
+    backfill = (0 < len(existing) <= TERMS_BACKFILL_MAX and not LenderProgram.objects.filter(
+        lender__category="demo").exclude(rate_type="").exists())
+    terms: dict[str, list[dict]] = {}
     made_lenders = made_programs = 0
     pending: list[tuple[Lender, list[LenderProgram]]] = []
 
@@ -186,6 +260,9 @@ def seed_directory(count: int, *, seed: int = 7, batch: int = 2000, programs: tu
     queued = 0
     for lender, programs_ in generate(count, seed=seed, programs=programs):
         if lender.website in existing:
+            if backfill:
+                terms[lender.website] = [{name: getattr(program, name) for name in TERM_FIELDS}
+                                         for program in programs_]
             if existing[lender.website] != lender.name:
                 renames[lender.website] = (lender.name, [program.title for program in programs_])
             continue
@@ -199,7 +276,29 @@ def seed_directory(count: int, *, seed: int = 7, batch: int = 2000, programs: tu
             flush()
     flush()
     _rename(renames, batch=batch)
+    _backfill_terms(terms, batch=batch)
     return made_lenders, made_programs
+
+
+def _backfill_terms(terms: dict[str, list[dict]], *, batch: int) -> None:
+    """Give the programs of existing lenders (website -> each program's terms, in creation order) the
+    terms the generator gives them today, where a program states none (a program's own are kept)."""
+    websites = list(terms)
+    for start in range(0, len(websites), batch):
+        chunk = websites[start:start + batch]
+        programs = LenderProgram.objects.filter(lender__category="demo", lender__website__in=chunk).order_by(
+            "lender_id", "id").select_related("lender").only("id", "lender__website", *TERM_FIELDS)
+        changed, position, last = [], 0, None
+        for program in programs:
+            position = position + 1 if program.lender_id == last else 0
+            last = program.lender_id
+            wanted = terms[program.lender.website]
+            if position >= len(wanted) or any(getattr(program, name) not in (None, "") for name in TERM_FIELDS):
+                continue
+            for name, value in wanted[position].items():
+                setattr(program, name, value)
+            changed.append(program)
+        LenderProgram.objects.bulk_update(changed, list(TERM_FIELDS), batch_size=batch)
 
 
 def _rename(renames: dict[str, tuple[str, list[str]]], *, batch: int) -> None:

@@ -1,5 +1,5 @@
-"""What the deal team's lists share: the "Active deals" default (archived deals' rows — the demo's
-market history among them — only when asked for), totals that count that default rather than the
+"""What the deal team's lists share: the "Active deals" default (archived deals' rows — the demo
+account's market history among them — only when asked for), totals that count that default rather than the
 hidden archive, and row cells written as a deal team reads them (two lines: a link over a quiet line)."""
 
 from __future__ import annotations

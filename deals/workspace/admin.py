@@ -5,7 +5,8 @@ words — names, money as money, dates — each row linking to its page. Hooked 
 Whose work it shows: the accounts the person is a member of, for a superuser too. A superuser in
 operations works across accounts in the lists (which show every account to it); its home page is a
 team's day, so it shows the teams it belongs to and says where every account's deals are. An account
-nobody is a member of (the demo's market history) is on no one's home page."""
+nobody is a member of is on no one's home page; archived deals (the demo's market history) are on no list
+of active work."""
 
 from __future__ import annotations
 

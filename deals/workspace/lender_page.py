@@ -4,8 +4,9 @@ latest placements. Registered on `lenders.admin` from `DealsConfig.ready()` (the
 imports `deals`).
 
 Whose: the accounts the person is a member of, a superuser's too (like the home page: a team's view,
-never another account's contacts or placements; an account nobody is a member of, such as the demo's
-market history, is on no one's page). Six queries at most, whatever the number of placements."""
+never another account's contacts or placements; an account nobody is a member of is on no one's page;
+the demo account's market history, archived past deals, counts here as its record with the lender).
+Six queries at most, whatever the number of placements."""
 
 from __future__ import annotations
 

@@ -99,3 +99,36 @@ def test_bulk_seeded_rows_carry_the_derived_fields_save_would_compute():
         stored = [getattr(program, field) for field in derived]
         program.refresh_masks()
         assert stored == [getattr(program, field) for field in derived], program.pk
+
+
+def test_some_programs_state_pricing_and_terms_within_the_rules():
+    """About six programs in ten state terms (a fixed rate, or a spread over an index), each within
+    lenders.program_terms' rules; from a stream of their own, so the directory's lenders stay the same."""
+    from lenders.program_terms import TERM_FIELDS, field_errors, pair_errors
+
+    programs = [program for _lender, programs in demo.generate(300, seed=7) for program in programs]
+    priced = [p for p in programs if p.rate_type]
+    assert 0.45 < len(priced) / len(programs) < 0.75
+    assert {p.rate_type for p in priced} == {"fixed", "floating"}
+    assert {p.rate_index for p in priced if p.rate_type == "floating"} >= {"sofr", "prime"}
+    for program in programs:
+        values = {name: getattr(program, name) for name in (*TERM_FIELDS, "max_ltv", "min_dscr")}
+        assert not field_errors(values) and not pair_errors(values), values
+    # Another program's terms are drawn from the program's own key, not the directory's stream.
+    again = demo.program_terms(seed=7, website="https://lender00001.example.com", position=0,
+                               lender_type="agency", loan_types=["permanent"])
+    assert again == demo.program_terms(seed=7, website="https://lender00001.example.com", position=0,
+                                       lender_type="agency", loan_types=["permanent"])
+
+
+def test_a_directory_seeded_before_programs_had_terms_gets_them():
+    from lenders.program_terms import TERM_FIELDS
+
+    seed()
+    current = snapshot(), list(LenderProgram.objects.order_by("lender__website", "id").values_list(*TERM_FIELDS))
+    LenderProgram.objects.update(rate_type="", rate_index="", spread_min_bps=None, spread_max_bps=None,
+                                 fixed_rate_min=None, fixed_rate_max=None, term_months_min=None, term_months_max=None,
+                                 amortization_years=None, interest_only_months=None, min_debt_yield=None)
+    seed()
+    assert (snapshot(), list(LenderProgram.objects.order_by("lender__website", "id").values_list(*TERM_FIELDS))
+            ) == current

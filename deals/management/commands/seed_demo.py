@@ -8,11 +8,12 @@ from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 from django.db.models import Q
 
-from deals.demo_history import seed_demo_pipeline, seed_market_history
+from deals.demo_history import Market, retire_legacy_history, seed_demo_pipeline, seed_demo_search, seed_market_history
 from deals.models import Company, Contact, Deal, DealFinancials, DealProperty, Placement
 from deals.notes.demo import date_demo_placements, seed_demo_notes
 from deals.pipeline.demo import seed_demo_stages
 from deals.placements.activity import lender_activity_recompute
+from deals.searches.ranking.evidence import refresh_lender_signals
 from lenders.demo import seed_directory
 from lenders.rates.demo import seed_market_rates
 from lev.accounts.demo_key import demo_api_key_ensure, key_file
@@ -64,6 +65,23 @@ DEMO_DEALS = [
     },
     {"title": "Downtown Hotel Recapitalization (draft)", "loan_type": "tbd", "transaction_type": "tbd"},
 ]
+
+# How much more of the account's history is in the first demo deal's market (the deal placed and ranked
+# with evidence) than in each other demo deal's.
+DEMO_DEAL_FOCUS = 4.0
+
+
+def demo_markets() -> list[Market]:
+    """The demo deals' markets, which the account's history leans toward (deals.demo_history)."""
+    markets = []
+    for n, spec in enumerate(DEMO_DEALS):
+        for state, asset_type in sorted({(p["state"], p["asset_type"]) for p in spec.get("properties", [])
+                                         if p.get("state") and p.get("asset_type")}):
+            markets.append(Market(state, asset_type, float(spec.get("loan_amount") or 0), spec.get("loan_type", ""),
+                                  spec.get("transaction_type", ""), spec.get("business_plan", ""),
+                                  weight=DEMO_DEAL_FOCUS if n == 0 else 1.0))
+    return markets
+
 
 # The demo account's companies and the people there (deals.companies), and which deals name them.
 DEMO_COMPANIES = [
@@ -117,7 +135,7 @@ class Command(BaseCommand):
                                  "HOST and PORT).")
 
     def handle(self, *args, **options):
-        # No seeded activity counters: the signals are computed from the market history below.
+        # No seeded activity counters: the signals are computed from the demo account's history below.
         lenders, programs = seed_directory(options["lenders"], seed=options["seed"])
         self.stdout.write(f"Lender directory: {lenders} lenders and {programs} programs added.")
         if lenders and connection.vendor == "postgresql":
@@ -216,14 +234,30 @@ class Command(BaseCommand):
                                                                  contact_email=contact.email)
 
     def _seed_placements(self, account, user, *, seed: int) -> None:
-        """Market rates (a dated history of every index), a market history of placements and quotes,
-        the activity signals computed from it, and one demo deal in mid-placement (deals.demo_history)."""
+        """Market rates (a dated history of every index), the account's own history of placements and
+        quotes, the signals and activity the ranking learns from it, and one demo deal in mid-placement,
+        ranked with that evidence (deals.demo_history)."""
         rates = seed_market_rates()
         self.stdout.write(f"Market rates: {rates} dated rates added." if rates else "Market rates: already there.")
-        history = seed_market_history(seed=seed)
-        self.stdout.write(f"Market history: {history}." if history.deals else "Market history: already there.")
+        retired = retire_legacy_history()
+        if retired:
+            self.stdout.write(f"Old market history account removed ({retired} past deals): the history is "
+                              f"{account.name}'s own now.")
+        history = seed_market_history(account, seed=seed, focus=demo_markets())
+        self.stdout.write(f"Market history of {account.name}: {history}." if history.deals
+                          else f"Market history of {account.name}: already there.")
+        # What the demo deal's search learns from: the account's own outcomes, as signals and activity.
+        signals = refresh_lender_signals()
+        self.stdout.write(f"Lender signals: {signals.rows} rows learned from {signals.placements} placements.")
+        lender_activity_recompute()
         deal = Deal.objects.filter(account=account, title=DEMO_DEALS[0]["title"]).first()
-        if deal is not None and seed_demo_pipeline(deal=deal, user=user):
+        placed = 0
+        if deal is not None and history.deals and Placement.objects.filter(deal=deal).exists():
+            # Placed before this history was there (an older database): ranked again, now with evidence.
+            seed_demo_search(deal=deal, user=user, again=True)
+        if deal is not None:
+            placed = seed_demo_pipeline(deal=deal, user=user)
+        if placed:
             date_demo_placements(deal=deal)  # on the days of its path, as its stage history is
             self.stdout.write(f"Deal {deal.title!r}: placed with lenders, two quotes recorded.")
         if deal is not None:
@@ -235,6 +269,8 @@ class Command(BaseCommand):
         if notes:
             self.stdout.write(f"Demo deals: {notes} notes, calls and meetings recorded.")
         # After the demo deal's placements too, so a second run computes the same signals.
+        if placed:
+            refresh_lender_signals()
         markets = lender_activity_recompute()
         self.stdout.write(f"Lender activity: {markets} lender markets computed from placements and term sheets.")
 

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.django_db
 
 def test_the_demo_deals_sit_across_the_pipeline_with_believable_histories():
     call_command("seed_demo", "--lenders", "60", stdout=StringIO())
-    demo = Deal.objects.filter(account__slug="demo-capital").select_related("stage")
+    # Its demo deals: the account's market history is archived past deals, bulk-made without a path.
+    demo = Deal.objects.filter(account__slug="demo-capital", archived=False).select_related("stage")
     stages = {deal.title: deal.stage.key for deal in demo}
     assert stages["Riverside Apartments Refinance"] == "term_sheets"  # it has its two quotes
     assert stages["Lakeview Industrial Build-to-Suit"] == "closing"

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from deals.demo_history import HISTORY_ACCOUNT_SLUG, seed_market_history
+from deals.demo_history import HISTORY_DESCRIPTION, seed_market_history
 from deals.models import Deal, TermSheet
 from deals.placements.comparison import term_sheet_comparison
 from lenders.demo import seed_directory
@@ -52,8 +52,8 @@ def test_business_days_of_every_index_at_plausible_levels_once(django_assert_max
 def test_the_history_quotes_compare_at_their_dates(account):
     seed_directory(60, seed=7)
     seed_market_rates()
-    seed_market_history(seed=7, deals=40)
-    floating = TermSheet.objects.filter(deal__account__slug=HISTORY_ACCOUNT_SLUG, rate_type="floating",
+    seed_market_history(account, seed=7, deals=40)
+    floating = TermSheet.objects.filter(deal__description=HISTORY_DESCRIPTION, rate_type="floating",
                                         deleted_at=None).exclude(placement__status="declined").first()
     assert floating is not None
     comparison = term_sheet_comparison(deal=Deal.objects.get(pk=floating.deal_id))
