@@ -32,7 +32,8 @@ TABLE = LenderSignal._meta.db_table
 
 
 def _rows() -> set[tuple]:
-    return set(LenderSignal.objects.values_list("account_id", "lender_id", "dimension", "value", "quoted_12m"))
+    return set(LenderSignal.objects.values_list("account_id", "lender_id", "dimension", "value", "sent_12m",
+                                                "quoted_12m", "declined_12m"))
 
 
 def _wait_blocked(params: dict) -> None:
