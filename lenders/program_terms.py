@@ -14,12 +14,12 @@ without a word, so a spread typed as a percent (2.85 for 285 bps) would be store
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from lev import limits
 from lev.enums import RATE_INDEX_NAMES
-from lev.formatting import EMPTY, percent
+from lev.formatting import EMPTY, decimal_or_none, percent
 from lev.vocabulary import WHOLE_NUMBER_MESSAGE, percent_fraction_message, sentence
 
 # The terms sizing reads (deals.searches.ranking.sizing), beside the program's max LTV and min DSCR.
@@ -63,24 +63,13 @@ def at_least(minimum: object) -> str:
     return sentence(f"must be at least {minimum}")
 
 
-def _number(value: Any) -> Decimal | None:
-    """The value as a Decimal, or None when it is empty or no number (the field's own check says so)."""
-    if value is None or value == "" or isinstance(value, bool):
-        return None
-    try:
-        number = Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        return None
-    return number if number.is_finite() else None
-
-
 def field_errors(values: Mapping[str, Any]) -> dict[str, list[str]]:
     """Each field's own refusal, judged on the value as given: a percent sent as a fraction (with the
     value probably meant), a percent out of its bounds, a min DSCR of 0 or less, a count or a spread
     that is not a whole number or out of its bounds. Fields absent from `values` are not judged."""
     errors: dict[str, list[str]] = {}
     for name, (floor, maximum, places) in PERCENTS.items():
-        value = _number(values.get(name))
+        value = decimal_or_none(values.get(name))
         if value is None:
             continue
         fraction = percent_fraction_message(value, floor=floor, maximum=maximum, places=places)
@@ -90,13 +79,13 @@ def field_errors(values: Mapping[str, Any]) -> dict[str, list[str]]:
             errors[name] = [ZERO_OR_MORE]
         elif value > maximum:
             errors[name] = [at_most(maximum)]
-    dscr = _number(values.get("min_dscr"))
+    dscr = decimal_or_none(values.get("min_dscr"))
     if dscr is not None and dscr <= 0:
         errors["min_dscr"] = [MORE_THAN_ZERO]
     elif dscr is not None and dscr > limits.DSCR_INPUT_MAX:
         errors["min_dscr"] = [at_most(limits.DSCR_INPUT_MAX)]
     for name, (least, most) in WHOLE_NUMBERS.items():
-        value = _number(values.get(name))
+        value = decimal_or_none(values.get(name))
         if value is None:
             continue
         if value != value.to_integral_value():
@@ -114,7 +103,7 @@ def pair_errors(values: Mapping[str, Any]) -> dict[str, list[str]]:
     fixed rate)."""
     errors: dict[str, list[str]] = {}
     for low_name, high_name, low_words in RANGES:
-        low, high = _number(values.get(low_name)), _number(values.get(high_name))
+        low, high = decimal_or_none(values.get(low_name)), decimal_or_none(values.get(high_name))
         if low is not None and high is not None and low > high:
             errors[high_name] = [f"Must be at least the {low_words}."]
     rate_type = values.get("rate_type") or ""
@@ -134,7 +123,7 @@ def pair_errors(values: Mapping[str, Any]) -> dict[str, list[str]]:
 # --- in words -------------------------------------------------------------------------------------
 def _rate(value: Any) -> str:
     """6.1 -> 6.10, 6.125 -> 6.125: two decimals, three when the third is not 0."""
-    number = _number(value)
+    number = decimal_or_none(value)
     text = f"{number:.3f}"
     return text[:-1] if text.endswith("0") else text
 

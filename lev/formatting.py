@@ -11,7 +11,8 @@ from lev.limits import COVERAGE_STATES_SHOWN
 EMPTY = "—"
 
 
-def _decimal(value: object) -> Decimal | None:
+def decimal_or_none(value: object) -> Decimal | None:
+    """The value as a finite Decimal, or None when it is empty or no number."""
     if value is None or value == "":
         return None
     try:
@@ -23,7 +24,7 @@ def _decimal(value: object) -> Decimal | None:
 
 def money(value: object) -> str:
     """$18,500,000 (cents only when there are some: $1,250.50); negative as -$5,000."""
-    number = _decimal(value)
+    number = decimal_or_none(value)
     if number is None:
         return EMPTY
     sign = "-" if number < 0 else ""
@@ -39,25 +40,25 @@ def _trimmed(number: Decimal, places: int) -> str:
 
 def dollars(value: object) -> str:
     """Money to the whole dollar ($1,352,487): one precision across a table of figures."""
-    number = _decimal(value)
+    number = decimal_or_none(value)
     return EMPTY if number is None else money(number.quantize(Decimal(1)))
 
 
 def basis_points(value: object) -> str:
     """A spread in basis points as a percent: 350 → 3.50%."""
-    number = _decimal(value)
+    number = decimal_or_none(value)
     return EMPTY if number is None else f"{number / 100:.2f}%"
 
 
 def percent(value: object, places: int = 2) -> str:
     """A value already in percent: 71.15%, 65% (no trailing zeros)."""
-    number = _decimal(value)
+    number = decimal_or_none(value)
     return EMPTY if number is None else f"{_trimmed(number, places)}%"
 
 
 def multiple(value: object) -> str:
     """A coverage ratio such as DSCR: 1.25x (always two decimals, as lenders quote it)."""
-    number = _decimal(value)
+    number = decimal_or_none(value)
     return EMPTY if number is None else f"{number:,.2f}x"
 
 
@@ -99,7 +100,7 @@ def coverage(states: Iterable[str] | None, limit: int = COVERAGE_STATES_SHOWN) -
 def money_short(value: object) -> str:
     """Money as a list column reads it: $18.5M, $850K, $1.25B, $900 (two significant decimals at
     most, trailing zeros dropped); None as a dash."""
-    number = _decimal(value)
+    number = decimal_or_none(value)
     if number is None:
         return EMPTY
     sign = "-" if number < 0 else ""
@@ -117,11 +118,11 @@ def money_short(value: object) -> str:
 
 def money_range(low: object, high: object) -> str:
     """$1M to $25M as "$1M\N{EN DASH}$25M"; one end missing reads as "up to $25M" or "$1M+"."""
-    if _decimal(low) is None and _decimal(high) is None:
+    if decimal_or_none(low) is None and decimal_or_none(high) is None:
         return EMPTY
-    if _decimal(low) is None:
+    if decimal_or_none(low) is None:
         return f"up to {money_short(high)}"
-    if _decimal(high) is None:
+    if decimal_or_none(high) is None:
         return f"{money_short(low)}+"
     return f"{money_short(low)}\N{EN DASH}{money_short(high)}"
 

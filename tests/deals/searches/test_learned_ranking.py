@@ -11,7 +11,6 @@ import pytest
 from django.utils import timezone
 
 from deals.models import Deal, DealProperty, Placement, TermSheet
-from deals.searches import services
 from deals.searches.models import LenderMatch, LenderSearch
 from deals.searches.ranking import evidence as ev
 from deals.searches.ranking import predict
@@ -24,17 +23,6 @@ from tests.factories import AccountFactory
 pytestmark = pytest.mark.django_db
 
 NOW = timezone.now()
-
-
-@pytest.fixture
-def rank(django_capture_on_commit_callbacks):
-    def run(deal) -> LenderSearch:
-        with django_capture_on_commit_callbacks(execute=True):
-            search, _created = services.lender_search_start(deal=deal)
-        search.refresh_from_db()
-        return search
-
-    return run
 
 
 def matches(search: LenderSearch) -> list[LenderMatch]:

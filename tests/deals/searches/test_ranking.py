@@ -24,19 +24,6 @@ from tests.deals.searches.factories import (
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def rank(django_capture_on_commit_callbacks):
-    """Start a search of the deal, run its job (in-process) and return the finished search."""
-
-    def run(deal) -> LenderSearch:
-        with django_capture_on_commit_callbacks(execute=True):
-            search, _created = services.lender_search_start(deal=deal)
-        search.refresh_from_db()
-        return search
-
-    return run
-
-
 def ranked(search: LenderSearch) -> list[LenderMatch]:
     return list(LenderMatch.objects.filter(search=search).select_related("lender").order_by("rank"))
 
