@@ -16,7 +16,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run port-free test test-embedded fuzz install lint migrations-check pytest worker beat bench bench-ranking-1m bench-ab-shortcuts bench-peers faults conformance \
+.PHONY: run port-free test test-embedded fuzz install lint migrations-check pytest worker beat bench bench-ranking-1m bench-signals bench-ab-shortcuts bench-peers faults conformance \
 	compose-config clean
 
 $(STAMP): pyproject.toml
@@ -70,9 +70,15 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 # The ranking at 100k and 1M programs, side by side (about 3 minutes: the 100k directory is seeded in
-# Python, then copied in SQL to 1M). `make bench BENCH_ARGS=--ranking-1m` adds 1M to the full run.
+# Python, then copied in SQL to 1M), each with and without 2,000 lenders x 50 accounts of stored signals
+# (issue 37; --signal-accounts 0: none). `make bench BENCH_ARGS=--ranking-1m` adds 1M to the full run.
 bench-ranking-1m: $(STAMP)
 	$(BIN)/python bench/bench_ranking.py --sizes 100000,1000000 --repeat 3
+
+# The lender signals' refresh (issue 37) over 100k placements of 50 accounts with 2,000 lenders, timed 3
+# times, then phase by phase (its own database on the DATABASE_URL server, which must be PostgreSQL).
+bench-signals: $(STAMP)
+	$(BIN)/python bench/bench_signals.py --repeat 3
 
 # A/B of shortcuts behind environment switches against MCP get_deal, interleaved call by call (issue 20's
 # 10 % rule; docs/benchmarks.md, "Read shortcuts A/B"): `make bench-ab-shortcuts AB_ARGS="--switch LEV_X"`.

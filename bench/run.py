@@ -11,6 +11,8 @@ shared machine are noisy; ratios of interleaved runs are not).
 4. Breaker-open fast-fail latency vs a backend timeout.
 5. Activity recompute over 100k and 1M placements, compare_term_sheets at 10/50/200 quotes
    (bench/bench_placements.py).
+5b. Lender signals: refresh_lender_signals over 100k placements of 50 accounts (bench/bench_signals.py;
+   PostgreSQL; issue 37).
 6. list_deals / search_lender_directory first and deep pages at 1k vs 100k deals and lenders
    (bench/bench_lists.py).
 7. Byte budget: each tool's answer before/after against LEV_MCP_MAX_RESPONSE_BYTES (bench/bench_budget.py).
@@ -22,7 +24,7 @@ shared machine are noisy; ratios of interleaved runs are not).
    A/A run, the method's noise floor; about 1 minute per variant).
 
 Usage: python bench/run.py [--seconds 5] [--clients 4] [--rounds 3] [--skip-ranking] [--skip-placements]
-       [--skip-lists] [--gunicorn] [--ranking-1m] [--ab-shortcuts [SWITCH ...]]
+       [--skip-signals] [--skip-lists] [--gunicorn] [--ranking-1m] [--ab-shortcuts [SWITCH ...]]
 Uses DATABASE_URL (PostgreSQL recommended; point it at a scratch database: demo data is seeded
 and the demo admin password reset) and REDIS_URL when set; without DATABASE_URL it uses its own
 SQLite file under bench/results/.
@@ -273,11 +275,16 @@ def script_section(title: str, script: str, timeout: int, *args: str) -> str:
 
 def bench_ranking(one_million: bool = False) -> str:
     sizes = ["--sizes", "1000,10000,100000,1000000"] if one_million else []
-    return script_section("3. Ranking vs directory size", "bench_ranking.py", 1800, *sizes)
+    # With 2,000 lenders x 50 accounts of stored signals, timed with and without them (issue 37).
+    return script_section("3. Ranking vs directory size", "bench_ranking.py", 2700, *sizes)
 
 
 def bench_placements() -> str:
     return script_section("5. Placements: activity recompute and comparison", "bench_placements.py", 3600)
+
+
+def bench_signals() -> str:
+    return script_section("5b. Lender signals: refresh over 100k placements", "bench_signals.py", 3600)
 
 
 def bench_lists() -> str:
@@ -295,6 +302,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--skip-ranking", action="store_true", help="skip the ranking benchmark")
     parser.add_argument("--skip-placements", action="store_true", help="skip the placements benchmark")
+    parser.add_argument("--skip-signals", action="store_true", help="skip the lender signals refresh benchmark")
     parser.add_argument("--skip-lists", action="store_true", help="skip the list paging benchmark")
     parser.add_argument("--gunicorn", action="store_true", help="also compare gunicorn configurations")
     parser.add_argument("--ranking-1m", action="store_true", help="rank a 1M-program directory too (+3 min)")
@@ -328,6 +336,8 @@ def main() -> None:
     print(bench_breaker(), flush=True)
     if not args.skip_placements:
         print(bench_placements(), flush=True)
+    if not args.skip_signals:
+        print(bench_signals(), flush=True)
     if not args.skip_lists:
         print(bench_lists(), flush=True)
     print(bench_budget(), flush=True)
