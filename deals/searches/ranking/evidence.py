@@ -362,6 +362,39 @@ def pooled_tallies(per_account: dict[int, dict[int, Tallies]]) -> dict[int, Tall
 # --- stored signals -------------------------------------------------------------------------------
 
 _FIGURES = ("sent", "quoted", "declined", "no_answer", "won")
+SIGNAL_COLUMNS = ("account_id", "lender_id", "dimension", "value", *[f"{n}_weight" for n in _FIGURES],
+                  *[f"{n}_12m" for n in _FIGURES], "recent", "accounts", "refreshed_at")
+
+
+def _write_rows(rows: Iterable[tuple]) -> int:
+    """Insert LenderSignal rows given as tuples in SIGNAL_COLUMNS order; the number written. PostgreSQL:
+    one COPY (bulk_create built a model object and packed arrays for each of a million rows: 90 % of a
+    refresh over 100k placements, docs/benchmarks.md); elsewhere executemany in batches."""
+    from lenders.models import LenderSignal
+
+    table = LenderSignal._meta.db_table
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(c) for c in SIGNAL_COLUMNS)
+    written = 0
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+                    written += 1
+            return written
+        insert = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(SIGNAL_COLUMNS))})"
+        batch: list[tuple] = []
+        for row in rows:
+            batch.append((*row[:-1], connection.ops.adapt_datetimefield_value(row[-1])))
+            if len(batch) >= 5000:
+                cursor.executemany(insert, batch)
+                written += len(batch)
+                batch = []
+        if batch:
+            cursor.executemany(insert, batch)
+            written += len(batch)
+    return written
 
 
 @dataclass(frozen=True)
@@ -383,32 +416,21 @@ def refresh_lender_signals(*, now: dt.datetime | None = None) -> RefreshStats:
     per_account, count = tally(observations(as_of=now), as_of=now)
     pooled = pooled_tallies(per_account)
 
-    def rows() -> Iterator[LenderSignal]:
+    def rows() -> Iterator[tuple]:
         for account_id, lenders in [*per_account.items(), (None, pooled)]:
             for lender_id, tallies in lenders.items():
                 for (dimension, value), t in tallies.items():
-                    yield LenderSignal(
-                        account_id=account_id, lender_id=lender_id, dimension=dimension, value=value[:48],
-                        refreshed_at=now, recent=t.recent, accounts=t.accounts,
-                        **{f"{name}_weight": round(getattr(t, name), 4) for name in _FIGURES},
-                        **{f"{name}_12m": getattr(t, f"{name}_12m") for name in _FIGURES})
+                    yield (account_id, lender_id, dimension, value[:48], round(t.sent, 4), round(t.quoted, 4),
+                           round(t.declined, 4), round(t.no_answer, 4), round(t.won, 4), t.sent_12m, t.quoted_12m,
+                           t.declined_12m, t.no_answer_12m, t.won_12m, t.recent, t.accounts, now)
 
-    written = 0
     with transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 # One refresh at a time; readers go on reading the old rows until this commits.
                 cursor.execute(f"LOCK TABLE {LenderSignal._meta.db_table} IN EXCLUSIVE MODE")
         LenderSignal.objects.all().delete()
-        batch: list[LenderSignal] = []
-        for row in rows():
-            batch.append(row)
-            if len(batch) >= 5000:
-                LenderSignal.objects.bulk_create(batch)
-                written += len(batch)
-                batch = []
-        LenderSignal.objects.bulk_create(batch)
-        written += len(batch)
+        written = _write_rows(rows())
         seconds = round(time.monotonic() - started, 3)
         SignalRefresh.objects.update_or_create(pk=1, defaults={"finished_at": timezone.now(), "placements": count,
                                                                "rows": written, "seconds": seconds})
@@ -417,24 +439,26 @@ def refresh_lender_signals(*, now: dt.datetime | None = None) -> RefreshStats:
 
 
 def load(account_id: int | None, features: list[tuple[str, str]]) -> Evidence:
-    """The stored signals of `account_id` and the pooled ones, for the given features only (one query
-    on the lookup index). `account_id` None (a search without an account): the pooled ones alone."""
+    """The stored signals of `account_id` and the pooled ones, for the given features only: per owner,
+    one query whose every branch is a range of the (account, dimension, value) lookup index (an OR
+    across owners made PostgreSQL scan all of an account's rows: docs/benchmarks.md, seventh round).
+    `account_id` None (a search without an account): the pooled ones alone."""
     from lenders.models import LenderSignal
 
     by_dimension: dict[str, list[str]] = defaultdict(list, {BOX: [INSIDE, OUTSIDE]})
     for dimension, value in features:
         by_dimension[dimension].append(value)
-    wanted = Q()
-    for dimension, values in by_dimension.items():
-        wanted |= Q(dimension=dimension, value__in=values)
-    owner = Q(account__isnull=True) if account_id is None else Q(account_id=account_id) | Q(account__isnull=True)
-    columns = ("account_id", "lender_id", "dimension", "value", "recent", "accounts",
+    columns = ("lender_id", "dimension", "value", "recent", "accounts",
                *[f"{n}_weight" for n in _FIGURES], *[f"{n}_12m" for n in _FIGURES])
     evidence = Evidence()
-    for row in LenderSignal.objects.filter(owner & wanted).values_list(*columns):
-        account, lender_id, dimension, value, recent, accounts = row[:6]
-        weights, counts = row[6:11], row[11:16]
-        t = Tally(*weights, *counts, recent=recent, accounts=accounts)
-        target = evidence.pooled if account is None else evidence.own
-        target.setdefault(lender_id, {})[(dimension, value)] = t
+    for owner, target in ((account_id, evidence.own), (None, evidence.pooled)):
+        if owner is None and target is evidence.own:
+            continue
+        whose = {"account__isnull": True} if owner is None else {"account_id": owner}
+        wanted = Q()
+        for dimension, values in by_dimension.items():  # the owner in every branch: each one an index range
+            wanted |= Q(dimension=dimension, value__in=values, **whose)
+        rows = LenderSignal.objects.filter(wanted).values_list(*columns)
+        for lender_id, dimension, value, recent, accounts, *figures in rows:
+            target.setdefault(lender_id, {})[(dimension, value)] = Tally(*figures, recent=recent, accounts=accounts)
     return evidence
