@@ -171,3 +171,27 @@ def test_three_accounts_make_a_pooled_signal_that_no_one_dominates(account, rank
     found = {m.lender_id: m for m in matches(rank(make_deal(account)))}
     line = [text for text in found[target.pk].match_insights if "teams" in text]
     assert line and line[0].startswith("Across 3+ teams: quotes about")
+
+
+# --- fresh: a new outcome refreshes the signals soon after, once per window ----------------------------
+def test_a_new_outcome_refreshes_the_signals_once_per_window(account, django_capture_on_commit_callbacks):
+    from django.core.cache import cache
+
+    from deals.placements.services import placement_update
+    from deals.searches import signals
+
+    cache.delete(signals.DEBOUNCE_KEY)
+    lender = lender_with("Decliner").lender
+    history(account, lender, "q")
+    first, second = (Placement.objects.create(deal=make_deal(account, title=f"Live {n}"), lender=lender,
+                                              status="sent", sent_at=NOW) for n in range(2))
+    with django_capture_on_commit_callbacks(execute=True):
+        placement_update(placement=first, data={"status": "declined"})  # jobs in-process: refreshed at once
+    overall = LenderSignal.objects.get(account=account, lender=lender, dimension="all")
+    assert (overall.quoted_12m, overall.declined_12m) == (1, 1)
+    with django_capture_on_commit_callbacks(execute=True):
+        placement_update(placement=second, data={"status": "declined"})  # within the window: no second refresh
+    assert LenderSignal.objects.get(account=account, lender=lender, dimension="all").declined_12m == 1
+    cache.delete(signals.DEBOUNCE_KEY)
+    assert signals.refresh_now() > 0  # the periodic refresh picks it up
+    assert LenderSignal.objects.get(account=account, lender=lender, dimension="all").declined_12m == 2
