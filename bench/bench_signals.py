@@ -180,22 +180,13 @@ def phases() -> dict[str, float]:
     t = time.perf_counter()
     pooled = ev.pooled_tallies(per_account)
     out["pool"] = time.perf_counter() - t
-    t = time.perf_counter()
-    objects = [LenderSignal(account_id=account_id, lender_id=lender_id, dimension=dimension, value=value[:48],
-                            refreshed_at=now, recent=tl.recent, accounts=tl.accounts,
-                            **{f"{name}_weight": round(getattr(tl, name), 4) for name in ev._FIGURES},
-                            **{f"{name}_12m": getattr(tl, f"{name}_12m") for name in ev._FIGURES})
-               for account_id, lenders in [*per_account.items(), (None, pooled)]
-               for lender_id, tallies in lenders.items() for (dimension, value), tl in tallies.items()]
-    out[f"build {len(objects):,} LenderSignal objects"] = time.perf_counter() - t
     with transaction.atomic():
         t = time.perf_counter()
         LenderSignal.objects.all().delete()
         out["delete the old rows"] = time.perf_counter() - t
         t = time.perf_counter()
-        for start in range(0, len(objects), 5000):
-            LenderSignal.objects.bulk_create(objects[start:start + 5000])
-        out["bulk_create (5,000 a batch)"] = time.perf_counter() - t
+        written = ev.write_signal_rows(ev.signal_rows(per_account, pooled, now=now))
+        out[f"write {written:,} rows (COPY)"] = time.perf_counter() - t
         transaction.set_rollback(True)  # the stored rows stay those of the last timed refresh
     return out
 

@@ -227,8 +227,10 @@ class LenderSignal(models.Model):
     The `*_weight` figures are time-decayed counts of resolved placements (the ranking's evidence); the
     `*_12m` figures are plain counts over the last 12 months (the insights' words)."""
 
+    # No index of its own: the lookup index below starts with the account (one index less to keep up
+    # through a refresh's million rows).
     account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="lender_signals")
+                                related_name="lender_signals", db_index=False)
     lender = models.ForeignKey(Lender, on_delete=models.CASCADE, related_name="signals")
     dimension = models.CharField(max_length=20)
     value = models.CharField(max_length=48, blank=True, default="")

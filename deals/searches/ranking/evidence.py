@@ -366,7 +366,19 @@ SIGNAL_COLUMNS = ("account_id", "lender_id", "dimension", "value", *[f"{n}_weigh
                   *[f"{n}_12m" for n in _FIGURES], "recent", "accounts", "refreshed_at")
 
 
-def _write_rows(rows: Iterable[tuple]) -> int:
+def signal_rows(per_account: dict[int, dict[int, Tallies]], pooled: dict[int, Tallies], *,
+                now: dt.datetime) -> Iterator[tuple]:
+    """The LenderSignal rows of a refresh, as tuples in SIGNAL_COLUMNS order: every account's, then the
+    pooled ones (account null)."""
+    for account_id, lenders in [*per_account.items(), (None, pooled)]:
+        for lender_id, tallies in lenders.items():
+            for (dimension, value), t in tallies.items():
+                yield (account_id, lender_id, dimension, value[:48], round(t.sent, 4), round(t.quoted, 4),
+                       round(t.declined, 4), round(t.no_answer, 4), round(t.won, 4), t.sent_12m, t.quoted_12m,
+                       t.declined_12m, t.no_answer_12m, t.won_12m, t.recent, t.accounts, now)
+
+
+def write_signal_rows(rows: Iterable[tuple]) -> int:
     """Insert LenderSignal rows given as tuples in SIGNAL_COLUMNS order; the number written. PostgreSQL:
     one COPY (bulk_create built a model object and packed arrays for each of a million rows: 90 % of a
     refresh over 100k placements, docs/benchmarks.md); elsewhere executemany in batches."""
@@ -416,21 +428,13 @@ def refresh_lender_signals(*, now: dt.datetime | None = None) -> RefreshStats:
     per_account, count = tally(observations(as_of=now), as_of=now)
     pooled = pooled_tallies(per_account)
 
-    def rows() -> Iterator[tuple]:
-        for account_id, lenders in [*per_account.items(), (None, pooled)]:
-            for lender_id, tallies in lenders.items():
-                for (dimension, value), t in tallies.items():
-                    yield (account_id, lender_id, dimension, value[:48], round(t.sent, 4), round(t.quoted, 4),
-                           round(t.declined, 4), round(t.no_answer, 4), round(t.won, 4), t.sent_12m, t.quoted_12m,
-                           t.declined_12m, t.no_answer_12m, t.won_12m, t.recent, t.accounts, now)
-
     with transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 # One refresh at a time; readers go on reading the old rows until this commits.
                 cursor.execute(f"LOCK TABLE {LenderSignal._meta.db_table} IN EXCLUSIVE MODE")
         LenderSignal.objects.all().delete()
-        written = _write_rows(rows())
+        written = write_signal_rows(signal_rows(per_account, pooled, now=now))
         seconds = round(time.monotonic() - started, 3)
         SignalRefresh.objects.update_or_create(pk=1, defaults={"finished_at": timezone.now(), "placements": count,
                                                                "rows": written, "seconds": seconds})
