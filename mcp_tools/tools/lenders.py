@@ -273,6 +273,11 @@ MATCH_STEPS = [
     lambda item: {**item, "programs": []},
     lambda item: {**item, "match_insights": item["match_insights"][:3]},
     lambda item: {**item, "lender_name": clip(item["lender_name"], 60), "match_insights": item["match_insights"][:1]},
+    # Last: the first insight is the sizing's own sentence (clipped); sizing and score parts are left out
+    # (a smaller page shows them).
+    lambda item: {**{k: v for k, v in item.items() if k not in ("sizing", "score_parts")},
+                  "lender_name": clip(item["lender_name"], 40),
+                  "match_insights": [clip(text, 48) for text in item["match_insights"]]},
 ]
 
 

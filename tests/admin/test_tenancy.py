@@ -32,6 +32,7 @@ from oauth2_provider.models import (
 
 from deals.models import Company, Contact, Deal, Note, Placement
 from deals.searches.models import LenderSearch
+from lenders.models import LenderActivity
 from lev.accounts.admin_bases import TenancyAdmin
 from lev.accounts.models import Account, Membership
 from lev.accounts.services import api_key_create
@@ -62,6 +63,7 @@ def _world(account: Account, username: str) -> dict:
     Deal.objects.filter(pk=deal.pk).update(sponsor=sponsor)
     Note.objects.create(account=account, deal=deal, author=member, kind="call", body=f"{username} call {A_SECRET}")
     LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version, status="completed")
+    LenderActivity.objects.create(account=account, lender=sent.lender, state="TX", quotes_90d=1, score=0.1)
     IdempotencyRecord.objects.create(account=account, user=member, key=f"{username}-idem", method="POST",
                                      path="/api/v1/deals/", request_hash="0" * 64, status_code=201,
                                      response_body={"secret": f"{A_SECRET}-{username}"})

@@ -64,6 +64,8 @@ def test_embedded_setup_is_ok_and_keeps_the_original_keys(client, eager_jobs, se
         "database": "reachable", "worker": "not_configured",
         "redis": "reachable" if settings.REDIS_URL else "not_configured",
         "lender_searches": {"pending_stale": 0, "not_queued": 0},
+        # No refresh yet: a search ranks on the stated programs (docs/ranking.md, "Refresh").
+        "lender_signals": {"status": "never", "refreshed_at": None, "age_seconds": None, "last_failure": None},
     }
 
 

@@ -90,8 +90,8 @@ def test_agent_creates_a_deal_adds_a_property_searches_and_pages_through_every_m
     assert len(sizes) == 3 and max(sizes) < settings.LEV_MCP_MAX_RESPONSE_BYTES
     first = results[0]
     assert set(first) == {"rank", "lender_id", "lender_name", "score", "match_insights", "programs",
-                          "program_count"}
-    assert 0 <= first["score"] <= 100 and first["match_insights"][1] == (
+                          "program_count", "score_parts", "sizing", "capital_source", "outside_box"}
+    assert 0 <= first["score"] <= 100 and first["match_insights"][-1] == (
         "Geography: nationwide program, covers OK, TX")
     assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
 
@@ -250,7 +250,8 @@ def test_a_search_not_run_yet_is_a_success_telling_the_agent_to_poll(mcp, accoun
     page = mcp.ok("get_lender_search_results", {"search_id": search.pk})
     assert page == {"search_id": search.pk, "deal_id": deal.pk, "status": "pending", "progress": 0,
                     "results": [], "total": 0, "ranked": 0, "has_more": False, "next_cursor": None,
-                    "poll_after_ms": settings.LEV_SEARCH_POLL_AFTER_MS, "deal_changed": False}
+                    "poll_after_ms": settings.LEV_SEARCH_POLL_AFTER_MS, "deal_changed": False,
+                    "by_capital_source": []}
 
 
 def test_pages_cover_the_top_n_while_total_counts_every_eligible_lender(mcp, account, settings):

@@ -60,6 +60,7 @@ SIZING_POWER = 2.0
 OUTSIDE_MIN_QUOTED = 1.0
 OUTSIDE_MIN_RATE = 0.25
 OUTSIDE_FEATURE_SCALE = 0.5
+FEATURE_GAIN = 3.0
 DIMENSION_WEIGHTS = {
     "asset_type": 1.0, "asset_state": 0.6, "state": 0.4, "region": 0.3, "size": 0.7, "loan_type": 0.5,
     "transaction_type": 0.3, "business_plan": 0.5, "leverage": 0.5, "coverage": 0.5,
@@ -122,9 +123,16 @@ def update(p0: float, tallies: ev.Tallies, features: list[tuple[str, str]], *,
         rate = (t.quoted + FEATURE_STRENGTH * base) / (t.sent + FEATURE_STRENGTH)
         by_dimension[dimension].append(_logit(rate) - _logit(base))
     scale = 1.0 if box == ev.INSIDE else OUTSIDE_FEATURE_SCALE
+    weights = 0.0
     for dimension, deltas in by_dimension.items():
-        shift += scale * DIMENSION_WEIGHTS.get(dimension, 0.0) * sum(deltas) / len(deltas)
-    return _sigmoid(_logit(base) + shift), overall.sent
+        weight = DIMENSION_WEIGHTS.get(dimension, 0.0)
+        shift += weight * sum(deltas) / len(deltas)
+        weights += weight
+    # The features of one past deal move together (its asset type, state, size… are one record): their
+    # weighted shifts add up to at most FEATURE_GAIN features' worth, not one per feature.
+    if weights > FEATURE_GAIN:
+        shift *= FEATURE_GAIN / weights
+    return _sigmoid(_logit(base) + scale * shift), overall.sent
 
 
 def sizing_factor(result: sizing.Sizing | None) -> float:
