@@ -123,9 +123,10 @@ def evidence_lines(own: dict, pooled: dict, criteria, *, outside_box: bool = Fal
     asset_tallies = [own[("asset_type", a)] for a in assets if ("asset_type", a) in own]
     asset_year = [y for y in map(_year, asset_tallies) if y]
     asset_name = _label(assets[0]) if len(assets) == 1 else "similar"
-    if outside_box and asset_year:
+    if outside_box:
         sent, quoted = sum(y[0] for y in asset_year), sum(y[1] for y in asset_year)
-        lines.append(f"Quotes outside its stated programs: {quoted} of {sent} similar deals (12 months)")
+        lines.append(f"Quotes outside its stated programs: {quoted} of {sent} similar deals (12 months)" if quoted
+                     else "Outside its stated programs: quoted such deals over a year ago")
     overall = own.get(("all", ""))
     if overall is not None:
         streak = len(overall.recent) - len(overall.recent.lstrip("n"))
@@ -147,7 +148,7 @@ def evidence_lines(own: dict, pooled: dict, criteria, *, outside_box: bool = Fal
         year = _year(overall)
         if year:
             similar = ("deals placed with it", year)
-    if similar is not None and not (outside_box and asset_year):
+    if similar is not None and not outside_box:
         what, (sent, quoted, _declined, _silent) = similar
         if not any(line.startswith("Declined") for line in lines) or quoted:
             lines.append(f"Quoted {quoted} of {sent} {what} (last 12 months)")

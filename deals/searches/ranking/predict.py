@@ -19,10 +19,11 @@ covers the ask (or as near as it comes):
    unanswered placements count against, as they should. Pooled figures of other accounts (only where
    3 or more accounts stand behind them: `evidence.pool`) count at POOL_SHARE of their weight.
 4. **Beyond the box.** Each past placement is filed as inside or outside the lender's stated programs
-   (`evidence`, by the hard filters). A lender whose record says it quotes outside them (at least
-   OUTSIDE_MIN_QUOTED such quotes, at OUTSIDE_MIN_RATE or better) is a candidate even when no stated
-   program passes the hard filters: its base is its record outside the box, shrunk to OUTSIDE_PRIOR,
-   the deal's features move it at OUTSIDE_FEATURE_SCALE, and it is marked `outside_box`.
+   (`evidence`, by the hard filters). A lender whose record says it quotes such deals — it quoted deals
+   of this asset type, or it quotes outside its box (at least OUTSIDE_MIN_QUOTED such quotes, at
+   OUTSIDE_MIN_RATE or better) — is a candidate even when no stated program passes the hard filters:
+   its base is its record outside the box, shrunk to OUTSIDE_PRIOR, the deal's features move it at
+   OUTSIDE_FEATURE_SCALE, and it is marked `outside_box`.
 
 Why this method and not a trained model: it is the simplest that wins the back-test
 (docs/ranking.md), needs no training step or library, says in words why a lender moved, and falls back
@@ -59,7 +60,7 @@ POOL_SHARE = 0.5
 SIZING_POWER = 2.0
 OUTSIDE_MIN_QUOTED = 1.0
 OUTSIDE_MIN_RATE = 0.25
-OUTSIDE_FEATURE_SCALE = 0.5
+OUTSIDE_FEATURE_SCALE = 0.25
 FEATURE_GAIN = 3.0
 DIMENSION_WEIGHTS = {
     "asset_type": 1.0, "asset_state": 0.6, "state": 0.4, "region": 0.3, "size": 0.7, "loan_type": 0.5,
@@ -240,9 +241,12 @@ def sizing_deal(criteria: DealCriteria) -> sizing.SizingDeal:
         interest_only_months=criteria.interest_only_months)
 
 
-def _outside_box(tallies: ev.Tallies) -> bool:
-    """Its own record says it quotes beyond its stated programs: at least OUTSIDE_MIN_QUOTED such
-    quotes (time-weighted), at OUTSIDE_MIN_RATE of such placements or better."""
+def _outside_box(tallies: ev.Tallies, criteria: DealCriteria) -> bool:
+    """Its own record says it quotes deals like this one beyond its stated programs: it quoted deals of
+    this asset type (inside its box or not), or it quotes outside its box (at least OUTSIDE_MIN_QUOTED
+    such quotes, time-weighted, at OUTSIDE_MIN_RATE of such placements or better)."""
+    if any(tallies[key].quoted > 0 for key in (("asset_type", a) for a in criteria.asset_types) if key in tallies):
+        return True
     t = tallies.get((ev.BOX, ev.OUTSIDE))
     return t is not None and t.quoted >= OUTSIDE_MIN_QUOTED and t.quoted / t.sent >= OUTSIDE_MIN_RATE
 
@@ -286,7 +290,7 @@ def rank_search(criteria: DealCriteria, *, evidence: ev.Evidence | None, limit: 
                 [(f, r) for _p, f, r, _s in scored], sized, False, row.capital_source_type,
                 evidence.own.get(lender_id, {}) if evidence else {},
                 evidence.pooled.get(lender_id, {}) if evidence else {}))
-        elif tallies and _outside_box(tallies):
+        elif tallies and _outside_box(tallies, criteria):
             chance, weight = update(OUTSIDE_PRIOR, tallies, features, box=ev.OUTSIDE)
             outside += 1
             predictions.append(Prediction(
