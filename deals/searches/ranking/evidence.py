@@ -60,6 +60,7 @@ POOL_MAX_SHARE_OF_OTHERS = 0.5  # ...and at most half of all the others' togethe
 QUOTED, DECLINED, NO_ANSWER = "q", "d", "n"
 
 ALL = "all"
+ALL_KEY = (ALL, "")
 # Whether the lender's stated programs took the deal (its current active programs, by the hard filters):
 # a lender that quotes outside its box shows as ("box", "outside") quotes.
 BOX, INSIDE, OUTSIDE = "box", "inside", "outside"
@@ -142,7 +143,8 @@ class Tally:
     accounts: int = 1
     _recent: list[tuple[dt.datetime, str]] = field(default_factory=list, repr=False)
 
-    def add(self, outcome: str, won: bool, weight: float, recent_year: bool, sent_at: dt.datetime) -> None:
+    def add(self, outcome: str, won: bool, weight: float, recent_year: bool, sent_at: dt.datetime | None) -> None:
+        """One placement's outcome; `sent_at` given: kept for `recent` (the `all` tally only shows it)."""
         self.sent += weight
         self.sent_12m += recent_year
         if outcome == QUOTED:
@@ -157,12 +159,14 @@ class Tally:
         if won:
             self.won += weight
             self.won_12m += recent_year
-        self._recent.append((sent_at, outcome))
+        if sent_at is not None:
+            self._recent.append((sent_at, outcome))
 
     def close(self) -> None:
-        self._recent.sort(key=lambda item: item[0], reverse=True)
-        self.recent = "".join(outcome for _, outcome in self._recent[:RECENT_KEPT])
-        self._recent = []
+        if self._recent:
+            self._recent.sort(key=lambda item: item[0], reverse=True)
+            self.recent = "".join(outcome for _, outcome in self._recent[:RECENT_KEPT])
+            self._recent = []
 
 
 Tallies = dict[tuple[str, str], Tally]
@@ -305,8 +309,10 @@ def tally(found: Iterable[Observation], *, as_of: dt.datetime) -> tuple[dict[int
         lender = out[o.account_id][o.lender_id]
         keys, criteria = features.get(o.deal_id, unknown)
         box = box_of(boxes.get(o.lender_id, []), criteria)
+        lender[ALL_KEY].add(o.outcome, o.won, weight, recent_year, o.sent_at)
         for key in (*keys, *(((BOX, box),) if box else ())):
-            lender[key].add(o.outcome, o.won, weight, recent_year, o.sent_at)
+            if key != ALL_KEY:
+                lender[key].add(o.outcome, o.won, weight, recent_year, None)
     for lenders in out.values():
         for tallies in lenders.values():
             for t in tallies.values():
