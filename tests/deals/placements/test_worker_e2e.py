@@ -1,7 +1,7 @@
 """Acceptance of issue #13, end to end with the official MCP client against a live server, a real
 Celery worker, Redis and PostgreSQL: search → place the deal with the top 5 → record two term sheets
-→ compare → choose the winner → the placements end won/lost; the next activity refresh (run by the
-worker) changes the winner's signals, and a new search's insights mention them.
+→ compare → choose the winner → the placements end won/lost; the next activity and signals refreshes (run
+by the worker) record the account's own outcome, and a new search's score and insights learn from it.
 
 Needs REDIS_URL and a PostgreSQL DATABASE_URL (skipped otherwise).
 """
@@ -13,8 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from deals.placements.tasks import refresh_lender_activity
+from deals.searches.tasks import refresh_lender_signals
 from lenders.demo import seed_directory
-from lenders.models import LenderActivity
+from lenders.models import LenderActivity, LenderSignal
 from tests.deals.searches.worker_process import Worker, celery_worker, wait_for
 from tests.mcp_helpers import McpCaller
 
@@ -36,8 +37,8 @@ def ranked(mcp: McpCaller, deal_id: int, worker: Worker) -> dict[int, dict]:
     search = mcp.ok("search_lenders_for_deal", {"deal_id": deal_id})
 
     def completed():
-        # Pages of 25 keep every insight line (a page of 100 is trimmed to fit the byte budget).
-        page = mcp.ok("get_lender_search_results", {"search_id": search["search_id"], "limit": 25})
+        # Pages of 10 keep every insight line, sizing and parts (a page of 100 is trimmed to fit the budget).
+        page = mcp.ok("get_lender_search_results", {"search_id": search["search_id"], "limit": 10})
         return page if page["status"] == "completed" else None
 
     page = wait_for(completed, f"the worker to rank deal {deal_id}", worker)
@@ -45,15 +46,15 @@ def ranked(mcp: McpCaller, deal_id: int, worker: Worker) -> dict[int, dict]:
     matches = {m["lender_id"]: m for m in page["results"]}
     cursor = page["next_cursor"]
     while cursor:
-        more = mcp.ok("get_lender_search_results", {"search_id": search["search_id"], "limit": 25, "cursor": cursor})
+        more = mcp.ok("get_lender_search_results", {"search_id": search["search_id"], "limit": 10, "cursor": cursor})
         assert not more.get("compacted")
         matches.update({m["lender_id"]: m for m in more["results"]})
         cursor = more["next_cursor"]
     return {"search_id": search["search_id"], "matches": matches, "top": page["results"][:5]}
 
 
-def activity_line(match: dict) -> str:
-    return next(line for line in match["match_insights"] if line.startswith("Activity:"))
+def quoted_line(match: dict) -> str | None:
+    return next((line for line in match["match_insights"] if line.startswith("Quoted ")), None)
 
 
 def test_from_a_search_to_a_winner_and_the_ranking_learns_from_it(worker, live_server, api_key):
@@ -69,7 +70,8 @@ def test_from_a_search_to_a_winner_and_the_ranking_learns_from_it(worker, live_s
     assert [p["lender_id"] for p in placed["placements"]] == [m["lender_id"] for m in first["top"]]
     winner_placement, other_placement = placed["placements"][1], placed["placements"][0]
     winner_lender = winner_placement["lender_id"]
-    assert activity_line(first["matches"][winner_lender]) == "Activity: none recorded in the deal's markets (90d)"
+    assert quoted_line(first["matches"][winner_lender]) is None  # no record of the account's with it yet
+    assert first["matches"][winner_lender]["score_parts"]["evidence"] == "none"
 
     mcp.ok("update_placement", {"placement_id": winner_placement["id"], "status": "reviewing"})
     best = mcp.ok("add_term_sheet", {"placement_id": winner_placement["id"], "loan_amount": 18_500_000,
@@ -92,9 +94,14 @@ def test_from_a_search_to_a_winner_and_the_ranking_learns_from_it(worker, live_s
                    "the worker to recompute lender activity", worker)
     assert (row.quotes_90d, row.closings_90d) == (1, 1) and row.avg_response_hours is not None and row.score > 0
 
+    # The signals the ranking learns from, refreshed by the worker as beat (or the debounce) would.
+    refresh_lender_signals.delay()
+    wait_for(lambda: LenderSignal.objects.filter(lender_id=winner_lender, dimension="all", quoted_12m=1).first(),
+             "the worker to refresh the lender signals", worker)
+
     # A new deal in the same market: its ranking reads the new signals.
     second_deal = mcp.ok("create_deal", {**DEAL, "title": "Placement E2E second deal"})["deal"]
     second = ranked(mcp, second_deal["id"], worker)
-    line = activity_line(second["matches"][winner_lender])
-    assert line.startswith("Activity: 1 quotes, 1 closings in TX (90d)"), line
+    line = quoted_line(second["matches"][winner_lender])
+    assert line == "Quoted 1 of 1 similar multifamily deals in TX (last 12 months)", line
     assert second["matches"][winner_lender]["score"] > first["matches"][winner_lender]["score"]
