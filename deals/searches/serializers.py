@@ -100,9 +100,9 @@ def poll_after_ms(search: LenderSearch) -> int:
 class SizingSerializer(serializers.Serializer):
     """What the lender's best program would lend on the deal (docs/finance.md, "Sizing")."""
 
-    max_loan = serializers.IntegerField(allow_null=True)
+    max_loan = serializers.FloatField(allow_null=True, help_text="US dollars, to the dollar.")
     binding = serializers.ChoiceField(choices=("ltv", "dscr", "debt_yield", "program_max"), allow_null=True)
-    shortfall = serializers.IntegerField(allow_null=True, help_text="The ask minus max_loan; 0 when covered.")
+    shortfall = serializers.FloatField(allow_null=True, help_text="The ask minus max_loan, US dollars; 0 when covered.")
     covers = serializers.BooleanField(allow_null=True)
     rate = serializers.FloatField(allow_null=True, help_text="Percent a year, as sized.")
     rate_source = serializers.ChoiceField(choices=("program", "deal", "default"), allow_null=True)
