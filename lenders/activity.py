@@ -1,8 +1,8 @@
 """Lender activity signals as data: a lender's activity score in one market, as a Python formula
 (`activity_score`, the demo directory's and the tests') and as the same formula over a LenderActivity
-row in the database (`activity_score_expression`, the recompute's). The ranking
-weighs it in (deals.searches.ranking.scoring); the counts come from placements
-(deals.placements.activity).
+row in the database (`activity_score_expression`, the recompute's). The lender page and the admin's
+activity list show it (per account); the ranking learns from the placements themselves
+(deals.searches.ranking.evidence). The counts come from placements (deals.placements.activity).
 """
 
 from __future__ import annotations

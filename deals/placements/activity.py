@@ -7,15 +7,15 @@ account's figures from its own placements only, never another account's (issue 3
 * `closings_90d` — placements the lender won in the window (a winning quote chosen);
 * `avg_response_hours` — the MEDIAN hours from sending the deal to the lender's first answer
   (reviewing, a quote or a decline), over first answers in the window, to 0.1 h. The column keeps
-  its historical name (the ranking, the admin and the seeded directory read it); what it holds is
+  its historical name (the lender page and the admin read it); what it holds is
   the median, which one slow outlier cannot move.
 
 `lender_activity_recompute` replaces the whole LenderActivity table with these figures in one
 transaction and one INSERT … SELECT over placements and term sheets, scored in the same statement
 with the ranking's formula (`lenders.activity.activity_score_expression`, compiled for the new
 rows). The median is PostgreSQL's `percentile_cont` in the same aggregation as the counts; SQLite,
-which has no ordered-set aggregates, takes the middle row(s) with window functions. The ranking reads
-the table as before; readers see the old table until the new one commits.
+which has no ordered-set aggregates, takes the middle row(s) with window functions. Readers see the
+old table until the new one commits.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ WHERE fresh.quotes_90d > 0 OR fresh.closings_90d > 0 OR fresh.avg_response_hours
 
 
 def _score_sql() -> tuple[str, list]:
-    """The ranking's activity score (one formula, lenders.activity) compiled over the FRESH rows."""
+    """The activity score (one formula, lenders.activity) compiled over the FRESH rows."""
     query = LenderActivity.objects.annotate(activity=activity_score_expression()).query
     query.change_aliases({LenderActivity._meta.db_table: FRESH})
     return query.get_compiler(connection=connection).compile(query.annotations["activity"])

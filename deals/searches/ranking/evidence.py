@@ -162,6 +162,10 @@ class Tally:
         if sent_at is not None:
             self._recent.append((sent_at, outcome))
 
+    def plus(self, other: Tally, share: float) -> Tally:
+        """These weights plus `share` of `other`'s (the counts and recent outcomes are not pooled)."""
+        return Tally(*(getattr(self, name) + share * getattr(other, name) for name in _FIGURES))
+
     def close(self) -> None:
         if self._recent:
             self._recent.sort(key=lambda item: item[0], reverse=True)
@@ -461,9 +465,8 @@ def load(account_id: int | None, features: list[tuple[str, str]]) -> Evidence:
     columns = ("lender_id", "dimension", "value", "recent", "accounts",
                *[f"{n}_weight" for n in _FIGURES], *[f"{n}_12m" for n in _FIGURES])
     evidence = Evidence()
-    for owner, target in ((account_id, evidence.own), (None, evidence.pooled)):
-        if owner is None and target is evidence.own:
-            continue
+    owners = [(None, evidence.pooled)] if account_id is None else [(account_id, evidence.own), (None, evidence.pooled)]
+    for owner, target in owners:
         whose = {"account__isnull": True} if owner is None else {"account_id": owner}
         wanted = Q()
         for dimension, values in by_dimension.items():  # the owner in every branch: each one an index range

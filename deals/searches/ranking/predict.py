@@ -92,12 +92,7 @@ def combined(evidence: ev.Evidence | None, lender_id: int) -> ev.Tallies:
         return own
     out = dict(own)
     for key, p in pooled.items():
-        t = own.get(key)
-        out[key] = ev.Tally(
-            sent=(t.sent if t else 0.0) + POOL_SHARE * p.sent, quoted=(t.quoted if t else 0.0) + POOL_SHARE * p.quoted,
-            declined=(t.declined if t else 0.0) + POOL_SHARE * p.declined,
-            no_answer=(t.no_answer if t else 0.0) + POOL_SHARE * p.no_answer,
-            won=(t.won if t else 0.0) + POOL_SHARE * p.won)
+        out[key] = own.get(key, ev.Tally()).plus(p, POOL_SHARE)
     return out
 
 

@@ -32,7 +32,7 @@ CAPITAL_FIT = {
 
 
 class ProgramRow(NamedTuple):
-    """The columns of a candidate program the ranking reads (see runner.PROGRAM_COLUMNS)."""
+    """The columns of a candidate program the ranking reads (see predict.fetch_candidates)."""
 
     id: int
     lender_id: int
