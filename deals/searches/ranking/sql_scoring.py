@@ -14,7 +14,8 @@ The expressions are Django's (Ln, Greatest, Case...), so the statement runs on S
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 
 from django.db import connection
 from django.db.models import Case, F, FloatField, Q, Value, When
@@ -94,27 +95,50 @@ class TopLenders:
     lenders: list[tuple[int, float, int]]  # (lender id, unrounded score 0-100, matching programs)
     total_lenders: int  # every lender with at least one candidate program
     total_candidates: int  # every program that passed the hard filters
+    # Of the lenders asked about (`also`), those with a candidate program: lender id -> (best fit 0-100,
+    # matching programs). One asked about and absent here has no program that passes the hard filters.
+    also: dict[int, tuple[float, int]] = field(default_factory=dict)
 
 
-def top_lenders(criteria: DealCriteria, limit: int) -> TopLenders:
+def _id_list(ids: list[int]) -> tuple[str, list]:
+    """`lender_id` among `ids` as one SQL condition with one parameter, whatever their number."""
+    if connection.vendor == "postgresql":
+        return "lender_id = ANY(%s)", [ids]
+    return "lender_id IN (SELECT value FROM json_each(%s))", [json.dumps(ids)]
+
+
+def top_lenders(criteria: DealCriteria, limit: int, *, also: list[int] | tuple[int, ...] = ()) -> TopLenders:
     """Score every candidate program in the database, keep each lender's best fit, and return the best
-    `limit` lenders by it (ties by lender id) with the counts over all of them. One statement, whatever
-    the size. The fit is the stated programs' prior; the account's evidence and the sizing are applied
-    to these lenders afterwards (`predict`), so nothing learned from any account is read here."""
+    `limit` lenders by it (ties by lender id) with the counts over all of them — and, in the same
+    statement, the best fit of each lender of `also` that has a candidate program (the lenders an
+    account's evidence names: `predict.rank_search` bounds their scores with it before reading their
+    programs). One statement, whatever the size. The fit is the stated programs' prior; the account's
+    evidence and the sizing are applied afterwards (`predict`), so nothing learned from any account is
+    read here."""
     candidates = (candidate_programs(criteria).annotate(fit=program_fit_expression(criteria))
                   .values_list("lender_id", "fit"))
     candidates_sql, params = candidates.query.sql_with_params()
+    params = [*params, max(1, limit)]
+    asked = ""
+    if also:
+        condition, extra = _id_list(sorted(set(also)))
+        asked = f"UNION ALL SELECT lender_id, 100.0 * fit, n, 0, 0, 0 FROM l WHERE {condition}"
+        params += extra
     sql = f"""
         WITH c (lender_id, fit) AS ({candidates_sql}),
-        l AS (SELECT lender_id, MAX(fit) AS fit, COUNT(*) AS n FROM c GROUP BY lender_id)
-        SELECT l.lender_id, 100.0 * l.fit AS raw, l.n, COUNT(*) OVER () AS lenders, SUM(l.n) OVER () AS programs
-        FROM l
-        ORDER BY raw DESC, l.lender_id
-        LIMIT %s"""
+        l AS (SELECT lender_id, MAX(fit) AS fit, COUNT(*) AS n FROM c GROUP BY lender_id),
+        t AS (SELECT l.lender_id, 100.0 * l.fit AS raw, l.n, COUNT(*) OVER () AS lenders,
+                     SUM(l.n) OVER () AS programs
+              FROM l ORDER BY raw DESC, l.lender_id LIMIT %s)
+        SELECT lender_id, raw, n, lenders, programs, 1 FROM t
+        {asked}"""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, max(1, limit)])
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
-    if not rows:
-        return TopLenders([], 0, 0)
-    return TopLenders([(lender_id, float(raw), int(n)) for lender_id, raw, n, _l, _p in rows],
-                      int(rows[0][3]), int(rows[0][4]))
+    top = sorted(((lender_id, float(raw), int(n), lenders, programs) for lender_id, raw, n, lenders, programs, is_top
+                  in rows if is_top), key=lambda row: (-row[1], row[0]))
+    asked_about = {lender_id: (float(raw), int(n)) for lender_id, raw, n, _l, _p, is_top in rows if not is_top}
+    if not top:
+        return TopLenders([], 0, 0, asked_about)
+    return TopLenders([(lender_id, raw, n) for lender_id, raw, n, _l, _p in top], int(top[0][3]), int(top[0][4]),
+                      asked_about)

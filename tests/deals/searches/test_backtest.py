@@ -31,7 +31,7 @@ from deals.searches.ranking.backtest import (
 from deals.searches.ranking.criteria import DealCriteria
 from deals.searches.ranking.evidence import learn
 from deals.searches.ranking.filters import candidate_programs
-from deals.searches.ranking.predict import rank
+from deals.searches.ranking.predict import rank, rank_search
 from lenders.models import Lender
 from tests.deals.searches.factories import make_deal
 from tests.factories import AccountFactory, LenderFactory
@@ -269,6 +269,20 @@ def test_the_learned_ranking_beats_stated_programs_by_the_margin_on_the_seeded_m
     assert result.deals >= 30
     assert product.recall - stated.recall >= 0.20, result
     assert product.ndcg > stated.ndcg
+
+    # The lenders passed over by their bound (rank_search's pruning) are exactly those that could not
+    # have entered the top N: the same ranking, score for score, as scoring every lender in full.
+    evidence = learn(market.account.pk, as_of=market.split)
+    pruned_some = False
+    for deal in held_out_deals(market.account.pk, market.split):
+        for limit in (3, 10):
+            pruned = rank_search(deal.criteria, evidence=evidence, limit=limit)
+            full = rank_search(deal.criteria, evidence=evidence, limit=limit, prune=False)
+            assert [(p.lender_id, p.score) for p in pruned.predictions] == [
+                (p.lender_id, p.score) for p in full.predictions]
+            assert (pruned.total_lenders, pruned.outside_box) == (full.total_lenders, full.outside_box)
+            pruned_some |= pruned.scored < full.scored
+    assert pruned_some  # the bound did pass lenders over here, so the comparison above tested it
 
 
 @pytest.mark.django_db
