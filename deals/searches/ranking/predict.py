@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,53 +178,41 @@ class Ranking:
     scored: int = 0  # lenders whose programs were read and sized (the top N by prior and those not pruned)
 
 
-# Ids per IN list: well under SQLite's variable limit, and a plain index lookup on PostgreSQL.
-IDS_PER_QUERY = 900
+ROW_FIELDS = ("id", "lender_id", "title", "min_loan_float", "max_loan_float", "loan_type_mask", "state_mask",
+              "capital_source_type", "max_ltv_float", "min_dscr_float")
+# What sizing reads beyond the row's own columns (its max LTV, min DSCR and max loan are the row's).
+TERM_FIELDS = ("min_debt_yield", "rate_type", "rate_index", "spread_min_bps", "spread_max_bps", "fixed_rate_min",
+               "fixed_rate_max", "amortization_years", "interest_only_months", "term_months_max")
 
 
-def chunks(ids: list[int]) -> Iterator[list[int]]:
-    for start in range(0, len(ids), IDS_PER_QUERY):
-        yield ids[start:start + IDS_PER_QUERY]
-
-
-def fetch_candidates(criteria: DealCriteria, lender_ids: list[int]) -> list[ProgramRow]:
-    """The candidate programs (every hard filter passed) of the given lenders."""
-    rows: list[ProgramRow] = []
-    for ids in chunks(lender_ids):
-        # Amounts and limits as their float copies, so every column arrives as a plain Python
-        # value: the ORM's query, run on a raw cursor to skip its per-row converters.
-        query = (
-            candidate_programs(criteria).filter(lender_id__in=ids)
-            .values_list("id", "lender_id", "title", "min_loan_float", "max_loan_float", "loan_type_mask",
-                         "state_mask", "capital_source_type", "max_ltv_float", "min_dscr_float")
-            .query
-        )
+def fetch_programs(criteria: DealCriteria, lender_ids: list[int]) -> list[tuple[ProgramRow, sizing.SizingTerms]]:
+    """The candidate programs (every hard filter passed) of the given lenders, each with what sizing
+    reads of it: one query per IDS_PER_QUERY lenders."""
+    programs: list[tuple[ProgramRow, sizing.SizingTerms]] = []
+    width = len(ROW_FIELDS)
+    for ids in ev.chunks(lender_ids):
+        # Amounts and limits as their float copies, so the columns arrive as plain Python values: the
+        # ORM's query, run on a raw cursor to skip its per-row converters.
+        query = candidate_programs(criteria).filter(lender_id__in=ids).values_list(*ROW_FIELDS, *TERM_FIELDS).query
         sql, params = query.sql_with_params()
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            rows += [ProgramRow._make(row) for row in cursor.fetchall()]
-    return rows
+            for values in cursor.fetchall():
+                row = ProgramRow._make(values[:width])
+                (min_dy, rate_type, index, spread_min, spread_max, fixed_min, fixed_max, amortization, io,
+                 term) = values[width:]
+                programs.append((row, sizing.SizingTerms(
+                    max_ltv=row.max_ltv, min_dscr=row.min_dscr, min_debt_yield=_float(min_dy),
+                    max_loan_amount=row.max_loan_amount, rate_type=rate_type or "", rate_index=index or "",
+                    spread_min_bps=spread_min, spread_max_bps=spread_max, fixed_rate_min=_float(fixed_min),
+                    fixed_rate_max=_float(fixed_max), amortization_years=amortization, interest_only_months=io,
+                    term_months=term)))
+    return programs
 
 
-TERM_FIELDS = ("id", "max_ltv_float", "min_dscr_float", "min_debt_yield", "max_loan_float", "rate_type", "rate_index",
-               "spread_min_bps", "spread_max_bps", "fixed_rate_min", "fixed_rate_max", "amortization_years",
-               "interest_only_months", "term_months_max")
-
-
-def program_terms(program_ids: list[int]) -> dict[int, sizing.SizingTerms]:
-    """What sizing reads of the given programs (their stated limits and pricing)."""
-    from lenders.models import LenderProgram
-
-    terms: dict[int, sizing.SizingTerms] = {}
-    for ids in chunks(program_ids):
-        for (pk, max_ltv, min_dscr, min_dy, max_loan, rate_type, index, spread_min, spread_max, fixed_min, fixed_max,
-             amortization, io, term) in LenderProgram.objects.filter(id__in=ids).values_list(*TERM_FIELDS):
-            terms[pk] = sizing.SizingTerms(
-                max_ltv=max_ltv, min_dscr=min_dscr, min_debt_yield=_float(min_dy), max_loan_amount=max_loan,
-                rate_type=rate_type or "", rate_index=index or "", spread_min_bps=spread_min,
-                spread_max_bps=spread_max, fixed_rate_min=_float(fixed_min), fixed_rate_max=_float(fixed_max),
-                amortization_years=amortization, interest_only_months=io, term_months=term)
-    return terms
+def fetch_candidates(criteria: DealCriteria, lender_ids: list[int]) -> list[ProgramRow]:
+    """The candidate programs of the given lenders, without their terms."""
+    return [row for row, _terms in fetch_programs(criteria, lender_ids)]
 
 
 def _float(value) -> float | None:
@@ -309,7 +296,7 @@ def rank_search(criteria: DealCriteria, *, evidence: ev.Evidence | None, limit: 
     outside = 0
     beyond = [lender_id for lender_id in named if lender_id not in listed and lender_id not in top.also]
     for lender_id in beyond:
-        tallies = combined(evidence, lender_id)
+        tallies = context.tallies(lender_id)
         if tallies and _outside_box(tallies, criteria):
             chance, weight = update(OUTSIDE_PRIOR, tallies, context.features, box=ev.OUTSIDE)
             outside += 1
@@ -321,7 +308,7 @@ def rank_search(criteria: DealCriteria, *, evidence: ev.Evidence | None, limit: 
         nth = sorted((p.score for p in predictions), reverse=True)[limit - 1]
         others = [lender_id for lender_id in others
                   if 100.0 * update_bound(PRIOR_FLOOR, prior(min(1.0, top.also[lender_id][0] / 100.0 + BOUND_MARGIN)),
-                                          combined(evidence, lender_id), context.features) >= nth - BOUND_MARGIN]
+                                          context.tallies(lender_id), context.features) >= nth - BOUND_MARGIN]
     predictions += context.score(others)
     predictions.sort(key=lambda p: (-p.score, p.lender_id))
     return Ranking(predictions[:limit], top.total_lenders + outside, top.total_candidates, outside,
@@ -335,17 +322,23 @@ class _Context:
         self.criteria, self.evidence, self.rates = criteria, evidence, rates
         self.deal = sizing_deal(criteria)
         self.features = ev.criteria_features(criteria)
+        self._tallies: dict[int, ev.Tallies] = {}
+
+    def tallies(self, lender_id: int) -> ev.Tallies:
+        """`combined` of the lender, once a search (the bound and the full score both read it)."""
+        found = self._tallies.get(lender_id)
+        if found is None:
+            found = self._tallies[lender_id] = combined(self.evidence, lender_id)
+        return found
 
     def score(self, lender_ids: list[int]) -> list[Prediction]:
         """The lenders' predictions from their candidate programs (a lender without one is left out)."""
         if not lender_ids:
             return []
         criteria, evidence = self.criteria, self.evidence
-        rows = fetch_candidates(criteria, lender_ids)
-        by_lender: dict[int, list[ProgramRow]] = defaultdict(list)
-        for row in rows:
-            by_lender[row.lender_id].append(row)
-        terms = program_terms([row.id for row in rows])
+        by_lender: dict[int, list[tuple[ProgramRow, sizing.SizingTerms]]] = defaultdict(list)
+        for row, terms in fetch_programs(criteria, lender_ids):
+            by_lender[row.lender_id].append((row, terms))
         amount, plan, ltv, dscr = criteria.loan_amount, criteria.business_plan, criteria.ltv, criteria.dscr
         predictions = []
         for lender_id in lender_ids:
@@ -353,14 +346,14 @@ class _Context:
             if not programs:
                 continue
             scored = []
-            for row in programs:
+            for row, terms in programs:
                 fit = scoring.program_fit(amount=amount, business_plan=plan, ltv=ltv, dscr=dscr, row=row)
-                sized = sizing.size_loan(terms[row.id], self.deal, index_rates=self.rates) if row.id in terms else None
+                sized = sizing.size_loan(terms, self.deal, index_rates=self.rates)
                 scored.append((prior(fit.fit) * sizing_factor(sized), fit, row, sized))
             scored.sort(key=lambda item: (-item[0], -item[1].fit, item[2].id))
             _best, fit, row, sized = scored[0]
             p0, factor = prior(fit.fit), sizing_factor(sized)
-            chance, weight = update(p0, combined(evidence, lender_id), self.features)
+            chance, weight = update(p0, self.tallies(lender_id), self.features)
             predictions.append(Prediction(
                 lender_id, 100.0 * chance * factor, fit.fit, p0, chance, factor, weight,
                 [(f, r) for _p, f, r, _s in scored], sized, False, row.capital_source_type,
