@@ -226,6 +226,8 @@ def test_true_appetite_differs_from_the_stated_programs(market):
 # --- on the small market: the command's table, and a benchmark that can show a difference ----------------
 
 ROW = re.compile(r"^(product|stated programs only|random) +(\d\.\d{3}) +(\d\.\d{3}) +(\d+)$", re.MULTILINE)
+BAND = re.compile(r"^(\d+)-(\d+) +(\d+) +(\d+)% +(\d+)%$", re.MULTILINE)
+BRIER = re.compile(r"Brier score \(lower is better\): product (\d\.\d{3}), stated programs only (\d\.\d{3})")
 
 
 @pytest.mark.django_db
@@ -238,9 +240,17 @@ def test_the_command_backtests_a_synthetic_market_in_three_rows():
     deals = {int(count) for *_, count in rows}
     assert len(deals) == 1 and deals.pop() >= 30
     assert all(0 <= float(recall) <= 1 and 0 <= float(ndcg) <= 1 for _, recall, ndcg, _ in rows)
+    # Calibration: the placements after the split in bands of the product's score, each with the chance
+    # it predicted and the share that quoted; the bands hold every placement counted, and the learned
+    # chance is nearer the outcomes than the stated programs' (a lower Brier score).
+    bands = BAND.findall(out)
+    assert bands and all(0 <= int(predicted) <= 100 and 0 <= int(quoted) <= 100 for *_, predicted, quoted in bands)
+    assert [int(low) for low, *_ in bands] == sorted(int(low) for low, *_ in bands)
+    product_brier, stated_brier = map(float, BRIER.search(out).groups())
+    assert 0 < product_brier < stated_brier < 1
     # The same account by slug at its split: the same table.
     again = run("--account", "synthetic-market-s7", "--split", "2025-07-01", "--seed", "7")
-    assert ROW.findall(again) == rows
+    assert ROW.findall(again) == rows and BAND.findall(again) == bands
 
 
 def test_the_market_rewards_knowing_the_true_appetite(market):
