@@ -13,7 +13,8 @@ class Command(BaseCommand):
     help = ("Back-test the lender ranking on an account's own history: learn from the placements sent before "
             "--split, rank every deal placed on or after it that got a quote, and print recall@k and NDCG@k of "
             "the ranking (product), of stated programs only and of a random order, against the lenders that "
-            "really quoted. --synthetic seeds a synthetic market (bench/market.py) into a new account and "
+            "really quoted, then how well its score reads as a chance of a quote (calibration bands and Brier "
+            "scores). --synthetic seeds a synthetic market (bench/market.py) into a new account and "
             "back-tests that instead. Reads only, except --synthetic's new account.")
 
     def add_arguments(self, parser):
