@@ -167,11 +167,19 @@ def _bounded_lines(text, delimiter_holder: list[str], header: list[str], positio
 
 
 def _long_cell_in(text: str, delimiter: str, header: list[str], line: int) -> TableError:
-    """The long cell of a line csv could not read: its column by the delimiters before it."""
-    for index, piece in enumerate(text.split(delimiter)):
-        if len(piece) > limits.HISTORY_CELL_MAX_CHARS:
-            return _too_long(line, _column_name(header, index))
-    return TableError(f"a cell is longer than {limits.HISTORY_CELL_MAX_CHARS:,} characters", line=line)
+    """The long cell of a line csv could not read: its column by the delimiters before it, outside quotes."""
+    index, start, quoted = 0, 0, False
+    for at, char in enumerate(text):
+        if char == '"':
+            quoted = not quoted
+        elif char == delimiter and not quoted:
+            if at - start > limits.HISTORY_CELL_MAX_CHARS:
+                break
+            index, start = index + 1, at + 1
+    else:
+        if len(text) - start <= limits.HISTORY_CELL_MAX_CHARS:
+            return TableError(f"a cell is longer than {limits.HISTORY_CELL_MAX_CHARS:,} characters", line=line)
+    return _too_long(line, _column_name(header, index))
 
 
 def _csv(path: Path, encoding: str) -> Table:
@@ -309,7 +317,11 @@ def _xlsx(path: Path) -> Table:
     return Table("xlsx", "", header, rows())
 
 
-def _workbook_problem(exc: Exception) -> str:
-    if isinstance(exc, DefusedXmlException):
-        return "the workbook's XML declares entities or a DTD (an XML bomb?); refused"
+def _workbook_problem(exc: BaseException) -> str:
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 5:  # openpyxl wraps what the parser raised in a ValueError
+        if isinstance(cause, DefusedXmlException):
+            return "the workbook's XML declares entities or a DTD (an XML bomb?); refused"
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
     return "the file is not a readable XLSX workbook (damaged, or not made by a spreadsheet program)"
