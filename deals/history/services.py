@@ -218,6 +218,8 @@ def _check(account, path: Path, result: ImportResult, existing: set[str], matche
             result.placements += 1
             result.term_sheets += 1 if row.quote else 0
             result.won += 1 if row.status == "won" else 0
+    if not result.rows:
+        raise TableError("the file has its header but no rows")
     result.unresolved = [tuple(v) for v in unresolved.values()]
     return lender_of
 

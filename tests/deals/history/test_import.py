@@ -136,3 +136,16 @@ def test_an_import_touches_only_its_own_account(tmp_path, lenders):
     assert counts(mine) == counts(theirs) == (2, 5, 3)
     assert list(Deal.objects.filter(account=theirs).values_list("pk", "title", "updated_at")) == theirs_before
     assert not Placement.objects.filter(deal__account=mine).filter(deal__in=Deal.objects.filter(account=theirs))
+
+
+def test_the_documented_example_file_imports(lenders):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[3] / "docs" / "examples" / "history-example.csv"
+    account = AccountFactory()
+    out = run_import(example, account)
+    assert "2 new deal(s), 2 propert(ies), 5 placement(s), 3 quote(s), 1 won" in out
+    assert Deal.objects.get(account=account, external_id="CRM-1001").stage.name == "Closed"
+    template = example.with_name("history-template.csv")
+    assert "history-template.csv: the file has its header but no rows; nothing was imported." in refused(
+        template, account)
