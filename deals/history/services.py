@@ -1,14 +1,15 @@
 """Importing an account's history file (deals, their properties and financials, placements with their
 outcomes and dates, quotes) — all or nothing, once, one import of an account at a time.
 
-`history_import` reads the file twice, streaming (memory holds per-deal keys, never the rows):
+`history_import` reads the file once, streaming, in two passes (memory holds per-deal keys, never the rows):
 
 1. check: every row parsed (`deals.history.columns`), the deal's fields the same on each of its rows,
    its stage known, each lender resolved (`deals.history.lenders`), no lender twice on one deal, at most
    one winner per deal. Any problem, or any lender name to map, refuses the whole file (`HistoryRefused`)
    with every problem's line and column (the first `PROBLEMS_KEPT`).
 2. write (or, on a dry run, say per row what would be written): deals, properties, financials,
-   placements and term sheets in batches (`bulk_create`), in the one transaction the check ran in.
+   placements and term sheets in batches (`bulk_create`), in the one transaction the check ran in,
+   from the rows pass 1 parsed and spilled to a temporary file (not the upload read and parsed again).
 
 Nothing twice: a deal is keyed by its `deal_external_id` in the account (`Deal.external_id`, unique per
 account); the rows of a deal the account already has are skipped, so importing a file again creates
@@ -27,10 +28,12 @@ timeline's "written before its history was kept" path), with a note on each deal
 from __future__ import annotations
 
 import datetime as dt
+import pickle
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -131,11 +134,13 @@ def history_import(*, account, path: Path, mapping: dict[str, int] | None = None
                        .values_list("external_id", flat=True))
         matcher = LenderMatcher.for_account(account, mapping)
         stages = _Stages(account)
-        lender_of = _check(account, path, result, existing, matcher, stages, today)
-        if result.refused:
-            raise HistoryRefused(result)
-        _write(account, path, result, existing, lender_of, stages, today, user=user, dry_run=dry_run,
-               on_plan=on_plan)
+        with tempfile.TemporaryFile() as spill:
+            lender_of = _check(account, path, result, existing, matcher, stages, today, spill)
+            if result.refused:
+                raise HistoryRefused(result)
+            spill.seek(0)
+            _write(account, path, result, existing, lender_of, stages, spill, user=user, dry_run=dry_run,
+                   on_plan=on_plan)
         if not dry_run and result.placements:
             signals.schedule_refresh()  # the ranking learns from the imported outcomes (after commit)
     return result
@@ -152,8 +157,10 @@ def _lender(row: HistoryRow, matcher: LenderMatcher) -> Resolution:
 
 
 def _check(account, path: Path, result: ImportResult, existing: set[str], matcher: LenderMatcher,
-           stages: _Stages, today: dt.date) -> dict[str, int]:
-    """Pass 1: every row checked; returns each lender name's (or id's) lender id."""
+           stages: _Stages, today: dt.date, spill: BinaryIO) -> dict[str, int]:
+    """Pass 1: every row checked; returns each lender name's (or id's) lender id. The rows read are
+    spilled to `spill` (a temporary file) while no problem is found, for pass 2 to write without
+    reading and parsing the file again."""
     table = read_table(path)
     at = read_header(table.header)
     result.kind, result.encoding = table.kind, table.encoding
@@ -168,6 +175,8 @@ def _check(account, path: Path, result: ImportResult, existing: set[str], matche
             _problem(result, row)
             continue
         result.rows += 1
+        if not result.problems_total:
+            pickle.dump(row, spill, protocol=pickle.HIGHEST_PROTOCOL)
         fields = (*(row.deal[k] for k in row.deal), row.stage)
         first = deals.get(row.external_id)
         if first is None:
@@ -238,16 +247,22 @@ def _has_property(row: HistoryRow) -> bool:
                                                    "square_footage"))
 
 
+def _spilled(spill: BinaryIO) -> Iterator[HistoryRow]:
+    while True:
+        try:
+            yield pickle.load(spill)  # this import's own temporary file, written by _check
+        except EOFError:
+            return
+
+
 def _write(account, path: Path, result: ImportResult, existing: set[str], lender_of: dict[str, int],
-           stages: _Stages, today: dt.date, *, user, dry_run: bool, on_plan) -> None:
-    """Pass 2: the rows again, written in batches (or, on a dry run, each row's plan said)."""
-    table = read_table(path)
-    at = read_header(table.header)
+           stages: _Stages, spill: BinaryIO, *, user, dry_run: bool, on_plan) -> None:
+    """Pass 2: the rows again (as pass 1 read them), written in batches (or, on a dry run, each row's
+    plan said)."""
     made: dict[str, int] = {}  # external id -> the new deal's id
     batch: list[HistoryRow] = []
     author = user if getattr(user, "pk", None) else None
-    for row in _rows(table, at, today):
-        assert isinstance(row, HistoryRow)  # pass 1 refused the file otherwise
+    for row in _spilled(spill):
         if dry_run:
             if on_plan is not None:
                 on_plan(_plan_line(row, existing, made, result))
