@@ -121,15 +121,7 @@ def history_export(*, account, path: Path) -> ExportStats:
     """Write the account's history to `path` (.csv or .xlsx, by its suffix)."""
     stats = ExportStats(deals=Deal.objects.filter(account=account).count())
     if path.suffix.lower() == ".xlsx":
-        from openpyxl import Workbook
-
-        workbook = Workbook(write_only=True)
-        sheet = workbook.create_sheet("History")
-        sheet.append(list(KEYS))
-        for row in _rows(account):
-            sheet.append([inert(row.get(key)) if row.get(key) != "" else None for key in KEYS])
-            stats.rows += 1
-        workbook.save(path)
+        _write_xlsx(account, path, stats)
         return stats
     with path.open("w", encoding="utf-8-sig", newline="") as file:
         writer = csv.writer(file)
@@ -138,3 +130,31 @@ def history_export(*, account, path: Path) -> ExportStats:
             writer.writerow([_text(row.get(key)) for key in KEYS])
             stats.rows += 1
     return stats
+
+
+def _write_xlsx(account, path: Path, stats: ExportStats) -> None:
+    """XlsxWriter in constant-memory mode: each row is written out as it comes (rows in order, which is
+    how this writes them). Strings are never read as formulas or links (`strings_to_*`: off), and
+    formula-like text is made inert besides, as in the CSV."""
+    import xlsxwriter
+
+    workbook = xlsxwriter.Workbook(str(path), {"constant_memory": True, "strings_to_formulas": False,
+                                               "strings_to_urls": False, "strings_to_numbers": False})
+    try:
+        sheet = workbook.add_worksheet("History")
+        day = workbook.add_format({"num_format": "yyyy-mm-dd"})
+        sheet.write_row(0, 0, KEYS)
+        for number, row in enumerate(_rows(account), start=1):
+            for column, key in enumerate(KEYS):
+                value = row.get(key)
+                if value is None or value == "":
+                    continue
+                if isinstance(value, dt.date):
+                    sheet.write_datetime(number, column, dt.datetime.combine(value, dt.time()), day)
+                elif isinstance(value, Decimal | int):
+                    sheet.write_number(number, column, float(value))
+                else:
+                    sheet.write_string(number, column, inert(str(value)))
+            stats.rows += 1
+    finally:
+        workbook.close()
