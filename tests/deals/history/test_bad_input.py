@@ -190,3 +190,13 @@ def _col(index: int) -> str:
         name = chr(65 + rest) + name
     return name
 
+
+
+def test_a_line_without_end_and_a_header_of_too_many_columns_are_refused(tmp_path, account):
+    endless = tmp_path / "endless.csv"  # 3 MB on one line: read with a bound, never whole
+    endless.write_bytes(",".join(HEADER).encode() + b"\nCRM-1,Title," + b"9" * (3 * 2**20))
+    assert "line 2, column loan_amount: a cell is longer than 10,000 characters" in refused(endless, account)
+    wide = tmp_path / "wide.csv"
+    wide.write_text(",".join([*HEADER, *(f"extra{i}" for i in range(80))]) + "\n", encoding="utf-8")
+    assert "line 1: the header has 112 columns; at most 100 are read" in refused(wide, account)
+    assert counts(account) == (0, 0, 0)
