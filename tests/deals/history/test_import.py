@@ -149,3 +149,23 @@ def test_the_documented_example_file_imports(lenders):
     template = example.with_name("history-template.csv")
     assert "history-template.csv: the file has its header but no rows; nothing was imported." in refused(
         template, account)
+
+
+def test_what_a_dry_run_counts_is_what_the_import_writes(tmp_path, lenders):
+    from deals.history.services import history_import
+    from deals.models import DealProperty
+
+    account = AccountFactory()
+    rows = [*rows_ab(), {**DEAL_A, "deal_external_id": "CRM-9", "deal_title": "Never placed"}]
+    path = write_csv(tmp_path / "history.csv", rows)
+    plan: list[str] = []
+
+    dry = history_import(account=account, path=path, dry_run=True, on_plan=plan.append)
+    assert counts(account) == (0, 0, 0) and len(plan) == dry.rows == 6
+    assert plan[-1] == 'line 7: deal CRM-9 "Never placed" (new), not placed'
+    done = history_import(account=account, path=path)
+
+    assert (dry.deals, dry.placements, dry.term_sheets, dry.won, dry.properties) == (
+        done.deals, done.placements, done.term_sheets, done.won, done.properties) == (3, 5, 3, 1, 3)
+    assert counts(account) == (done.deals, done.placements, done.term_sheets)
+    assert DealProperty.objects.filter(deal__account=account).count() == done.properties
