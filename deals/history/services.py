@@ -133,6 +133,9 @@ def history_import(*, account, path: Path, mapping: dict[str, int] | None = None
         existing = set(Deal.objects.filter(account=account).exclude(external_id="")
                        .values_list("external_id", flat=True))
         matcher = LenderMatcher.for_account(account, mapping)
+        for name, lender_id in (mapping or {}).items():
+            if lender_id not in matcher.lenders:
+                raise TableError(f'the mapping "{name}={lender_id}" names no lender this account can place with')
         stages = _Stages(account)
         with tempfile.TemporaryFile() as spill:
             lender_of = _check(account, path, result, existing, matcher, stages, today, spill)

@@ -118,6 +118,10 @@ def test_a_lender_name_matching_none_or_two_is_listed_to_map_and_mapped_it_impor
     assert "2 lender name(s) to map; nothing was imported." in message
     assert counts(account) == (0, 0, 0)
 
+    bad_id = max(lender.pk for lender in lenders.values()) + 1000
+    assert f'the mapping "Chase={bad_id}" names no lender this account can place with; nothing was imported' in (
+        refused(path, account, "--map", f"Chase={bad_id}"))
+    assert "is not NAME=LENDER_ID" in refused(path, account, "--map", "Chase")
     run_import(path, account, "--map", f"Chase={lenders['chase'].pk}", "--map",
                f"Blackstone Mortgage={lenders['wells'].pk}")
     assert Placement.objects.get(deal__account=account, deal__external_id="CRM-1", status="won").lender_id == (
