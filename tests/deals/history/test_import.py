@@ -173,3 +173,27 @@ def test_what_a_dry_run_counts_is_what_the_import_writes(tmp_path, lenders):
         done.deals, done.placements, done.term_sheets, done.won, done.properties) == (3, 5, 3, 1, 3)
     assert counts(account) == (done.deals, done.placements, done.term_sheets)
     assert DealProperty.objects.filter(deal__account=account).count() == done.properties
+
+
+def test_an_applied_import_refreshes_the_lender_signals_with_its_outcomes(tmp_path, lenders,
+                                                                         django_capture_on_commit_callbacks):
+    from django.core.cache import cache
+    from django.utils import timezone
+
+    from deals.searches import signals
+    from lenders.models import LenderSignal
+
+    cache.delete(signals.DEBOUNCE_KEY)
+    account = AccountFactory()
+    sent, answered = (str(timezone.localdate() - dt.timedelta(days=d)) for d in (40, 35))
+    rows = [{**r, "sent_on": sent, "answered_on": answered if r.get("answered_on") else "",
+             "decided_on": answered if r.get("decided_on") else ""} for r in rows_ab()]
+    path = write_csv(tmp_path / "recent.csv", rows)
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        run_import(path, account)  # jobs in-process here: the refresh runs once the import commits
+
+    assert callbacks, "no refresh was scheduled"
+    arbor = LenderSignal.objects.get(account=account, lender=lenders["arbor"], dimension="all")
+    assert (arbor.quoted_12m, arbor.declined_12m) == (1, 1)  # quoted CRM-2, declined CRM-1
+    assert LenderSignal.objects.get(account=account, lender=lenders["jpm"], dimension="all").quoted_12m == 1
