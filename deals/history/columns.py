@@ -102,6 +102,7 @@ OUTCOME_OF_STATUS = {"draft": "draft", "sent": "sent", "reviewing": "reviewing",
 EXCEL_EPOCH = dt.date(1899, 12, 30)
 EXCEL_SERIAL_RANGE = (18264, 73051)
 _INERT = ("'=", "'+", "'-", "'@")
+_CONTROL = re.compile(f"[{limits.CONTROL_CHARACTERS}]")
 
 
 def _normal(name: str) -> str:
@@ -201,7 +202,7 @@ class _Cells:
         text = str(value) if not isinstance(value, float) or not value.is_integer() else str(int(value))
         if len(text) > maximum:
             raise self.refuse(key, f"is longer than {maximum} characters")
-        if re.search(f"[{limits.CONTROL_CHARACTERS}]", text):
+        if _CONTROL.search(text):
             raise self.refuse(key, "holds control characters")
         return text
 

@@ -46,6 +46,7 @@ def _rows(change: dict, index: int = 0) -> list[dict]:
     ({"lender": "JPMorgan Chase", "outcome": "declined", "quote_amount": "", "rate_index": "", "spread_bps": "",
       "term_months": ""}, 1, "line 3, column lender: JPMorgan Chase Bank, N.A. is already placed on the deal CRM-1"),
     ({"stage": "Nowhere"}, 3, 'line 5, column stage: "Nowhere" is not a stage of this account'),
+    ({"decline_reason": "Out\x07side"}, 2, "line 4, column decline_reason: holds control characters"),
 ])
 def test_a_bad_row_is_refused_naming_line_and_column_and_nothing_is_written(tmp_path, account, change, index,
                                                                          expected):
