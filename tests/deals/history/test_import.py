@@ -175,7 +175,7 @@ def test_what_a_dry_run_counts_is_what_the_import_writes(tmp_path, lenders):
     assert DealProperty.objects.filter(deal__account=account).count() == done.properties
 
 
-def test_an_applied_import_refreshes_the_lender_signals_with_its_outcomes(tmp_path, lenders,
+def test_an_applied_import_refreshes_the_lender_signals_with_its_outcomes(tmp_path, lenders, eager_jobs,
                                                                          django_capture_on_commit_callbacks):
     from django.core.cache import cache
     from django.utils import timezone
