@@ -5,7 +5,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, Value
+from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 
 from deals import finance
@@ -67,6 +67,9 @@ class Deal(models.Model):
                                  related_name="borrowed_deals", help_text="The borrowing entity.")
     archived = models.BooleanField(default=False)
     archived_at = models.DateTimeField(null=True, blank=True)
+    # The team's own id of the deal (a CRM id, a file number), unique in its account when given: the key
+    # a history import recognises a deal by, so importing a file again creates nothing (deals/history).
+    external_id = models.CharField(max_length=limits.DEAL_EXTERNAL_ID_MAX, blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -91,6 +94,10 @@ class Deal(models.Model):
             for key, name in (("created_at", "created"), ("updated_at", "updated"), ("title", "title"),
                               ("loan_amount", "amount"), ("estimated_close_date", "close"))
         ] + [models.Index(fields=["account", "archived", "stage"], name="deals_deal_stage")]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "external_id"], condition=~Q(external_id=""),
+                                    name="uniq_deal_external_id_per_account"),
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -211,3 +211,17 @@ HOME_WAITING_DAYS = 5
 HOME_EXPIRING_DAYS = 14
 HOME_QUOTES_DAYS = 7
 HOME_PANEL_ROWS = 8
+
+# History files (deals/history: import_history, export_history; docs/import-export.md). A file is
+# refused before it is read when larger than the byte bound; an XLSX is refused before it is inflated
+# when its members declare more than the uncompressed bound or inflate a member more than the ratio
+# (a zip bomb); a cell over the character bound and a header over the column bound are refused with
+# their line and column. 100,000 placements with long titles fit well inside each.
+HISTORY_FILE_MAX_BYTES = 50 * 1024 * 1024
+HISTORY_XLSX_UNCOMPRESSED_MAX_BYTES = 250 * 1024 * 1024
+HISTORY_XLSX_RATIO_MAX = 100
+HISTORY_CELL_MAX_CHARS = 10_000
+HISTORY_COLUMNS_MAX = 100
+HISTORY_ROWS_MAX = 250_000
+DEAL_EXTERNAL_ID_MAX = 100
+DECLINE_REASON_MAX = 500

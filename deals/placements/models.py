@@ -45,6 +45,8 @@ class Placement(models.Model):
                                 related_name="placements")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.DRAFT)
     notes = models.TextField(blank=True, default="")
+    # Why the lender declined, as the team wrote it (an imported history's decline reason).
+    decline_reason = models.CharField(max_length=limits.DECLINE_REASON_MAX, blank=True, default="")
     # Where the placement came from, when it came from a lender search.
     source_search = models.ForeignKey("deals.LenderSearch", null=True, blank=True, on_delete=models.SET_NULL,
                                       related_name="+")

@@ -56,7 +56,18 @@ def read_rows(lines: Iterable[str]) -> tuple[list[RateRow], list[str]]:
     rows: list[RateRow] = []
     errors: list[str] = []
     seen: dict[tuple[str, dt.date], int] = {}
-    for values in reader:
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            # csv refuses a field over its limit (131,072 characters) or a broken quote: the line, not a
+            # traceback; nothing after it can be trusted, so the reading stops there.
+            problem = ("a value is far longer than any date, index or rate" if "larger than field limit" in str(exc)
+                       else "is not valid CSV (a quote left open?)")
+            errors.append(f"line {reader.line_num}: {problem}")
+            break
         line = reader.line_num
         if not any(v.strip() for v in values):
             continue

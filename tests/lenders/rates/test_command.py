@@ -85,3 +85,12 @@ def test_the_help_says_what_the_file_holds():
 
     text = Command().create_parser("manage.py", "import_market_rates").format_help()
     assert "date,index,rate" in text and "--dry-run" in text and "3-month Term SOFR" in text
+
+
+def test_a_field_over_csvs_limit_is_a_line_not_a_traceback(tmp_path):
+    # 131,072 characters is the csv module's own bound; past it csv raised and the command printed a traceback.
+    path = write(tmp_path, "date,index,rate\n2025-01-02,sofr,4.31\n2025-01-03,sofr," + "9" * 140_000 + "\n")
+    message, lines = refused(path)
+    assert lines == ["rates.csv: line 3: a value is far longer than any date, index or rate"]
+    assert message == "1 bad line(s); nothing was imported."
+    assert not MarketRate.objects.exists()
