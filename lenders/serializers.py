@@ -1,15 +1,33 @@
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
 from rest_framework import serializers
 
+from lenders import program_terms
 from lenders.models import AssetType, Lender, LenderProgram
 from lenders.program_terms import TERM_FIELDS
 from lenders.selectors import DirectoryFilters
-from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, US_STATES
+from lev import limits
+from lev.enums import (
+    ASSET_TYPES,
+    CAPITAL_SOURCE_TYPES,
+    LENDER_TYPES,
+    LOAN_TYPES,
+    POSITIONS,
+    RATE_INDEXES,
+    RATE_TYPES,
+    RECOURSE_TYPES,
+    US_STATES,
+)
 from lev.limits import MONEY_COLUMN, SEARCH_TEXT_MAX
 from lev.serializers import (
     EnumField,
+    EnumListField,
     StrictSerializer,
+    TextRegexField,
+    _messages,
     cursor_field,
     money_field,
     page_field,
@@ -42,14 +60,18 @@ class DirectoryQuerySerializer(StrictSerializer):
         return DirectoryFilters(**data)
 
 
+OWN_HELP = "The account's own (added by its team, read by it alone); false: the directory's."
+
+
 class LenderListItemSerializer(serializers.ModelSerializer):
+    own = serializers.BooleanField(read_only=True, help_text=OWN_HELP)
     program_count = serializers.IntegerField(read_only=True)
     min_loan = serializers.DecimalField(**MONEY_COLUMN, read_only=True, coerce_to_string=False)
     max_loan = serializers.DecimalField(**MONEY_COLUMN, read_only=True, coerce_to_string=False)
 
     class Meta:
         model = Lender
-        fields = ("id", "name", "lender_types", "city", "state", "program_count", "min_loan", "max_loan")
+        fields = ("id", "name", "lender_types", "city", "state", "program_count", "min_loan", "max_loan", "own")
 
 
 class LenderProgramSerializer(serializers.ModelSerializer):
@@ -58,22 +80,101 @@ class LenderProgramSerializer(serializers.ModelSerializer):
     fixed_rate_min/fixed_rate_max and min_debt_yield (percents, 6.25 = 6.25 %), term_months_min/max,
     amortization_years, interest_only_months."""
 
+    own = serializers.BooleanField(read_only=True, help_text=OWN_HELP)
+
     class Meta:
         model = LenderProgram
         fields = ("id", "title", "status", "loan_types", "recourse_types", "min_loan_amount", "max_loan_amount",
                   "capital_source_type", "positions", "sponsor_states", "asset_types", "max_ltv", "min_dscr",
-                  *TERM_FIELDS)
+                  *TERM_FIELDS, "own")
 
 
 class LenderSerializer(serializers.ModelSerializer):
+    own = serializers.BooleanField(read_only=True, help_text=OWN_HELP)
     programs = LenderProgramSerializer(many=True, read_only=True)
 
     class Meta:
         model = Lender
-        fields = ("id", "name", "website", "city", "state", "about", "lender_types", "category", "programs")
+        fields = ("id", "name", "website", "city", "state", "about", "lender_types", "category", "own", "programs")
 
 
 class AssetTypeSerializer(serializers.ModelSerializer):
     class Meta:
         model = AssetType
         fields = ("slug", "name")
+
+
+# --- input: an account's own lenders and programs ---------------------------------------------------------
+class LenderInputSerializer(StrictSerializer):
+    """A lender of the account's own (a lender the directory lacks)."""
+
+    name = text_field(max_length=limits.LENDER_NAME_MAX, required=True, allow_blank=False,
+                      help_text="The lender's name: not a directory lender's (add programs to that one instead).")
+    website = TextRegexField(
+        limits.WEBSITE_PATTERN, max_length=limits.LENDER_WEBSITE_MAX, required=False, allow_blank=True,
+        allow_null=True, help_text="https://…",
+        error_messages=_messages(invalid="must be a web address starting with http:// or https:// "
+                                         "(https://example.com)",
+                                 max_length=f"must be at most {limits.LENDER_WEBSITE_MAX} characters"))
+    city = text_field(max_length=limits.LENDER_CITY_MAX, help_text="Headquarters city.")
+    state = EnumField(US_STATES, required=False, allow_blank=True, allow_null=True,
+                      help_text="Headquarters state, 2-letter code (or the state's name).")
+    about = text_field(max_length=limits.LENDER_ABOUT_MAX, help_text="What the team knows of the lender.")
+    lender_types = EnumListField(LENDER_TYPES, required=False, allow_null=True)
+
+
+def term_number(help_text: str) -> serializers.DecimalField:
+    """Any number: lenders.program_terms judges it as sent (a fraction sent for a percent, a spread that is
+    not whole, a bound), with the words every door that writes a program uses."""
+    return serializers.DecimalField(max_digits=None, decimal_places=None, required=False, allow_null=True,
+                                    coerce_to_string=False, help_text=help_text,
+                                    error_messages=_messages(invalid="must be a number"))
+
+
+# Decimal places each judged number is stored with (the rest are whole numbers).
+_PLACES = {**{name: places for name, (_floor, _max, places) in program_terms.PERCENTS.items()},
+           "min_dscr": limits.DSCR_INPUT_COLUMN["decimal_places"]}
+
+
+class LenderProgramInputSerializer(StrictSerializer):
+    """A program of the account's own. Percents as percents (75 = 75 %), spreads in whole basis points."""
+
+    title = text_field(max_length=limits.PROGRAM_TITLE_MAX, required=True, allow_blank=False,
+                       help_text="The program's name, e.g. Bridge - Multifamily.")
+    status = EnumField(tuple(LenderProgram.Status.values), required=False, help_text="active (default) or inactive.")
+    loan_types = EnumListField(LOAN_TYPES, required=False, allow_null=True)
+    recourse_types = EnumListField(RECOURSE_TYPES, required=False, allow_null=True)
+    min_loan_amount = money_field(positive=False)
+    max_loan_amount = money_field(positive=False)
+    capital_source_type = EnumField(CAPITAL_SOURCE_TYPES, required=False, allow_blank=True, allow_null=True)
+    positions = EnumListField(POSITIONS, required=False, allow_null=True, help_text="Empty: takes none; senior "
+                                                                                     "for most programs.")
+    sponsor_states = EnumListField(US_STATES, required=False, allow_null=True, help_text="Empty: nationwide.")
+    asset_types = EnumListField(ASSET_TYPES, required=False, allow_null=True)
+    max_ltv = term_number(f"Percent, at most {limits.LTV_PERCENT_MAX} (75 = 75 %).")
+    min_dscr = term_number(f"A ratio above 0, at most {limits.DSCR_INPUT_MAX} (1.25).")
+    rate_type = EnumField(RATE_TYPES, required=False, allow_blank=True, allow_null=True)
+    rate_index = EnumField(RATE_INDEXES, required=False, allow_blank=True, allow_null=True,
+                           help_text="The index a floating rate is priced over.")
+    spread_min_bps = term_number("Whole basis points over the index (275 = 2.75 %).")
+    spread_max_bps = term_number("Whole basis points over the index.")
+    fixed_rate_min = term_number("Percent per year (6.25 = 6.25 %).")
+    fixed_rate_max = term_number("Percent per year.")
+    term_months_min = term_number("Whole months.")
+    term_months_max = term_number("Whole months.")
+    amortization_years = term_number("Whole years.")
+    interest_only_months = term_number("Whole months.")
+    min_debt_yield = term_number("NOI / loan, percent.")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        errors = program_terms.field_errors(attrs)
+        if errors:
+            raise serializers.ValidationError(errors)
+        for name, value in attrs.items():
+            if value is None or not isinstance(value, Decimal):
+                continue
+            if name in _PLACES:
+                attrs[name] = value.quantize(Decimal(1).scaleb(-_PLACES[name]), rounding=ROUND_HALF_UP)
+            elif name in program_terms.WHOLE_NUMBERS:
+                attrs[name] = int(value)
+        return attrs

@@ -65,6 +65,7 @@ def _directory_item(lender: dict[str, Any]) -> dict[str, Any]:
         "program_count": lender.get("program_count", 0),
         "min_loan_amount": lender.get("min_loan"),
         "max_loan_amount": lender.get("max_loan"),
+        "own": bool(lender.get("own")),
     }
 
 
@@ -254,6 +255,8 @@ def _match_item(match: dict[str, Any]) -> dict[str, Any]:
         "rank": match["rank"],
         "lender_id": match["lender_id"],
         "lender_name": clip(match.get("lender_name") or "", NAME_MAX),
+        # Only on the account's own lenders (the directory's are most): said where it is true.
+        **({"own_lender": True} if match.get("lender_own") else {}),
         "score": match["score"],
         "score_parts": match.get("score_parts"),
         "sizing": None if not sized else {key: sized.get(key) for key in SIZING_KEPT},
