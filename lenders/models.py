@@ -63,8 +63,9 @@ class Lender(models.Model):
         # An account's own lenders have distinct names (whatever the case); the services also refuse an
         # own lender named exactly as a directory lender (lenders.services.lender_create). The directory
         # keeps names as imported: two directory lenders may share one.
-        constraints = [models.UniqueConstraint(Lower("name"), "account", condition=models.Q(account__isnull=False),
-                                               name="uniq_own_lender_name")]
+        constraints = [models.UniqueConstraint(
+            Lower("name"), "account", condition=models.Q(account__isnull=False), name="uniq_own_lender_name",
+            violation_error_message="Your account has a lender of this name already.")]
 
     def __str__(self) -> str:
         return self.name
@@ -192,8 +193,14 @@ class LenderProgram(models.Model):
 
     def clean(self):
         """Ranges in order, a spread over a named index, no pricing of the other rate type
-        (lenders.program_terms)."""
+        (lenders.program_terms); a program of an account's own lender is that account's (set here when
+        left empty, as on the lender's page)."""
         errors = program_terms.pair_errors({name: getattr(self, name) for name in program_terms.TERM_FIELDS})
+        owner = self.lender.account_id if self.lender_id is not None else None
+        if owner is not None and self.account_id is None:
+            self.account_id = owner
+        elif owner is not None and self.account_id != owner:
+            errors["account"] = ["A program of an account's own lender is that account's."]
         if errors:
             raise ValidationError(errors)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.db.models.functions import Lower
 
 from lenders import program_terms
@@ -58,18 +59,24 @@ def check_own(record: Lender | LenderProgram, *, account: Account) -> None:
         raise ValueError("another account's lender or program")  # callers look it up in the account
 
 
-def _check_name(*, account: Account, name: str, lender_id: int | None = None) -> None:
-    """An own lender's name is not a directory lender's (add programs to that one instead) nor another of
-    the account's own lenders' (whatever the case)."""
-    same = (Lender.objects.filter(visible(account.pk)).annotate(lower=Lower("name"))
-            .filter(lower=name.lower()).exclude(pk=lender_id).order_by("account_id", "id")
+def name_taken(*, account_id: int, name: str, lender_id: int | None = None) -> str | None:
+    """Why an own lender of the account may not take `name`, or None: it is a directory lender's (add
+    programs to that one instead) or another of the account's own lenders' (whatever the case)."""
+    same = (Lender.objects.filter(visible(account_id)).annotate(lower=Lower("name"))
+            .filter(lower=name.lower()).exclude(pk=lender_id).order_by(F("account_id").asc(nulls_first=True), "id")
             .values_list("pk", "account_id").first())
     if same is None:
-        return
+        return None
     pk, owner = same
-    where = ("the directory has a lender of this name (id {pk}): add your programs to it instead"
-             if owner is None else "your account has a lender of this name already (id {pk})")
-    raise ValidationFailed({"name": [where.format(pk=pk)]})
+    if owner is None:
+        return f"the directory has a lender of this name (id {pk}): add your programs to it instead"
+    return f"your account has a lender of this name already (id {pk})"
+
+
+def _check_name(*, account: Account, name: str, lender_id: int | None = None) -> None:
+    reason = name_taken(account_id=account.pk, name=name, lender_id=lender_id)
+    if reason is not None:
+        raise ValidationFailed({"name": [reason]})
 
 
 @transaction.atomic
