@@ -38,11 +38,16 @@ from lev.accounts.admin_bases import (
 )
 from lev.admin_forms import EnumListField, ListsInWordsForViewers, money_field, multiple_field, percent_field
 from lev.admin_lists import change_url, two_lines
-from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, POSITIONS, RECOURSE_TYPES, US_STATES, mask_of
-
-# "tbd" is what a deal says before it knows its loan type; no program offers it.
-PROGRAM_LOAN_TYPES = tuple(t for t in LOAN_TYPES if t != "tbd")
-
+from lev.enums import (
+    ASSET_TYPES,
+    LENDER_TYPES,
+    LOAN_TYPES,
+    POSITIONS,
+    PROGRAM_LOAN_TYPES,
+    RECOURSE_TYPES,
+    US_STATES,
+    mask_of,
+)
 
 # The panels `deals` adds to a lender's page: (read(request, lender) -> the template's context, template).
 _profile_panels: list[tuple[Callable[[HttpRequest, Lender], dict[str, Any]], str]] = []

@@ -16,6 +16,7 @@ from lev.enums import (
     LENDER_TYPES,
     LOAN_TYPES,
     POSITIONS,
+    PROGRAM_LOAN_TYPES,
     RATE_INDEXES,
     RATE_TYPES,
     RECOURSE_TYPES,
@@ -123,17 +124,21 @@ class LenderInputSerializer(StrictSerializer):
     lender_types = EnumListField(LENDER_TYPES, required=False, allow_null=True)
 
 
-def term_number(help_text: str) -> serializers.DecimalField:
-    """Any number: lenders.program_terms judges it as sent (a fraction sent for a percent, a spread that is
-    not whole, a bound), with the words every door that writes a program uses."""
-    return serializers.DecimalField(max_digits=None, decimal_places=None, required=False, allow_null=True,
-                                    coerce_to_string=False, help_text=help_text,
-                                    error_messages=_messages(invalid="must be a number"))
+def term_number(help_text: str, least: int | Decimal, most: int | Decimal) -> serializers.DecimalField:
+    """A number from `least` to `most` (the bounds the schema states, refused in lenders.program_terms'
+    words); within them lenders.program_terms judges it as sent — a fraction sent for a percent, a spread
+    or a count that is not whole, a min DSCR of 0 — with the words every door that writes a program uses."""
+    return serializers.DecimalField(
+        max_digits=None, decimal_places=None, required=False, allow_null=True, coerce_to_string=False,
+        min_value=Decimal(least), max_value=Decimal(most), help_text=help_text,
+        error_messages=_messages(invalid="must be a number", max_value=program_terms.at_most(most),
+                                 min_value=program_terms.at_least(least) if least else program_terms.ZERO_OR_MORE))
 
 
 # Decimal places each judged number is stored with (the rest are whole numbers).
 _PLACES = {**{name: places for name, (_floor, _max, places) in program_terms.PERCENTS.items()},
            "min_dscr": limits.DSCR_INPUT_COLUMN["decimal_places"]}
+_WHOLE = program_terms.WHOLE_NUMBERS
 
 
 class LenderProgramInputSerializer(StrictSerializer):
@@ -142,7 +147,7 @@ class LenderProgramInputSerializer(StrictSerializer):
     title = text_field(max_length=limits.PROGRAM_TITLE_MAX, required=True, allow_blank=False,
                        help_text="The program's name, e.g. Bridge - Multifamily.")
     status = EnumField(tuple(LenderProgram.Status.values), required=False, help_text="active (default) or inactive.")
-    loan_types = EnumListField(LOAN_TYPES, required=False, allow_null=True)
+    loan_types = EnumListField(PROGRAM_LOAN_TYPES, required=False, allow_null=True)
     recourse_types = EnumListField(RECOURSE_TYPES, required=False, allow_null=True)
     min_loan_amount = money_field(positive=False)
     max_loan_amount = money_field(positive=False)
@@ -151,20 +156,20 @@ class LenderProgramInputSerializer(StrictSerializer):
                                                                                      "for most programs.")
     sponsor_states = EnumListField(US_STATES, required=False, allow_null=True, help_text="Empty: nationwide.")
     asset_types = EnumListField(ASSET_TYPES, required=False, allow_null=True)
-    max_ltv = term_number(f"Percent, at most {limits.LTV_PERCENT_MAX} (75 = 75 %).")
-    min_dscr = term_number(f"A ratio above 0, at most {limits.DSCR_INPUT_MAX} (1.25).")
+    max_ltv = term_number("Percent (75 = 75 %).", 0, limits.LTV_PERCENT_MAX)
+    min_dscr = term_number("A ratio above 0 (1.25).", 0, limits.DSCR_INPUT_MAX)
     rate_type = EnumField(RATE_TYPES, required=False, allow_blank=True, allow_null=True)
     rate_index = EnumField(RATE_INDEXES, required=False, allow_blank=True, allow_null=True,
                            help_text="The index a floating rate is priced over.")
-    spread_min_bps = term_number("Whole basis points over the index (275 = 2.75 %).")
-    spread_max_bps = term_number("Whole basis points over the index.")
-    fixed_rate_min = term_number("Percent per year (6.25 = 6.25 %).")
-    fixed_rate_max = term_number("Percent per year.")
-    term_months_min = term_number("Whole months.")
-    term_months_max = term_number("Whole months.")
-    amortization_years = term_number("Whole years.")
-    interest_only_months = term_number("Whole months.")
-    min_debt_yield = term_number("NOI / loan, percent.")
+    spread_min_bps = term_number("Whole basis points over the index (275 = 2.75 %).", *_WHOLE["spread_min_bps"])
+    spread_max_bps = term_number("Whole basis points over the index.", *_WHOLE["spread_max_bps"])
+    fixed_rate_min = term_number("Percent per year (6.25 = 6.25 %).", 0, limits.RATE_PERCENT_MAX)
+    fixed_rate_max = term_number("Percent per year.", 0, limits.RATE_PERCENT_MAX)
+    term_months_min = term_number("Whole months.", *_WHOLE["term_months_min"])
+    term_months_max = term_number("Whole months.", *_WHOLE["term_months_max"])
+    amortization_years = term_number("Whole years.", *_WHOLE["amortization_years"])
+    interest_only_months = term_number("Whole months.", *_WHOLE["interest_only_months"])
+    min_debt_yield = term_number("NOI / loan, percent.", 0, limits.DEBT_YIELD_PERCENT_MAX)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         errors = program_terms.field_errors(attrs)

@@ -108,10 +108,20 @@ def _loan_range_errors(program: LenderProgram) -> dict[str, list[str]]:
     return {}
 
 
+# An active program the ranking can match: one that offers no loan type, no asset type or no position takes
+# no deal (the admin's program form asks for a loan type too).
+ACTIVE_NEEDS = {"loan_types": "An active program offers at least one loan type.",
+                "asset_types": "An active program lends on at least one asset type.",
+                "positions": "An active program lends in at least one position (senior when left out)."}
+DEFAULT_POSITIONS = ["senior"]
+
+
 def _validated(program: LenderProgram) -> None:
-    """The model's checks (lenders.program_terms among them) on the program as it will be saved, and a
-    loan range in order; ValidationFailed names the fields."""
+    """The model's checks (lenders.program_terms among them) on the program as it will be saved, a loan
+    range in order, and what an active program needs; ValidationFailed names the fields."""
     errors = _loan_range_errors(program)
+    if program.status == LenderProgram.Status.ACTIVE:
+        errors.update({name: [message] for name, message in ACTIVE_NEEDS.items() if not getattr(program, name)})
     try:
         program.full_clean(exclude=["lender", "account"])
     except ValidationError as error:
@@ -126,7 +136,10 @@ def program_create(*, account: Account, lender: Lender, data: dict[str, Any]) ->
     lender up in the account)."""
     if lender.account_id not in (None, account.pk):
         raise ValueError("another account's lender")
-    program = LenderProgram(lender=lender, account=account, **_values(data, PROGRAM_FIELDS))
+    values = _values(data, PROGRAM_FIELDS)
+    if data.get("positions") is None:
+        values["positions"] = list(DEFAULT_POSITIONS)
+    program = LenderProgram(lender=lender, account=account, **values)
     _validated(program)
     program.save()
     return program
