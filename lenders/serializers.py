@@ -132,13 +132,22 @@ def term_number(help_text: str, least: int | Decimal, most: int | Decimal) -> se
         max_digits=None, decimal_places=None, required=False, allow_null=True, coerce_to_string=False,
         min_value=Decimal(least), max_value=Decimal(most), help_text=help_text,
         error_messages=_messages(invalid="must be a number", max_value=program_terms.at_most(most),
-                                 min_value=program_terms.at_least(least) if least else program_terms.ZERO_OR_MORE))
+                                 min_value=program_terms.MORE_THAN_ZERO if least else program_terms.ZERO_OR_MORE))
+
+
+def whole_number(help_text: str, name: str) -> serializers.IntegerField:
+    """A whole number within lenders.program_terms' bounds for `name`, refused in its words."""
+    least, most = program_terms.WHOLE_NUMBERS[name]
+    return serializers.IntegerField(
+        required=False, allow_null=True, min_value=least, max_value=most, help_text=help_text,
+        error_messages=_messages(invalid=program_terms.WHOLE_NUMBER, max_value=program_terms.at_most(most),
+                                 min_value=program_terms.at_least(least) if least else program_terms.ZERO_OR_MORE,
+                                 max_string_length=program_terms.at_most(most)))
 
 
 # Decimal places each judged number is stored with (the rest are whole numbers).
 _PLACES = {**{name: places for name, (_floor, _max, places) in program_terms.PERCENTS.items()},
            "min_dscr": limits.DSCR_INPUT_COLUMN["decimal_places"]}
-_WHOLE = program_terms.WHOLE_NUMBERS
 
 
 class LenderProgramInputSerializer(StrictSerializer):
@@ -157,18 +166,19 @@ class LenderProgramInputSerializer(StrictSerializer):
     sponsor_states = EnumListField(US_STATES, required=False, allow_null=True, help_text="Empty: nationwide.")
     asset_types = EnumListField(ASSET_TYPES, required=False, allow_null=True)
     max_ltv = term_number("Percent (75 = 75 %).", 0, limits.LTV_PERCENT_MAX)
-    min_dscr = term_number("A ratio above 0 (1.25).", 0, limits.DSCR_INPUT_MAX)
+    min_dscr = term_number("A ratio above 0 (1.25), kept to 2 decimals.", limits.PROGRAM_MIN_DSCR_LEAST,
+                           limits.DSCR_INPUT_MAX)
     rate_type = EnumField(RATE_TYPES, required=False, allow_blank=True, allow_null=True)
     rate_index = EnumField(RATE_INDEXES, required=False, allow_blank=True, allow_null=True,
                            help_text="The index a floating rate is priced over.")
-    spread_min_bps = term_number("Whole basis points over the index (275 = 2.75 %).", *_WHOLE["spread_min_bps"])
-    spread_max_bps = term_number("Whole basis points over the index.", *_WHOLE["spread_max_bps"])
+    spread_min_bps = whole_number("Whole basis points over the index (275 = 2.75 %).", "spread_min_bps")
+    spread_max_bps = whole_number("Whole basis points over the index.", "spread_max_bps")
     fixed_rate_min = term_number("Percent per year (6.25 = 6.25 %).", 0, limits.RATE_PERCENT_MAX)
     fixed_rate_max = term_number("Percent per year.", 0, limits.RATE_PERCENT_MAX)
-    term_months_min = term_number("Whole months.", *_WHOLE["term_months_min"])
-    term_months_max = term_number("Whole months.", *_WHOLE["term_months_max"])
-    amortization_years = term_number("Whole years.", *_WHOLE["amortization_years"])
-    interest_only_months = term_number("Whole months.", *_WHOLE["interest_only_months"])
+    term_months_min = whole_number("Whole months.", "term_months_min")
+    term_months_max = whole_number("Whole months.", "term_months_max")
+    amortization_years = whole_number("Whole years.", "amortization_years")
+    interest_only_months = whole_number("Whole months.", "interest_only_months")
     min_debt_yield = term_number("NOI / loan, percent.", 0, limits.DEBT_YIELD_PERCENT_MAX)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -180,6 +190,4 @@ class LenderProgramInputSerializer(StrictSerializer):
                 continue
             if name in _PLACES:
                 attrs[name] = value.quantize(Decimal(1).scaleb(-_PLACES[name]), rounding=ROUND_HALF_UP)
-            elif name in program_terms.WHOLE_NUMBERS:
-                attrs[name] = int(value)
         return attrs

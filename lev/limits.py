@@ -193,6 +193,8 @@ LENDER_WEBSITE_MAX = 200
 LENDER_CITY_MAX = 100
 LENDER_ABOUT_MAX = 5000
 PROGRAM_TITLE_MAX = 200
+# A program's min DSCR is above 0 (lenders.program_terms): the least its column (2 decimals) holds.
+PROGRAM_MIN_DSCR_LEAST = Decimal("0.01")
 
 # Companies and contacts (deals.companies).
 COMPANY_NAME_MAX = 200

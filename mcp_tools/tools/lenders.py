@@ -177,6 +177,10 @@ IdempotencyKey = Annotated[str | None, Field(pattern=limits.IDEMPOTENCY_KEY_PATT
 Website = Annotated[str, Field(max_length=limits.LENDER_WEBSITE_MAX, pattern=limits.WEBSITE_PATTERN)]
 
 
+_CENTS = "USD, rounded to the cent."
+_RATE = "Percent (6.25), kept to 3 decimals."
+
+
 def _some(item: Any, values: tuple[str, ...]) -> Any:
     return Annotated[list[item], Field(max_length=len(values))]
 
@@ -211,29 +215,30 @@ def add_lender_program(
     title: Text(limits.PROGRAM_TITLE_MAX, required=True),
     loan_types: _some(ProgramLoanType, PROGRAM_LOAN_TYPES),
     asset_types: _some(AssetType, ASSET_TYPES),
-    min_loan_amount: MoneyFilter | None = None,
-    max_loan_amount: MoneyFilter | None = None,
+    min_loan_amount: Annotated[MoneyFilter | None, Field(description=_CENTS)] = None,
+    max_loan_amount: Annotated[MoneyFilter | None, Field(description=_CENTS)] = None,
     sponsor_states: Annotated[_some(StateCode, US_STATES) | None, Field(description="Empty: nationwide.")] = None,
     positions: Annotated[_some(Position, POSITIONS) | None, Field(description="Default senior.")] = None,
     recourse_types: _some(Recourse, RECOURSE_TYPES) | None = None,
     capital_source_type: CapitalSource | None = None,
-    max_ltv: ProgramLtv | None = None,
-    min_dscr: Annotated[Number(0, limits.DSCR_INPUT_MAX) | None, Field(description="Above 0.")] = None,
+    max_ltv: Annotated[ProgramLtv | None, Field(description="Percent (75), kept to 2 decimals.")] = None,
+    min_dscr: Annotated[Number(float(limits.PROGRAM_MIN_DSCR_LEAST), limits.DSCR_INPUT_MAX) | None, Field(
+        description="e.g. 1.25, kept to 2 decimals.")] = None,
     rate_type: RateType | None = None,
     rate_index: RateIndex | None = None,
     spread_min_bps: _whole("spread_min_bps") = None,
     spread_max_bps: _whole("spread_max_bps") = None,
-    fixed_rate_min: ProgramRate | None = None,
-    fixed_rate_max: ProgramRate | None = None,
+    fixed_rate_min: Annotated[ProgramRate | None, Field(description=_RATE)] = None,
+    fixed_rate_max: Annotated[ProgramRate | None, Field(description=_RATE)] = None,
     term_months_min: _whole("term_months_min") = None,
     term_months_max: _whole("term_months_max") = None,
     amortization_years: _whole("amortization_years") = None,
     interest_only_months: _whole("interest_only_months") = None,
-    min_debt_yield: ProgramDebtYield | None = None,
+    min_debt_yield: Annotated[ProgramDebtYield | None, Field(description="Percent, kept to 2 decimals.")] = None,
     idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
     """Add the account's own program (own: true) to its own lender or a directory lender; only this
-    account's searches rank it. Percents as percents (75), spreads in bps (275), dollars."""
+    account's searches rank it. Spreads in bps (275)."""
     body = drop_none(
         title=title, loan_types=loan_types, asset_types=asset_types, min_loan_amount=min_loan_amount,
         max_loan_amount=max_loan_amount, sponsor_states=sponsor_states, positions=positions,

@@ -116,6 +116,8 @@ class World:
     contact_ids: list[int] = dataclasses.field(default_factory=list)
     stage_ids: list[int] = dataclasses.field(default_factory=list)
     note_ids: list[int] = dataclasses.field(default_factory=list)
+    # The account's own programs (issue 38): the first on the world's first lender (a directory lender).
+    program_ids: list[int] = dataclasses.field(default_factory=list)
 
 
 def make_world(account_slug: str = "fuzz") -> World:
@@ -157,6 +159,8 @@ def make_world(account_slug: str = "fuzz") -> World:
 
     notes = [note_services.note_create(account=account, author=user, target=target, kind=kind, body="Fuzz note")
              for target, kind in (({"placement": sent}, "call"), ({"deal": full}, "meeting"))]
+    # The account's own terms with the first lender, so a program's PATCH reaches its validation.
+    own_terms = LenderProgramFactory(lender=programs[0].lender, account=account, title="Fuzz own terms")
     return World(
         api_key=raw, other_api_key=other_raw,
         deal_ids=[plain.id, full.id, archived.id],
@@ -169,6 +173,7 @@ def make_world(account_slug: str = "fuzz") -> World:
         contact_ids=[person.id, banker.id],
         stage_ids=list(account.stages.order_by("position").values_list("id", flat=True)),
         note_ids=[n.id for n in notes],
+        program_ids=[own_terms.id],
     )
 
 
