@@ -106,6 +106,11 @@ class AssetTypeSerializer(serializers.ModelSerializer):
 
 
 # --- input: an account's own lenders and programs ---------------------------------------------------------
+def _some_of(values: tuple[str, ...], **kwargs) -> EnumListField:
+    """Some of `values` (each at most once makes at most all of them)."""
+    return EnumListField(values, max_length=len(values), required=False, allow_null=True, **kwargs)
+
+
 class LenderInputSerializer(StrictSerializer):
     """A lender of the account's own (a lender the directory lacks)."""
 
@@ -121,7 +126,7 @@ class LenderInputSerializer(StrictSerializer):
     state = EnumField(US_STATES, required=False, allow_blank=True, allow_null=True,
                       help_text="Headquarters state, 2-letter code (or the state's name).")
     about = text_field(max_length=limits.LENDER_ABOUT_MAX, help_text="What the team knows of the lender.")
-    lender_types = EnumListField(LENDER_TYPES, required=False, allow_null=True)
+    lender_types = _some_of(LENDER_TYPES)
 
 
 def term_number(help_text: str, least: int | Decimal, most: int | Decimal) -> serializers.DecimalField:
@@ -156,15 +161,14 @@ class LenderProgramInputSerializer(StrictSerializer):
     title = text_field(max_length=limits.PROGRAM_TITLE_MAX, required=True, allow_blank=False,
                        help_text="The program's name, e.g. Bridge - Multifamily.")
     status = EnumField(tuple(LenderProgram.Status.values), required=False, help_text="active (default) or inactive.")
-    loan_types = EnumListField(PROGRAM_LOAN_TYPES, required=False, allow_null=True)
-    recourse_types = EnumListField(RECOURSE_TYPES, required=False, allow_null=True)
+    loan_types = _some_of(PROGRAM_LOAN_TYPES)
+    recourse_types = _some_of(RECOURSE_TYPES)
     min_loan_amount = money_field(positive=False)
     max_loan_amount = money_field(positive=False)
     capital_source_type = EnumField(CAPITAL_SOURCE_TYPES, required=False, allow_blank=True, allow_null=True)
-    positions = EnumListField(POSITIONS, required=False, allow_null=True, help_text="Empty: takes none; senior "
-                                                                                     "for most programs.")
-    sponsor_states = EnumListField(US_STATES, required=False, allow_null=True, help_text="Empty: nationwide.")
-    asset_types = EnumListField(ASSET_TYPES, required=False, allow_null=True)
+    positions = _some_of(POSITIONS, help_text="Senior when left out.")
+    sponsor_states = _some_of(US_STATES, help_text="Empty: nationwide.")
+    asset_types = _some_of(ASSET_TYPES)
     max_ltv = term_number("Percent (75 = 75 %).", 0, limits.LTV_PERCENT_MAX)
     min_dscr = term_number("A ratio above 0 (1.25), kept to 2 decimals.", limits.PROGRAM_MIN_DSCR_LEAST,
                            limits.DSCR_INPUT_MAX)

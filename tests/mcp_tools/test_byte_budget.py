@@ -342,7 +342,7 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
         "update_deal_financials": {"deal_id": deal.pk, "cash_out": 1},
         "search_lender_directory": {"limit": 100},
         "get_lender": {"lender_id": big.pk},
-        "create_lender": {"name": wide(limits.LENDER_NAME_MAX), "city": wide(limits.LENDER_CITY_MAX),
+        "create_lender": {"name": "Own " + wide(limits.LENDER_NAME_MAX - 4), "city": wide(limits.LENDER_CITY_MAX),
                           "about": wide(limits.LENDER_ABOUT_MAX), "lender_types": ["bank", "debt_fund"]},
         "add_lender_program": {"lender_id": big.pk, "title": wide(limits.PROGRAM_TITLE_MAX),
                                "loan_types": ["permanent", "heavy_bridge"], "asset_types": ["multifamily", "office"],

@@ -107,6 +107,8 @@ def required(schema: dict[str, Any]) -> dict[str, Any]:
         prop = branch(prop, schema.get("$defs", {}))
         if "enum" in prop:
             return prop["enum"][0]
+        if prop.get("type") == "array":  # a list of choices (a program's loan and asset types)
+            return [valid(prop["items"])]
         return 1 if prop.get("type") in ("integer", "number") else "T"
 
     return {name: valid(schema["properties"][name]) for name in schema.get("required", [])}
@@ -445,6 +447,8 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         arguments = rate_base.get(path, fixed) if name == "add_term_sheet" else base[name]
         if name == "add_lender_program" and path.startswith("spread"):
             arguments = {**arguments, "rate_index": "sofr"}  # a spread is over an index
+        if name == "create_lender":
+            arguments = {**arguments, "name": f"N {path}"}  # an account's own lenders have distinct names
         arguments = alone.get((name, path), arguments)
         tools.invalid(name, with_value(arguments, path, past), path)
         if path == "cursor":
