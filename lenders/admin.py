@@ -397,6 +397,11 @@ class LenderAdmin(OwnerFormMixin, ListsInWordsForViewers, DirectoryOrOwnAdmin):
             highest_ltv=Max("programs__max_ltv", filter=active),
         ).prefetch_related(Prefetch("programs", queryset=asset_types, to_attr="active_programs_assets"))
 
+    def get_readonly_fields(self, request, obj=None):
+        # The category is the directory's own classification (the demo directory is "demo"): superusers'.
+        fields = super().get_readonly_fields(request, obj)
+        return fields if request.user.is_superuser else [*fields, "category"]
+
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         """A lender's page opens on its profile and the registered panels (above the form)."""
         if obj is not None and not add:
