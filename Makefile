@@ -15,6 +15,10 @@ STAMP := $(VENV)/.installed
 # host name in ALLOWED_HOSTS).
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The suites run on both cores (pytest-xdist), a test file to a worker (its module fixtures built once);
+# `make test PYTEST_WORKERS=0` runs them in this one process.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL = $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 
 .PHONY: run port-free test test-embedded fuzz install lint migrations-check pytest worker beat bench bench-ranking-1m bench-signals bench-ab-shortcuts bench-peers faults conformance \
 	compose-config clean
@@ -46,13 +50,13 @@ migrations-check: $(STAMP)
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 pytest: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL)
 
 # The embedded path: no DATABASE_URL (SQLite), no REDIS_URL (per-process rate limits and breaker,
 # in-process jobs). The fuzz suites run at a quarter of their budget here: the full run is the other.
 test-embedded: $(STAMP)
 	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL LEV_FUZZ_SCALE=$${LEV_FUZZ_SCALE:-0.25} \
-		$(BIN)/python -m pytest
+		$(BIN)/python -m pytest $(PYTEST_PARALLEL)
 
 fuzz: $(STAMP)
 	$(BIN)/python -m pytest -m fuzz tests/fuzz

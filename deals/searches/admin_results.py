@@ -62,6 +62,7 @@ class RankedPage:
     ranked: int = 0  # ranks stored and paged (the top LEV_RANKING_TOP_N of `total` eligible lenders)
     removed: bool = False  # a superseded search's ranks, purged after retention
     chart_floor: int = 0  # the score where the chart's axis starts
+    mix: list[dict[str, Any]] = field(default_factory=list)  # the kinds of capital ranked (first page only)
 
     @property
     def chart_height(self) -> int:
@@ -110,7 +111,7 @@ def ranked_page(search: LenderSearch, *, page: int, size: int, chart_size: int =
     `chart_size` rows on its first page."""
     pages = max(1, math.ceil(search.ranked_matches / size))  # pages cover the stored top N
     page = min(max(1, page), pages)
-    match_page = lender_match_page(search=search, page=page, size=size)
+    match_page = lender_match_page(search=search, page=page, size=size, with_mix=page == 1)
     rows = [
         RankedRow(
             rank=m.rank, lender_id=m.lender_id, lender_name=m.lender_name,
@@ -124,7 +125,16 @@ def ranked_page(search: LenderSearch, *, page: int, size: int, chart_size: int =
     chart, floor = score_chart(rows[:chart_size] if chart_size and page == 1 else [])
     mark_placed(search.deal_id, rows)
     return RankedPage(search, rows, match_page.total, page, pages, match_page.ready, chart, match_page.ranked,
-                      match_page.removed, floor)
+                      match_page.removed, floor, capital_mix(match_page.mix))
+
+
+def capital_mix(mix: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The kinds of capital among the ranked lenders, in words for the page: "Agency: 12 lenders, best
+    #1 Acme Capital". A lender whose programs state no kind is counted as "Unstated"."""
+    return [{"label": (item["capital_source"] or "unstated").replace("_", " ").capitalize(),
+             "lenders": item["lenders"], "best_rank": item["best_rank"], "best_lender_name": item["best_lender_name"],
+             "best_lender_url": reverse("admin:lenders_lender_change", args=[item["best_lender_id"]])}
+            for item in mix]
 
 
 def score_chart(rows: list[RankedRow]) -> tuple[list[dict[str, Any]], int]:

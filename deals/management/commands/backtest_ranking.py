@@ -13,7 +13,8 @@ class Command(BaseCommand):
     help = ("Back-test the lender ranking on an account's own history: learn from the placements sent before "
             "--split, rank every deal placed on or after it that got a quote, and print recall@k and NDCG@k of "
             "the ranking (product), of stated programs only and of a random order, against the lenders that "
-            "really quoted. --synthetic seeds a synthetic market (bench/market.py) into a new account and "
+            "really quoted, then how well its score reads as a chance of a quote (calibration bands and Brier "
+            "scores). --synthetic seeds a synthetic market (bench/market.py) into a new account and "
             "back-tests that instead. Reads only, except --synthetic's new account.")
 
     def add_arguments(self, parser):
@@ -73,6 +74,15 @@ class Command(BaseCommand):
         for score in result.scores:
             self.stdout.write(f"{score.method:<22} {score.recall:>10.3f} {score.ndcg:>9.3f} {result.deals:>6}")
         self.stdout.write(f"random: a shuffle (seed {seed}) of every lender eligible under the stated programs.")
+        if result.calibration:
+            self.stdout.write("Calibration: the placements from the split whose lender both rankings score, by the "
+                              "product's score (the chance of a quote, in percent).")
+            self.stdout.write(f"{'score':<8} {'placements':>10} {'predicted':>9} {'quoted':>7}")
+            for band in result.calibration:
+                self.stdout.write(f"{f'{band.low}-{band.high}':<8} {band.placements:>10} {band.predicted:>9.0%} "
+                                  f"{band.quoted:>7.0%}")
+            self.stdout.write("Brier score (lower is better): " + ", ".join(
+                f"{method} {value:.3f}" for method, value in result.brier.items()))
 
 
 def _split(text: str) -> dt.datetime:

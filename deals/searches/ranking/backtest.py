@@ -75,10 +75,24 @@ class MethodScore:
 
 
 @dataclass(frozen=True)
+class CalibrationBand:
+    """Placements after the split whose lender the product scored in [low, high): how many, the mean
+    predicted chance of a quote (the score / 100) and the share that really quoted."""
+
+    low: int
+    high: int
+    placements: int
+    predicted: float
+    quoted: float
+
+
+@dataclass(frozen=True)
 class BacktestResult:
     k: int
     deals: int
     scores: tuple[MethodScore, ...]
+    calibration: tuple[CalibrationBand, ...] = ()
+    brier: dict[str, float] | None = None  # mean squared error of the chance, per method
 
     def score(self, method: str) -> MethodScore:
         return next(score for score in self.scores if score.method == method)
@@ -144,8 +158,45 @@ def backtest(account_id: int, split: dt.datetime, *, k: int = DEFAULT_K, seed: i
     if not deals:
         return None
     evidence = learn(account_id, as_of=split)
-    return evaluate(deals, {
+    result = evaluate(deals, {
         "product": lambda deal: [p.lender_id for p in rank(deal.criteria, evidence=evidence, limit=k)],
         "stated programs only": lambda deal: [p.lender_id for p in rank(deal.criteria, evidence=None, limit=k)],
         "random": random_ranker(seed),
     }, k)
+    bands, brier = calibration(account_id, split, evidence)
+    return BacktestResult(result.k, result.deals, result.scores, bands, brier)
+
+
+CALIBRATION_BANDS = ((0, 10), (10, 20), (20, 40), (40, 60), (60, 80), (80, 101))
+
+
+def calibration(account_id: int, split: dt.datetime, evidence) -> tuple[tuple[CalibrationBand, ...], dict[str, float]]:
+    """Does a score of 60 mean a 60 % chance? Every placement sent at or after the split whose lender the
+    ranking scores for its deal (with the evidence, and by the stated programs alone): the score / 100
+    beside whether that lender quoted, in bands of the product's score, and each method's Brier score
+    (the mean squared error of the chance; lower is better). Placements with lenders the ranking does not
+    score (not eligible, no evidence beyond the box) are left out of both."""
+    quoted = set(TermSheet.objects.filter(deal__account_id=account_id, deleted_at__isnull=True,
+                                          placement__sent_at__gte=split).values_list("placement_id", flat=True))
+    placed: dict[int, list[tuple[int, bool]]] = defaultdict(list)
+    for placement_id, deal_id, lender_id in Placement.objects.filter(
+            deal__account_id=account_id, sent_at__gte=split).values_list("id", "deal_id", "lender_id"):
+        placed[deal_id].append((lender_id, placement_id in quoted))
+    deals = [deal for deal in held_out_deals(account_id, split) if deal.deal_id in placed]
+    pairs: list[tuple[float, float, bool]] = []  # (product chance, stated chance, quoted)
+    for deal in deals:
+        product = {p.lender_id: p.score / 100 for p in rank(deal.criteria, evidence=evidence, limit=RANDOM_POOL)}
+        stated = {p.lender_id: p.score / 100 for p in rank(deal.criteria, evidence=None, limit=RANDOM_POOL)}
+        pairs += [(product[lender_id], stated[lender_id], won) for lender_id, won in placed[deal.deal_id]
+                  if lender_id in product and lender_id in stated]
+    if not pairs:
+        return (), {}
+    bands = []
+    for low, high in CALIBRATION_BANDS:
+        inside = [(chance, won) for chance, _stated, won in pairs if low <= 100 * chance < high]
+        if inside:
+            bands.append(CalibrationBand(low, min(high, 100), len(inside), sum(c for c, _ in inside) / len(inside),
+                                         sum(w for _, w in inside) / len(inside)))
+    brier = {"product": sum((c - w) ** 2 for c, _s, w in pairs) / len(pairs),
+             "stated programs only": sum((s - w) ** 2 for _c, s, w in pairs) / len(pairs)}
+    return tuple(bands), brier

@@ -164,7 +164,9 @@ class Tally:
 
     def plus(self, other: Tally, share: float) -> Tally:
         """These weights plus `share` of `other`'s (the counts and recent outcomes are not pooled)."""
-        return Tally(*(getattr(self, name) + share * getattr(other, name) for name in _FIGURES))
+        return Tally(self.sent + share * other.sent, self.quoted + share * other.quoted,
+                     self.declined + share * other.declined, self.no_answer + share * other.no_answer,
+                     self.won + share * other.won)
 
     def close(self) -> None:
         if self._recent:
@@ -237,6 +239,16 @@ def observations(*, as_of: dt.datetime, account_ids: Iterable[int] | None = None
             yield Observation(account_id, lender_id, deal_id, known[0], known[1], sent_at)
 
 
+# Ids per IN list: well under SQLite's variable limit, and a plain index lookup on PostgreSQL.
+IDS_PER_QUERY = 900
+
+
+def chunks(ids: list[int]) -> Iterator[list[int]]:
+    """`ids` in lists of at most IDS_PER_QUERY, one query's worth each."""
+    for start in range(0, len(ids), IDS_PER_QUERY):
+        yield ids[start:start + IDS_PER_QUERY]
+
+
 def features_of_deals(deal_ids: Iterable[int]) -> dict[int, tuple[list[tuple[str, str]], DealCriteria | None]]:
     """deal id → its features, and what the hard filters read of it (None without a loan amount), from
     the deal, its properties and its financials (a few queries)."""
@@ -246,8 +258,7 @@ def features_of_deals(deal_ids: Iterable[int]) -> dict[int, tuple[list[tuple[str
     deals: dict[int, Deal] = {}
     props: dict[int, tuple[set[str], set[str]]] = defaultdict(lambda: (set(), set()))
     ratios: dict[int, tuple[float | None, float | None]] = {}
-    for start in range(0, len(ids), 900):
-        chunk = ids[start:start + 900]
+    for chunk in chunks(ids):
         for deal in Deal.objects.filter(id__in=chunk).only("id", "loan_amount", "loan_type", "transaction_type",
                                                            "business_plan"):
             deals[deal.pk] = deal
@@ -283,9 +294,9 @@ def stated_boxes(lender_ids: Iterable[int]) -> dict[int | tuple[int, int], list[
 
     ids = list(set(lender_ids))
     out: dict[int | tuple[int, int], list[tuple]] = defaultdict(list)
-    for start in range(0, len(ids), 900):
-        for owner, *row in LenderProgram.objects.filter(status=LenderProgram.Status.ACTIVE, lender_id__in=ids[
-                start:start + 900]).values_list("account_id", *BOX_COLUMNS):
+    for chunk in chunks(ids):
+        for owner, *row in LenderProgram.objects.filter(status=LenderProgram.Status.ACTIVE, lender_id__in=chunk
+                                                        ).values_list("account_id", *BOX_COLUMNS):
             out[row[0] if owner is None else (row[0], owner)].append(tuple(row))
     return out
 

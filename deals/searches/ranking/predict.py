@@ -29,16 +29,18 @@ Why this method and not a trained model: it is the simplest that wins the back-t
 (docs/ranking.md), needs no training step or library, says in words why a lender moved, and falls back
 to the stated programs by construction. Where it runs: the database scores every candidate program's
 fit and returns the best `limit` lenders by prior (`sql_scoring.top_lenders`, one statement at 1M
-programs); this module re-scores those, and every lender the account's evidence names, in Python — the
-evidence of one account touches at most a few thousand lenders, and a lender outside the top `limit`
-by prior and without evidence cannot enter the top `limit` after the update.
+programs), and in the same statement the best fit of every lender the account's evidence names; this
+module re-scores the top `limit` in Python, then the evidence's lenders: those beyond the box from their
+record alone, the others only where an upper bound of their score (`update_bound`, from their best fit)
+can still reach the N-th best so far — the evidence of one account names a few thousand lenders, and
+most cannot. A lender outside the top `limit` by prior and without evidence is not re-scored (only its
+sizing could lift it, and at the default N of 1,000 that is past any page a broker reads).
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,55 +175,44 @@ class Ranking:
     total_lenders: int  # every eligible lender (stated programs), plus the candidates beyond the box
     total_candidates: int  # every program that passed the hard filters
     outside_box: int = 0
+    scored: int = 0  # lenders whose programs were read and sized (the top N by prior and those not pruned)
 
 
-# Ids per IN list: well under SQLite's variable limit, and a plain index lookup on PostgreSQL.
-IDS_PER_QUERY = 900
+ROW_FIELDS = ("id", "lender_id", "title", "min_loan_float", "max_loan_float", "loan_type_mask", "state_mask",
+              "capital_source_type", "max_ltv_float", "min_dscr_float")
+# What sizing reads beyond the row's own columns (its max LTV, min DSCR and max loan are the row's).
+TERM_FIELDS = ("min_debt_yield", "rate_type", "rate_index", "spread_min_bps", "spread_max_bps", "fixed_rate_min",
+               "fixed_rate_max", "amortization_years", "interest_only_months", "term_months_max")
 
 
-def chunks(ids: list[int]) -> Iterator[list[int]]:
-    for start in range(0, len(ids), IDS_PER_QUERY):
-        yield ids[start:start + IDS_PER_QUERY]
-
-
-def fetch_candidates(criteria: DealCriteria, lender_ids: list[int]) -> list[ProgramRow]:
-    """The candidate programs (every hard filter passed) of the given lenders."""
-    rows: list[ProgramRow] = []
-    for ids in chunks(lender_ids):
-        # Amounts and limits as their float copies, so every column arrives as a plain Python
-        # value: the ORM's query, run on a raw cursor to skip its per-row converters.
-        query = (
-            candidate_programs(criteria).filter(lender_id__in=ids)
-            .values_list("id", "lender_id", "title", "min_loan_float", "max_loan_float", "loan_type_mask",
-                         "state_mask", "capital_source_type", "max_ltv_float", "min_dscr_float")
-            .query
-        )
+def fetch_programs(criteria: DealCriteria, lender_ids: list[int]) -> list[tuple[ProgramRow, sizing.SizingTerms]]:
+    """The candidate programs (every hard filter passed) of the given lenders, each with what sizing
+    reads of it: one query per IDS_PER_QUERY lenders."""
+    programs: list[tuple[ProgramRow, sizing.SizingTerms]] = []
+    width = len(ROW_FIELDS)
+    for ids in ev.chunks(lender_ids):
+        # Amounts and limits as their float copies, so the columns arrive as plain Python values: the
+        # ORM's query, run on a raw cursor to skip its per-row converters.
+        query = candidate_programs(criteria).filter(lender_id__in=ids).values_list(*ROW_FIELDS, *TERM_FIELDS).query
         sql, params = query.sql_with_params()
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            rows += [ProgramRow._make(row) for row in cursor.fetchall()]
-    return rows
+            for values in cursor.fetchall():
+                row = ProgramRow._make(values[:width])
+                (min_dy, rate_type, index, spread_min, spread_max, fixed_min, fixed_max, amortization, io,
+                 term) = values[width:]
+                programs.append((row, sizing.SizingTerms(
+                    max_ltv=row.max_ltv, min_dscr=row.min_dscr, min_debt_yield=_float(min_dy),
+                    max_loan_amount=row.max_loan_amount, rate_type=rate_type or "", rate_index=index or "",
+                    spread_min_bps=spread_min, spread_max_bps=spread_max, fixed_rate_min=_float(fixed_min),
+                    fixed_rate_max=_float(fixed_max), amortization_years=amortization, interest_only_months=io,
+                    term_months=term)))
+    return programs
 
 
-TERM_FIELDS = ("id", "max_ltv_float", "min_dscr_float", "min_debt_yield", "max_loan_float", "rate_type", "rate_index",
-               "spread_min_bps", "spread_max_bps", "fixed_rate_min", "fixed_rate_max", "amortization_years",
-               "interest_only_months", "term_months_max")
-
-
-def program_terms(program_ids: list[int]) -> dict[int, sizing.SizingTerms]:
-    """What sizing reads of the given programs (their stated limits and pricing)."""
-    from lenders.models import LenderProgram
-
-    terms: dict[int, sizing.SizingTerms] = {}
-    for ids in chunks(program_ids):
-        for (pk, max_ltv, min_dscr, min_dy, max_loan, rate_type, index, spread_min, spread_max, fixed_min, fixed_max,
-             amortization, io, term) in LenderProgram.objects.filter(id__in=ids).values_list(*TERM_FIELDS):
-            terms[pk] = sizing.SizingTerms(
-                max_ltv=max_ltv, min_dscr=min_dscr, min_debt_yield=_float(min_dy), max_loan_amount=max_loan,
-                rate_type=rate_type or "", rate_index=index or "", spread_min_bps=spread_min,
-                spread_max_bps=spread_max, fixed_rate_min=_float(fixed_min), fixed_rate_max=_float(fixed_max),
-                amortization_years=amortization, interest_only_months=io, term_months=term)
-    return terms
+def fetch_candidates(criteria: DealCriteria, lender_ids: list[int]) -> list[ProgramRow]:
+    """The candidate programs of the given lenders, without their terms."""
+    return [row for row, _terms in fetch_programs(criteria, lender_ids)]
 
 
 def _float(value) -> float | None:
@@ -246,54 +237,129 @@ def _outside_box(tallies: ev.Tallies, criteria: DealCriteria) -> bool:
     return t is not None and t.quoted >= OUTSIDE_MIN_QUOTED and t.quoted / t.sent >= OUTSIDE_MIN_RATE
 
 
+def update_bound(p_low: float, p_high: float, tallies: ev.Tallies, features: list[tuple[str, str]]) -> float:
+    """An upper bound of `update(p0, tallies, features)` (inside the box) over every prior p0 in
+    [p_low, p_high], without knowing which program — so which p0 — a lender's best will be.
+
+    `update`'s log-odds are `(1 - c·W)·logit(base) + c·Σ_d w_d·mean_i logit(rate_i)`, where `base` and
+    every `rate_i` grow with p0, W is the weight of the dimensions with evidence and c = min(1,
+    FEATURE_GAIN / W) does not depend on p0. Each term is bounded at the end of the range where it is
+    largest: the rates at p_high, the base at p_high when its coefficient is positive, else at p_low.
+    The sum of the terms' maxima is at least the maximum of their sum."""
+    overall = tallies.get((ev.ALL, ""))
+    if overall is None or overall.sent <= 0:
+        return p_high
+    same_box = tallies.get((ev.BOX, ev.INSIDE)) or overall
+
+    def base(p0: float) -> float:
+        return (same_box.quoted + PRIOR_STRENGTH * p0) / (same_box.sent + PRIOR_STRENGTH)
+
+    high = base(p_high)
+    rates: dict[str, list[float]] = defaultdict(list)
+    for dimension, value in features:
+        if dimension in (ev.ALL, ev.BOX):
+            continue
+        t = tallies.get((dimension, value))
+        if t is not None and t.sent > 0:
+            rates[dimension].append(_logit((t.quoted + FEATURE_STRENGTH * high) / (t.sent + FEATURE_STRENGTH)))
+    weights = sum(DIMENSION_WEIGHTS.get(dimension, 0.0) for dimension in rates)
+    c = FEATURE_GAIN / weights if weights > FEATURE_GAIN else 1.0
+    coefficient = 1.0 - c * weights
+    log_odds = coefficient * _logit(high if coefficient >= 0 else base(p_low))
+    for dimension, logits in rates.items():
+        log_odds += c * DIMENSION_WEIGHTS.get(dimension, 0.0) * sum(logits) / len(logits)
+    return _sigmoid(log_odds)
+
+
+# A bound is compared with a score computed in another order of operations (and the SQL statement's fit
+# with Python's): it must clear the N-th score by more than rounding before a lender is passed over.
+BOUND_MARGIN = 1e-9
+
+
 def rank_search(criteria: DealCriteria, *, evidence: ev.Evidence | None, limit: int,
-                index_rates: dict[str, float] | None = None) -> Ranking:
+                index_rates: dict[str, float] | None = None, prune: bool = True) -> Ranking:
     """The best `limit` lenders for the deal, best first, with the counts of the whole ranking.
-    `evidence` None: the stated programs only."""
+    `evidence` None: the stated programs only.
+
+    Which lenders are scored in full (their candidate programs read, each sized, the evidence applied):
+    the best `limit` by prior (the SQL statement), then of the lenders the evidence names, those beyond
+    the box (no candidate program: nothing to read) and those whose score can still reach the N-th best
+    so far (`update_bound` from the best fit the same statement returns for them). `prune` False scores
+    every lender the evidence names in full: the reference the tests hold the pruned ranking to."""
     limit = max(1, limit)
-    top = top_lenders(criteria, limit)
+    named = sorted(evidence.lenders()) if evidence is not None else []
+    top = top_lenders(criteria, limit, also=named)
     ids = [lender_id for lender_id, _raw, _n in top.lenders]
     listed = set(ids)
-    extra = sorted(evidence.lenders() - listed) if evidence is not None else []
-    rows = fetch_candidates(criteria, ids + extra)
-    by_lender: dict[int, list[ProgramRow]] = defaultdict(list)
-    for row in rows:
-        by_lender[row.lender_id].append(row)
-    terms = program_terms([row.id for row in rows])
-    deal = sizing_deal(criteria)
-    rates = index_rates if index_rates is not None else {}
-    features = ev.criteria_features(criteria)
-    amount, plan, ltv, dscr = criteria.loan_amount, criteria.business_plan, criteria.ltv, criteria.dscr
-
-    predictions: list[Prediction] = []
+    context = _Context(criteria, evidence, index_rates if index_rates is not None else {})
+    predictions = context.score(ids)
     outside = 0
-    for lender_id in ids + extra:
-        tallies = combined(evidence, lender_id)
-        programs = by_lender.get(lender_id)
-        if programs:
+    beyond = [lender_id for lender_id in named if lender_id not in listed and lender_id not in top.also]
+    for lender_id in beyond:
+        tallies = context.tallies(lender_id)
+        if tallies and _outside_box(tallies, criteria):
+            chance, weight = update(OUTSIDE_PRIOR, tallies, context.features, box=ev.OUTSIDE)
+            outside += 1
+            predictions.append(Prediction(
+                lender_id, 100.0 * chance, 0.0, OUTSIDE_PRIOR, chance, 1.0, weight, [], None, True, "",
+                evidence.own.get(lender_id, {}), evidence.pooled.get(lender_id, {})))
+    others = [lender_id for lender_id in named if lender_id not in listed and lender_id in top.also]
+    if prune and len(predictions) >= limit:
+        nth = sorted((p.score for p in predictions), reverse=True)[limit - 1]
+        others = [lender_id for lender_id in others
+                  if 100.0 * update_bound(PRIOR_FLOOR, prior(min(1.0, top.also[lender_id][0] / 100.0 + BOUND_MARGIN)),
+                                          context.tallies(lender_id), context.features) >= nth - BOUND_MARGIN]
+    predictions += context.score(others)
+    predictions.sort(key=lambda p: (-p.score, p.lender_id))
+    return Ranking(predictions[:limit], top.total_lenders + outside, top.total_candidates, outside,
+                   len(ids) + len(others))
+
+
+class _Context:
+    """What scoring a lender in full reads of the deal (once a search)."""
+
+    def __init__(self, criteria: DealCriteria, evidence: ev.Evidence | None, rates: dict[str, float]):
+        self.criteria, self.evidence, self.rates = criteria, evidence, rates
+        self.deal = sizing_deal(criteria)
+        self.features = ev.criteria_features(criteria)
+        self._tallies: dict[int, ev.Tallies] = {}
+
+    def tallies(self, lender_id: int) -> ev.Tallies:
+        """`combined` of the lender, once a search (the bound and the full score both read it)."""
+        found = self._tallies.get(lender_id)
+        if found is None:
+            found = self._tallies[lender_id] = combined(self.evidence, lender_id)
+        return found
+
+    def score(self, lender_ids: list[int]) -> list[Prediction]:
+        """The lenders' predictions from their candidate programs (a lender without one is left out)."""
+        if not lender_ids:
+            return []
+        criteria, evidence = self.criteria, self.evidence
+        by_lender: dict[int, list[tuple[ProgramRow, sizing.SizingTerms]]] = defaultdict(list)
+        for row, terms in fetch_programs(criteria, lender_ids):
+            by_lender[row.lender_id].append((row, terms))
+        amount, plan, ltv, dscr = criteria.loan_amount, criteria.business_plan, criteria.ltv, criteria.dscr
+        predictions = []
+        for lender_id in lender_ids:
+            programs = by_lender.get(lender_id)
+            if not programs:
+                continue
             scored = []
-            for row in programs:
+            for row, terms in programs:
                 fit = scoring.program_fit(amount=amount, business_plan=plan, ltv=ltv, dscr=dscr, row=row)
-                sized = sizing.size_loan(terms[row.id], deal, index_rates=rates) if row.id in terms else None
+                sized = sizing.size_loan(terms, self.deal, index_rates=self.rates)
                 scored.append((prior(fit.fit) * sizing_factor(sized), fit, row, sized))
             scored.sort(key=lambda item: (-item[0], -item[1].fit, item[2].id))
             _best, fit, row, sized = scored[0]
             p0, factor = prior(fit.fit), sizing_factor(sized)
-            chance, weight = update(p0, tallies, features)
+            chance, weight = update(p0, self.tallies(lender_id), self.features)
             predictions.append(Prediction(
                 lender_id, 100.0 * chance * factor, fit.fit, p0, chance, factor, weight,
                 [(f, r) for _p, f, r, _s in scored], sized, False, row.capital_source_type,
                 evidence.own.get(lender_id, {}) if evidence else {},
                 evidence.pooled.get(lender_id, {}) if evidence else {}))
-        elif tallies and _outside_box(tallies, criteria):
-            chance, weight = update(OUTSIDE_PRIOR, tallies, features, box=ev.OUTSIDE)
-            outside += 1
-            predictions.append(Prediction(
-                lender_id, 100.0 * chance, 0.0, OUTSIDE_PRIOR, chance, 1.0, weight, [], None, True, "",
-                evidence.own.get(lender_id, {}) if evidence else {},
-                evidence.pooled.get(lender_id, {}) if evidence else {}))
-    predictions.sort(key=lambda p: (-p.score, p.lender_id))
-    return Ranking(predictions[:limit], top.total_lenders + outside, top.total_candidates, outside)
+        return predictions
 
 
 def rank(criteria: DealCriteria, *, evidence: ev.Evidence | None, limit: int,

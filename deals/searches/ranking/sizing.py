@@ -24,7 +24,7 @@ interest-only period: the program's when stated, else the deal's, else 30 years 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -217,7 +217,7 @@ def size_loan(terms: SizingTerms, deal: SizingDeal, *, index_rates: dict[str, fl
     sizing = Sizing(max_loan=max_loan, binding=binding, shortfall=shortfall, covers=covers, rate=round(rate, 3),
                     rate_source=rate_source, amortization_years=years, interest_only_months=io_months,
                     dscr_basis=basis or AMORTIZING, constraints=constraints, missing=missing)
-    return Sizing(**{**asdict(sizing), "summary": summary(sizing, terms)})
+    return replace(sizing, summary=summary(sizing, terms))
 
 
 def _percent(value: float) -> str:

@@ -14,7 +14,8 @@ The expressions are Django's (Ln, Greatest, Case...), so the statement runs on S
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 
 from django.db import connection
 from django.db.models import Case, F, FloatField, Q, Value, When
@@ -94,15 +95,30 @@ class TopLenders:
     lenders: list[tuple[int, float, int]]  # (lender id, unrounded score 0-100, matching programs)
     total_lenders: int  # every lender with at least one candidate program
     total_candidates: int  # every program that passed the hard filters
+    # Of the lenders asked about (`also`), those with a candidate program: lender id -> (best fit 0-100,
+    # matching programs). One asked about and absent here has no program that passes the hard filters.
+    also: dict[int, tuple[float, int]] = field(default_factory=dict)
 
 
-def top_lenders(criteria: DealCriteria, limit: int) -> TopLenders:
+def _id_list(ids: list[int]) -> tuple[str, list]:
+    """`lender_id` among `ids` as one SQL condition with one parameter, whatever their number."""
+    if connection.vendor == "postgresql":
+        return "lender_id = ANY(%s)", [ids]
+    return "lender_id IN (SELECT value FROM json_each(%s))", [json.dumps(ids)]
+
+
+def top_lenders(criteria: DealCriteria, limit: int, *, also: list[int] | tuple[int, ...] = ()) -> TopLenders:
     """Score every candidate program in the database, keep each lender's best fit, and return the best
-    `limit` lenders by it (ties by lender id) with the counts over all of them. One statement, whatever
-    the size. The fit is the stated programs' prior; the account's evidence and the sizing are applied
-    to these lenders afterwards (`predict`), so nothing learned from any account is read here."""
-    candidates = (candidate_programs(criteria).annotate(fit=program_fit_expression(criteria))
-                  .values_list("lender_id", "fit"))
+    `limit` lenders by it (ties by lender id) with the counts over all of them; then, by a second
+    statement over the lender index, the best fit of each lender of `also` that has a candidate program
+    (the lenders an account's evidence names: `predict.rank_search` bounds their scores with it before
+    reading their programs). The first statement is one, whatever the size; the second reads only the
+    programs of the lenders asked about (folding it into the first, as a second reference to the
+    per-lender aggregate, made PostgreSQL materialise that aggregate and give up its parallel plan: twice
+    the time at 1M programs). The fit is the stated programs' prior; the account's evidence and the
+    sizing are applied afterwards (`predict`), so nothing learned from any account is read here."""
+    fit = program_fit_expression(criteria)
+    candidates = candidate_programs(criteria).annotate(fit=fit).values_list("lender_id", "fit")
     candidates_sql, params = candidates.query.sql_with_params()
     sql = f"""
         WITH c (lender_id, fit) AS ({candidates_sql}),
@@ -114,7 +130,19 @@ def top_lenders(criteria: DealCriteria, limit: int) -> TopLenders:
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, max(1, limit)])
         rows = cursor.fetchall()
+    asked_about = _best_fits(criteria, fit, sorted(set(also))) if also else {}
     if not rows:
-        return TopLenders([], 0, 0)
+        return TopLenders([], 0, 0, asked_about)
     return TopLenders([(lender_id, float(raw), int(n)) for lender_id, raw, n, _l, _p in rows],
-                      int(rows[0][3]), int(rows[0][4]))
+                      int(rows[0][3]), int(rows[0][4]), asked_about)
+
+
+def _best_fits(criteria: DealCriteria, fit, lender_ids: list[int]) -> dict[int, tuple[float, int]]:
+    """Per lender of `lender_ids` with a candidate program: (its best fit 0-100, its candidate programs)."""
+    condition, extra = _id_list(lender_ids)
+    candidates = candidate_programs(criteria).annotate(fit=fit).values_list("lender_id", "fit")
+    candidates_sql, params = candidates.query.sql_with_params()
+    sql = f"SELECT lender_id, 100.0 * MAX(fit), COUNT(*) FROM ({candidates_sql}) c WHERE {condition} GROUP BY lender_id"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, *extra])
+        return {lender_id: (float(raw), int(n)) for lender_id, raw, n in cursor.fetchall()}

@@ -31,7 +31,7 @@ from deals.searches.ranking.backtest import (
 from deals.searches.ranking.criteria import DealCriteria
 from deals.searches.ranking.evidence import learn
 from deals.searches.ranking.filters import candidate_programs
-from deals.searches.ranking.predict import rank
+from deals.searches.ranking.predict import rank, rank_search
 from lenders.models import Lender
 from tests.deals.searches.factories import make_deal
 from tests.factories import AccountFactory, LenderFactory
@@ -226,6 +226,8 @@ def test_true_appetite_differs_from_the_stated_programs(market):
 # --- on the small market: the command's table, and a benchmark that can show a difference ----------------
 
 ROW = re.compile(r"^(product|stated programs only|random) +(\d\.\d{3}) +(\d\.\d{3}) +(\d+)$", re.MULTILINE)
+BAND = re.compile(r"^(\d+)-(\d+) +(\d+) +(\d+)% +(\d+)%$", re.MULTILINE)
+BRIER = re.compile(r"Brier score \(lower is better\): product (\d\.\d{3}), stated programs only (\d\.\d{3})")
 
 
 @pytest.mark.django_db
@@ -238,9 +240,17 @@ def test_the_command_backtests_a_synthetic_market_in_three_rows():
     deals = {int(count) for *_, count in rows}
     assert len(deals) == 1 and deals.pop() >= 30
     assert all(0 <= float(recall) <= 1 and 0 <= float(ndcg) <= 1 for _, recall, ndcg, _ in rows)
+    # Calibration: the placements after the split in bands of the product's score, each with the chance
+    # it predicted and the share that quoted; the bands hold every placement counted, and the learned
+    # chance is nearer the outcomes than the stated programs' (a lower Brier score).
+    bands = BAND.findall(out)
+    assert bands and all(0 <= int(predicted) <= 100 and 0 <= int(quoted) <= 100 for *_, predicted, quoted in bands)
+    assert [int(low) for low, *_ in bands] == sorted(int(low) for low, *_ in bands)
+    product_brier, stated_brier = map(float, BRIER.search(out).groups())
+    assert 0 < product_brier < stated_brier < 1
     # The same account by slug at its split: the same table.
     again = run("--account", "synthetic-market-s7", "--split", "2025-07-01", "--seed", "7")
-    assert ROW.findall(again) == rows
+    assert ROW.findall(again) == rows and BAND.findall(again) == bands
 
 
 def test_the_market_rewards_knowing_the_true_appetite(market):
@@ -269,6 +279,20 @@ def test_the_learned_ranking_beats_stated_programs_by_the_margin_on_the_seeded_m
     assert result.deals >= 30
     assert product.recall - stated.recall >= 0.20, result
     assert product.ndcg > stated.ndcg
+
+    # The lenders passed over by their bound (rank_search's pruning) are exactly those that could not
+    # have entered the top N: the same ranking, score for score, as scoring every lender in full.
+    evidence = learn(market.account.pk, as_of=market.split)
+    pruned_some = False
+    for deal in held_out_deals(market.account.pk, market.split):
+        for limit in (3, 10):
+            pruned = rank_search(deal.criteria, evidence=evidence, limit=limit)
+            full = rank_search(deal.criteria, evidence=evidence, limit=limit, prune=False)
+            assert [(p.lender_id, p.score) for p in pruned.predictions] == [
+                (p.lender_id, p.score) for p in full.predictions]
+            assert (pruned.total_lenders, pruned.outside_box) == (full.total_lenders, full.outside_box)
+            pruned_some |= pruned.scored < full.scored
+    assert pruned_some  # the bound did pass lenders over here, so the comparison above tested it
 
 
 @pytest.mark.django_db
