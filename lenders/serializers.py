@@ -30,6 +30,7 @@ from lev.serializers import (
     TextRegexField,
     _messages,
     cursor_field,
+    decimal_field,
     money_field,
     page_field,
     page_size_field,
@@ -106,9 +107,10 @@ class AssetTypeSerializer(serializers.ModelSerializer):
 
 
 # --- input: an account's own lenders and programs ---------------------------------------------------------
-def _some_of(values: tuple[str, ...], **kwargs) -> EnumListField:
-    """Some of `values` (each at most once makes at most all of them)."""
-    return EnumListField(values, max_length=len(values), required=False, allow_null=True, **kwargs)
+def _some_of(values: tuple[str, ...], least: int | None = None, **kwargs) -> EnumListField:
+    """Some of `values` (each at most once makes at most all of them), at least `least` when given."""
+    return EnumListField(values, min_length=least, max_length=len(values), required=False, allow_null=True,
+                         **kwargs)
 
 
 class LenderInputSerializer(StrictSerializer):
@@ -140,6 +142,15 @@ def term_number(help_text: str, least: int | Decimal, most: int | Decimal) -> se
                                  min_value=program_terms.MORE_THAN_ZERO if least else program_terms.ZERO_OR_MORE))
 
 
+def percent(help_text: str, name: str) -> serializers.DecimalField:
+    """A percent of lenders.program_terms.PERCENTS, as the API takes every percent (lev.serializers): a
+    fraction sent for it refused with the value probably meant (the schema states that gap), rounded to
+    its column's places."""
+    floor, most, places = program_terms.PERCENTS[name]
+    return decimal_field(max_value=most, decimal_places=places, max_digits=places + 3, help_text=help_text,
+                         fraction_floor=floor)
+
+
 def whole_number(help_text: str, name: str) -> serializers.IntegerField:
     """A whole number within lenders.program_terms' bounds for `name`, refused in its words."""
     least, most = program_terms.WHOLE_NUMBERS[name]
@@ -151,8 +162,7 @@ def whole_number(help_text: str, name: str) -> serializers.IntegerField:
 
 
 # Decimal places each judged number is stored with (the rest are whole numbers).
-_PLACES = {**{name: places for name, (_floor, _max, places) in program_terms.PERCENTS.items()},
-           "min_dscr": limits.DSCR_INPUT_COLUMN["decimal_places"]}
+_PLACES = {"min_dscr": limits.DSCR_INPUT_COLUMN["decimal_places"]}
 
 
 class LenderProgramInputSerializer(StrictSerializer):
@@ -161,15 +171,16 @@ class LenderProgramInputSerializer(StrictSerializer):
     title = text_field(max_length=limits.PROGRAM_TITLE_MAX, required=True, allow_blank=False,
                        help_text="The program's name, e.g. Bridge - Multifamily.")
     status = EnumField(tuple(LenderProgram.Status.values), required=False, help_text="active (default) or inactive.")
-    loan_types = _some_of(PROGRAM_LOAN_TYPES)
+    # What a program lends on, in what position: at least one each, or no deal could ever match it.
+    loan_types = _some_of(PROGRAM_LOAN_TYPES, 1)
     recourse_types = _some_of(RECOURSE_TYPES)
     min_loan_amount = money_field(positive=False)
     max_loan_amount = money_field(positive=False)
     capital_source_type = EnumField(CAPITAL_SOURCE_TYPES, required=False, allow_blank=True, allow_null=True)
-    positions = _some_of(POSITIONS, help_text="Senior when left out.")
+    positions = _some_of(POSITIONS, 1, help_text="Senior when left out.")
     sponsor_states = _some_of(US_STATES, help_text="Empty: nationwide.")
-    asset_types = _some_of(ASSET_TYPES)
-    max_ltv = term_number("Percent (75 = 75 %).", 0, limits.LTV_PERCENT_MAX)
+    asset_types = _some_of(ASSET_TYPES, 1)
+    max_ltv = percent("Percent (75 = 75 %).", "max_ltv")
     min_dscr = term_number("A ratio above 0 (1.25), kept to 2 decimals.", limits.PROGRAM_MIN_DSCR_LEAST,
                            limits.DSCR_INPUT_MAX)
     rate_type = EnumField(RATE_TYPES, required=False, allow_blank=True, allow_null=True)
@@ -177,13 +188,13 @@ class LenderProgramInputSerializer(StrictSerializer):
                            help_text="The index a floating rate is priced over.")
     spread_min_bps = whole_number("Whole basis points over the index (275 = 2.75 %).", "spread_min_bps")
     spread_max_bps = whole_number("Whole basis points over the index.", "spread_max_bps")
-    fixed_rate_min = term_number("Percent per year (6.25 = 6.25 %).", 0, limits.RATE_PERCENT_MAX)
-    fixed_rate_max = term_number("Percent per year.", 0, limits.RATE_PERCENT_MAX)
+    fixed_rate_min = percent("Percent per year (6.25 = 6.25 %).", "fixed_rate_min")
+    fixed_rate_max = percent("Percent per year.", "fixed_rate_max")
     term_months_min = whole_number("Whole months.", "term_months_min")
     term_months_max = whole_number("Whole months.", "term_months_max")
     amortization_years = whole_number("Whole years.", "amortization_years")
     interest_only_months = whole_number("Whole months.", "interest_only_months")
-    min_debt_yield = term_number("NOI / loan, percent.", 0, limits.DEBT_YIELD_PERCENT_MAX)
+    min_debt_yield = percent("NOI / loan, percent.", "min_debt_yield")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         errors = program_terms.field_errors(attrs)

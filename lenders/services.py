@@ -14,14 +14,14 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import CharField, F, Value
 from django.db.models.functions import Lower
 
 from lenders import program_terms
 from lenders.models import Lender, LenderProgram
 from lenders.selectors import visible
 from lev.accounts.models import Account
-from lev.errors import Forbidden, ValidationFailed
+from lev.errors import Conflict, Forbidden, ValidationFailed
 from lev.records import save_changes
 
 LENDER_FIELDS = ("name", "website", "city", "state", "about", "lender_types")
@@ -59,24 +59,33 @@ def check_own(record: Lender | LenderProgram, *, account: Account) -> None:
         raise ValueError("another account's lender or program")  # callers look it up in the account
 
 
-def name_taken(*, account_id: int, name: str, lender_id: int | None = None) -> str | None:
-    """Why an own lender of the account may not take `name`, or None: it is a directory lender's (add
-    programs to that one instead) or another of the account's own lenders' (whatever the case)."""
+def name_holder(*, account_id: int, name: str, lender_id: int | None = None) -> tuple[int, str] | None:
+    """(the lender holding it, why) when an own lender of the account may not take `name`, or None: it is a
+    directory lender's (add programs to that one instead) or another of the account's own lenders'
+    (whatever the case: lowered by the database, as the unique index does)."""
     same = (Lender.objects.filter(visible(account_id)).annotate(lower=Lower("name"))
-            .filter(lower=name.lower()).exclude(pk=lender_id).order_by(F("account_id").asc(nulls_first=True), "id")
+            .filter(lower=Lower(Value(name, output_field=CharField())))
+            .exclude(pk=lender_id).order_by(F("account_id").asc(nulls_first=True), "id")
             .values_list("pk", "account_id").first())
     if same is None:
         return None
     pk, owner = same
     if owner is None:
-        return f"the directory has a lender of this name (id {pk}): add your programs to it instead"
-    return f"your account has a lender of this name already (id {pk})"
+        return pk, f"the directory has a lender of this name (id {pk}): add your programs to it instead"
+    return pk, f"your account has a lender of this name already (id {pk})"
+
+
+def name_taken(*, account_id: int, name: str, lender_id: int | None = None) -> str | None:
+    held = name_holder(account_id=account_id, name=name, lender_id=lender_id)
+    return None if held is None else held[1]
 
 
 def _check_name(*, account: Account, name: str, lender_id: int | None = None) -> None:
-    reason = name_taken(account_id=account.pk, name=name, lender_id=lender_id)
-    if reason is not None:
-        raise ValidationFailed({"name": [reason]})
+    """A name already held is a Conflict with that lender (the request is well formed; the directory or
+    the account holds the name), naming it."""
+    held = name_holder(account_id=account.pk, name=name, lender_id=lender_id)
+    if held is not None:
+        raise Conflict(held[1], details={"lender_id": held[0]})
 
 
 @transaction.atomic
@@ -89,7 +98,7 @@ def lender_create(*, account: Account, data: dict[str, Any]) -> Lender:
             return Lender.objects.create(account=account, **values)
     except IntegrityError:  # a concurrent create of the same name won the race
         _check_name(account=account, name=values["name"])
-        raise
+        raise Conflict("your account has a lender of this name already") from None
 
 
 @transaction.atomic

@@ -181,8 +181,8 @@ _CENTS = "USD, rounded to the cent."
 _RATE = "Percent (6.25), kept to 3 decimals."
 
 
-def _some(item: Any, values: tuple[str, ...]) -> Any:
-    return Annotated[list[item], Field(max_length=len(values))]
+def _some(item: Any, values: tuple[str, ...], least: int | None = None) -> Any:
+    return Annotated[list[item], Field(min_length=least, max_length=len(values))]
 
 
 def _whole(name: str) -> Any:
@@ -213,12 +213,12 @@ def create_lender(
 def add_lender_program(
     lender_id: LenderId,
     title: Text(limits.PROGRAM_TITLE_MAX, required=True),
-    loan_types: _some(ProgramLoanType, PROGRAM_LOAN_TYPES),
-    asset_types: _some(AssetType, ASSET_TYPES),
+    loan_types: _some(ProgramLoanType, PROGRAM_LOAN_TYPES, 1),
+    asset_types: _some(AssetType, ASSET_TYPES, 1),
     min_loan_amount: Annotated[MoneyFilter | None, Field(description=_CENTS)] = None,
     max_loan_amount: Annotated[MoneyFilter | None, Field(description=_CENTS)] = None,
     sponsor_states: Annotated[_some(StateCode, US_STATES) | None, Field(description="Empty: nationwide.")] = None,
-    positions: Annotated[_some(Position, POSITIONS) | None, Field(description="Default senior.")] = None,
+    positions: Annotated[_some(Position, POSITIONS, 1) | None, Field(description="Default senior.")] = None,
     recourse_types: _some(Recourse, RECOURSE_TYPES) | None = None,
     capital_source_type: CapitalSource | None = None,
     max_ltv: Annotated[ProgramLtv | None, Field(description="Percent (75), kept to 2 decimals.")] = None,
@@ -238,7 +238,8 @@ def add_lender_program(
     idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
     """Add the account's own program (own: true) to its own lender or a directory lender; only this
-    account's searches rank it. Spreads in bps (275)."""
+    account's searches rank it. Spreads in bps (275). Each min at most its max; a spread needs
+    rate_index; a fixed rate_type takes no spread, a floating one no fixed rate."""
     body = drop_none(
         title=title, loan_types=loan_types, asset_types=asset_types, min_loan_amount=min_loan_amount,
         max_loan_amount=max_loan_amount, sponsor_states=sponsor_states, positions=positions,

@@ -121,22 +121,27 @@ def test_names_and_terms_are_refused_in_the_words_of_every_door(api):
         assert response.status_code == 400, response.json()
         return response.json()["details"]["fields"]
 
+    # A name the directory or the account holds: a conflict with that lender, named.
     directory_id = Lender.objects.get(name="Big Directory Bank").pk
-    assert refused("/api/v1/lenders/", {"name": "big directory bank"}) == {"name": [
-        f"the directory has a lender of this name (id {directory_id}): add your programs to it instead"]}
-    assert refused("/api/v1/lenders/", {"name": "HILL COUNTRY BANK"}) == {"name": [
-        f"your account has a lender of this name already (id {lender['id']})"]}
+    for name, holder, why in (
+            ("big directory bank", directory_id, f"the directory has a lender of this name (id {directory_id}): "
+                                                 "add your programs to it instead"),
+            ("HILL COUNTRY BANK", lender["id"], f"your account has a lender of this name already (id {lender['id']})")):
+        conflict = api.post("/api/v1/lenders/", {"name": name}, format="json")
+        assert conflict.status_code == 409 and conflict.json()["message"] == f"Conflict: {why}"
+        assert conflict.json()["details"] == {"lender_id": holder}
     programs = f"/api/v1/lenders/{lender['id']}/programs/"
     assert refused(programs, {**PROGRAM, "max_ltv": 0.75}) == {"max_ltv": [
-        "Must be a percent, not a fraction: 0, or 1 to 100; did you mean 75?"]}
-    assert refused(programs, {**PROGRAM, "max_ltv": 250}) == {"max_ltv": ["Must be at most 100."]}
+        "must be a percent, not a fraction: 0, or 1 to 100; did you mean 75?"]}
+    assert refused(programs, {**PROGRAM, "max_ltv": 250}) == {"max_ltv": ["must be at most 100"]}
     assert refused(programs, {**PROGRAM, "min_dscr": 0}) == {"min_dscr": ["Must be greater than 0."]}
     assert refused(programs, {**PROGRAM, "spread_min_bps": 2.85}) == {"spread_min_bps": ["Must be a whole number."]}
     assert refused(programs, {**PROGRAM, "rate_index": None}) == {"rate_index": [
         "This is required with a spread: the index the spread is over."]}
     assert refused(programs, {**PROGRAM, "min_loan_amount": 40_000_000}) == {"max_loan_amount": [
         "Must be at least the min loan amount."]}
-    assert refused(programs, {**PROGRAM, "loan_types": []}) == {"loan_types": [
+    assert list(refused(programs, {**PROGRAM, "loan_types": []})) == ["loan_types"]
+    assert refused(programs, {**PROGRAM, "loan_types": None}) == {"loan_types": [
         "An active program offers at least one loan type."]}
     assert list(refused(programs, {**PROGRAM, "loan_types": ["tbd"]})) == ["loan_types.0"]
     assert refused(programs, {**PROGRAM, "colour": "red"}) == {"colour": ["is not a known field"]}

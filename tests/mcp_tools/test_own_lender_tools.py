@@ -50,7 +50,7 @@ def test_a_team_adds_its_lender_and_programs_and_another_account_never_reaches_t
     failure = mcp.error("add_lender_program", {"lender_id": made["id"], **PROGRAM, "min_dscr": 0})
     assert failure["code"] == "VALIDATION_ERROR" and "min_dscr" in failure["message"]
     failure = mcp.error("create_lender", {"name": "big directory bank"})
-    assert failure["code"] == "VALIDATION_ERROR" and f"(id {directory.pk})" in failure["message"]
+    assert failure["code"] == "CONFLICT" and f"(id {directory.pk})" in failure["message"]
 
     # Another account: not found, as a lender that does not exist; nothing of ours changes.
     rival = AccountFactory(slug="rival", name="Rival Holdings")
