@@ -103,7 +103,10 @@ class LenderProgramListApi(AccountScopedView):
                    parameters=[IDEMPOTENCY_KEY], responses={201: LenderProgramSerializer, **WRITE_ERRORS})
     def post(self, request: Request, lender_id: int) -> Response:
         """Add a program of the account's own to its own lender or to a directory lender: the account's
-        searches rank it beside the directory's programs; no other account reads it."""
+        searches rank it beside the directory's programs; no other account reads it. Rules over two fields:
+        each min at most its max (loan amount, spread, fixed rate, term); a spread needs `rate_index`; a
+        `fixed` rate_type takes no spread or index, a `floating` one no fixed rate; an active program states
+        a loan type, an asset type and a position (senior when left out)."""
         def create() -> Response:
             account = self.account(request)
             lender = selectors.lender_get(lender_id=lender_id, account=account)
@@ -124,7 +127,8 @@ class LenderProgramDetailApi(AccountScopedView):
 
     @extend_schema(request=LenderProgramInputSerializer, responses={200: LenderProgramSerializer, **WRITE_ERRORS})
     def patch(self, request: Request, lender_id: int, program_id: int) -> Response:
-        """Change the account's own program (a directory program: 403)."""
+        """Change the account's own program (a directory program: 403); the program as changed keeps the
+        rules over two fields of the create."""
         account = self.account(request)
         program = selectors.program_get(lender_id=lender_id, program_id=program_id, account=account)
         data = validated(LenderProgramInputSerializer, request.data, partial=True)

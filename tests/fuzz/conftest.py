@@ -187,3 +187,21 @@ def world(transactional_db, eager_jobs) -> World:
 def raw_mcp(live_server, world) -> RawMcp:
     resilience.reset_breaker()
     return RawMcp(live_server.url, world.api_key)
+
+
+def _program_pair_rules() -> tuple[str, ...]:
+    from lenders import program_terms, services
+
+    return tuple(f"Validation failed: {field} {message}" for field, message in (
+        *((high, f"Must be at least the {words}.") for _low, high, words in program_terms.RANGES),
+        ("max_loan_amount", "Must be at least the min loan amount."),
+        *((name, program_terms.LEFT_OUT_FIXED) for name in ("spread_min_bps", "spread_max_bps", "rate_index")),
+        *((name, program_terms.LEFT_OUT_FLOATING) for name in ("fixed_rate_min", "fixed_rate_max")),
+        ("rate_index", program_terms.INDEX_NEEDED),
+        *services.ACTIVE_NEEDS.items()))
+
+
+# A lender program's rules over two fields or over the program as it will be saved (lenders.program_terms'
+# pairs, the loan range, what an active program states): schema-valid arguments rightly refused, as the
+# tool's and the route's descriptions say (issue 38).
+PROGRAM_PAIR_RULES = _program_pair_rules()

@@ -25,13 +25,12 @@ from hypothesis import strategies as st
 
 from deals.placements.serializers import CREATE_TARGET_MESSAGE
 from deals.placements.services import QUOTED_AFTER_TODAY, QUOTED_BEFORE_SENT, RATE_TERMS_MESSAGE
-from lenders import program_terms
 from mcp_tools import resilience
 from mcp_tools.registry import TOOLS
 from mcp_tools.tools.deals import GIVEN_AND_CLEARED
 from mcp_tools.tools.lenders import HISTORY_NEEDS_INDEX
 from mcp_tools.toolsets import toolset_of
-from tests.fuzz.conftest import MODERN_META, RawMcp, World, budget
+from tests.fuzz.conftest import MODERN_META, PROGRAM_PAIR_RULES, RawMcp, World, budget
 from tests.fuzz.contract import Outcome, judge, leaks
 from tests.fuzz.stats import STATS
 from tests.fuzz.strategies import (
@@ -163,14 +162,7 @@ CROSS_ARGUMENT_RULES = {
     "add_contact": "Validation failed: pass company_id or lender_id (one of them)",
     "get_market_rates": f"Validation failed: {HISTORY_NEEDS_INDEX}",
     "add_note": "Validation failed: pass one of deal_id, placement_id, company_id or contact_id",
-    # A program's terms over two arguments (lenders.program_terms.pair_errors and the loan range).
-    "add_lender_program": tuple(
-        f"Validation failed: {field} {message}" for field, message in (
-            *((high, f"Must be at least the {words}.") for _low, high, words in program_terms.RANGES),
-            ("max_loan_amount", "Must be at least the min loan amount."),
-            *((name, program_terms.LEFT_OUT_FIXED) for name in ("spread_min_bps", "spread_max_bps", "rate_index")),
-            *((name, program_terms.LEFT_OUT_FLOATING) for name in ("fixed_rate_min", "fixed_rate_max")),
-            ("rate_index", program_terms.INDEX_NEEDED))),
+    "add_lender_program": PROGRAM_PAIR_RULES,
 }
 
 

@@ -27,7 +27,7 @@ from deals.placements.services import QUOTED_AFTER_TODAY, QUOTED_BEFORE_SENT, RA
 from lenders.rates.serializers import SINCE_AFTER_UNTIL
 from lev.pagination import BAD_CURSOR, CURSOR_WITH_PAGE, OTHER_LIST
 from lev.wsgi import application
-from tests.fuzz.conftest import World, budget
+from tests.fuzz.conftest import PROGRAM_PAIR_RULES, World, budget
 from tests.fuzz.stats import STATS
 from tests.fuzz.strategies import dotted, numeric_paths, put
 
@@ -78,7 +78,7 @@ def cross_field_rule(response: Any) -> bool:
         return False
     try:
         message = response.json().get("message") or ""
-        return message in CROSS_FIELD_RULES or message.startswith(DATED_RULES)
+        return message in CROSS_FIELD_RULES or message.startswith(DATED_RULES + PROGRAM_PAIR_RULES)
     except ValueError:
         return False
 
