@@ -176,7 +176,8 @@ def seed_market_history(account: Account, *, seed: int = 7, deals: int = 400, no
     if Placement.objects.filter(deal__in=past).exists():
         return HistoryStats()
     past.delete()  # a history whose lenders were deleted: made anew
-    rows = (LenderProgram.objects.filter(status=LenderProgram.Status.ACTIVE, lender__category="demo")
+    rows = (LenderProgram.objects.filter(status=LenderProgram.Status.ACTIVE, lender__category="demo",
+                                         account__isnull=True)
             .order_by("lender__website", "id")
             .values_list("lender_id", "lender__website", "lender__lender_types", "sponsor_states", "asset_types",
                          "min_loan_amount", "max_loan_amount", "loan_types"))

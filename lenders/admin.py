@@ -5,7 +5,11 @@ summed up) — directory data, global — and its activity with the viewer's acc
 account's own placements: `LenderActivity` is tenant-scoped, issue 37). The panels a deal team adds
 (its contacts there, its history with the lender) are an account's own data in `deals`, which this
 package never imports: `deals` fills them in from its `ready()` through `register_profile_panel`
-(a seam, like lev.health's registry)."""
+(a seam, like lev.health's registry).
+
+A deal team's own lenders and programs (issue 38) sit beside the directory's (`DirectoryOrOwnAdmin`): the
+team sees both, adds its own and changes only its own (its members above viewer); superusers keep the
+directory. The lists mark each row Directory or Own."""
 
 from __future__ import annotations
 
@@ -19,18 +23,31 @@ from django.db.models import Avg, Count, Max, Min, Prefetch, Q, Sum
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from lenders import program_terms
+from lenders import program_terms, services
 from lenders.models import AssetType, Lender, LenderActivity, LenderProgram
 from lenders.rates import admin as rates_admin  # noqa: F401  (registers market rates)
 from lev import formatting, limits
-from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin, GlobalAdmin, staff_roles
+from lev.accounts.admin_bases import (
+    ADMIN_CSS,
+    AccountScopedAdmin,
+    DirectoryOrOwnAdmin,
+    GlobalAdmin,
+    staff_account_ids,
+    staff_roles,
+    writable_account_ids,
+)
 from lev.admin_forms import EnumListField, ListsInWordsForViewers, money_field, multiple_field, percent_field
 from lev.admin_lists import change_url, two_lines
-from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, POSITIONS, RECOURSE_TYPES, US_STATES, mask_of
-
-# "tbd" is what a deal says before it knows its loan type; no program offers it.
-PROGRAM_LOAN_TYPES = tuple(t for t in LOAN_TYPES if t != "tbd")
-
+from lev.enums import (
+    ASSET_TYPES,
+    LENDER_TYPES,
+    LOAN_TYPES,
+    POSITIONS,
+    PROGRAM_LOAN_TYPES,
+    RECOURSE_TYPES,
+    US_STATES,
+    mask_of,
+)
 
 # The panels `deals` adds to a lender's page: (read(request, lender) -> the template's context, template).
 _profile_panels: list[tuple[Callable[[HttpRequest, Lender], dict[str, Any]], str]] = []
@@ -48,13 +65,17 @@ def _join(values: set[str], universe: tuple[str, ...]) -> str:
     return formatting.labels(values, universe)
 
 
-def lender_profile(lender: Lender, account_ids: list[int] | None) -> dict[str, Any]:
+def lender_profile(lender: Lender, account_ids: list[int] | None, *,
+                   programs_of: list[int] | None = None) -> dict[str, Any]:
     """Who the lender is and its activity with the given accounts (None: every account, for
     operations), in a deal team's words (three queries whatever the number of its programs and
-    markets)."""
-    programs = list(lender.programs.order_by("-status", "id").only(
-        "lender_id", "title", "status", "loan_types", "positions", "recourse_types", "asset_types", "sponsor_states",
-        "min_loan_amount", "max_loan_amount", "max_ltv", "min_dscr", *program_terms.TERM_FIELDS))
+    markets). Its programs: the directory's and the own of the accounts `programs_of` (None: every
+    account's, for operations)."""
+    programs = lender.programs.all() if programs_of is None else lender.programs.filter(
+        Q(account__isnull=True) | Q(account_id__in=programs_of))
+    programs = list(programs.order_by("-status", "id").only(
+        "lender_id", "account_id", "title", "status", "loan_types", "positions", "recourse_types", "asset_types",
+        "sponsor_states", "min_loan_amount", "max_loan_amount", "max_ltv", "min_dscr", *program_terms.TERM_FIELDS))
     active = [p for p in programs if p.status == LenderProgram.Status.ACTIVE]
 
     def union(attribute: str) -> set[str]:
@@ -75,7 +96,7 @@ def lender_profile(lender: Lender, account_ids: list[int] | None) -> dict[str, A
         "recourse": _join(union("recourse_types"), RECOURSE_TYPES),
         "coverage": "Nationwide" if nationwide else formatting.coverage(union("sponsor_states")),
     } if active else None
-    rows = [{"title": p.title, "active": p.status == LenderProgram.Status.ACTIVE,
+    rows = [{"title": p.title, "active": p.status == LenderProgram.Status.ACTIVE, "own": p.account_id is not None,
              "loan_sizes": formatting.money_range(p.min_loan_amount, p.max_loan_amount),
              "asset_types": formatting.labels(p.asset_types, ASSET_TYPES),
              "leverage": f"{formatting.percent(p.max_ltv)} LTV · {formatting.multiple(p.min_dscr)} DSCR",
@@ -221,6 +242,39 @@ class LenderProgramInline(ListsInWordsForViewers, ProgramCoverage, admin.Stacked
     fieldsets = [(None, {"fields": PROGRAM_HEAD}), *PROGRAM_FIELDSETS]
     readonly_fields = ["coverage"]
 
+    def get_queryset(self, request):
+        # The lender's programs the user reads: the directory's and its accounts' own.
+        account_ids = staff_account_ids(request)
+        queryset = super().get_queryset(request)
+        return queryset if account_ids is None else queryset.filter(
+            Q(account__isnull=True) | Q(account_id__in=account_ids))
+
+    # On the lender's page a program is the lender's: a deal team adds and changes programs on its own
+    # lender's page (a new one is the lender's account's: LenderProgram.clean); a directory lender's are
+    # the superusers' to keep here (a team adds its own program to one on the programs' add page).
+    def _writes(self, request, obj) -> bool:
+        parent = self.admin_site._registry.get(self.parent_model)
+        return parent is not None and parent.can_write(request, obj) and (
+            request.user.is_superuser or (obj is not None and obj.account_id is not None))
+
+    def has_add_permission(self, request, obj=None):
+        if request.user.is_superuser:
+            return super().has_add_permission(request, obj)
+        return self._writes(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        if request.user.is_superuser:
+            return super().has_change_permission(request, obj)
+        return self._writes(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser and super().has_delete_permission(request, obj)
+
+    def has_view_permission(self, request, obj=None):
+        parent = self.admin_site._registry.get(self.parent_model)
+        return super().has_view_permission(request, obj) or (parent is not None
+                                                            and parent.has_view_permission(request, obj))
+
     def shows_words(self, request, obj=None) -> bool:
         # Read-only unless both the lender and its programs may be changed (the admin's own rule).
         parent = self.admin_site._registry.get(self.parent_model)
@@ -229,13 +283,65 @@ class LenderProgramInline(ListsInWordsForViewers, ProgramCoverage, admin.Stacked
 
 
 class LenderForm(forms.ModelForm):
-    website = forms.URLField(required=False, max_length=200, assume_scheme="https")
+    website = forms.URLField(required=False, max_length=limits.LENDER_WEBSITE_MAX, assume_scheme="https")
     lender_types = EnumListField(LENDER_TYPES, label="Lender types")
 
     class Meta:
         model = Lender
-        fields = ["name", "website", "city", "state", "category", "lender_types", "about"]
+        fields = ["account", "name", "website", "city", "state", "category", "lender_types", "about"]
         widgets = {"about": forms.Textarea(attrs={"rows": 3})}
+
+    def clean(self):
+        data = super().clean()
+        account = data.get("account") if "account" in self.fields else self.instance.account
+        name = data.get("name")
+        if account is not None and name:
+            reason = services.name_taken(account_id=account.pk, name=name, lender_id=self.instance.pk)
+            if reason is not None:
+                self.add_error("name", reason[0].upper() + reason[1:] + ".")
+        return data
+
+
+class OwnerFormMixin:
+    """The `account` of a lender or program: chosen once, on the add page. A deal team chooses among the
+    accounts it may write to (its own rows only); a superuser leaves it empty for the directory's."""
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "account" and not request.user.is_superuser:
+            kwargs["queryset"] = db_field.related_model._default_manager.filter(
+                pk__in=writable_account_ids(request))
+            field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+            field.required, field.empty_label = True, None
+            field.help_text = "Your account's own: read by your team alone."
+            return field
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.name == "account":
+            field.help_text = "Empty: the directory's (every account reads it)."
+        return field
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "account"] if obj is not None else fields
+
+    @admin.display(description="Source", ordering="account__name")
+    def source(self, obj) -> str:
+        return "Directory" if obj.account_id is None else format_html(
+            '<span class="lev-own">Own</span> · {}', obj.account.name)
+
+
+class SourceFilter(admin.SimpleListFilter):
+    title = "source"
+    parameter_name = "source"
+
+    def lookups(self, request, model_admin):
+        return [("directory", "Directory"), ("own", "Own")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "directory":
+            return queryset.filter(account__isnull=True)
+        if self.value() == "own":
+            return queryset.filter(account__isnull=False)
+        return queryset
 
 
 class LenderTypeFilter(admin.SimpleListFilter):
@@ -252,16 +358,17 @@ class LenderTypeFilter(admin.SimpleListFilter):
 
 
 @admin.register(Lender)
-class LenderAdmin(ListsInWordsForViewers, GlobalAdmin):
-    """The lender directory. Global (not tenant-scoped): every account ranks the same lenders."""
+class LenderAdmin(OwnerFormMixin, ListsInWordsForViewers, DirectoryOrOwnAdmin):
+    """The lender directory (every account ranks its lenders) and each deal team's own lenders beside it
+    (read and changed by that team alone)."""
 
     form = LenderForm
     words_fields = {"lender_types": (LENDER_TYPES, "Lender types")}
     change_form_template = "admin/lenders/lender/change_form.html"
     # What a deal team compares across lenders (of their active programs), in a laptop's width.
-    list_display = ["lender_cell", "types", "loan_sizes", "asset_types", "max_leverage", "active_programs"]
+    list_display = ["lender_cell", "source", "types", "loan_sizes", "asset_types", "max_leverage", "active_programs"]
     list_display_links = None  # the first cell links to the lender
-    list_filter = [LenderTypeFilter, "state", "category"]
+    list_filter = [SourceFilter, LenderTypeFilter, "state", "category"]
     search_fields = ["name", "city", "about"]
     readonly_fields = ["created_at", "updated_at"]
     inlines = [LenderProgramInline]
@@ -273,23 +380,35 @@ class LenderAdmin(ListsInWordsForViewers, GlobalAdmin):
 
     def get_queryset(self, request):
         """Active programs' figures as aggregates and their asset types in one prefetch: a page of
-        the list reads in the same few queries whatever its length."""
-        active = Q(programs__status=LenderProgram.Status.ACTIVE)
+        the list reads in the same few queries whatever its length. The programs counted: the
+        directory's and the user's accounts' own."""
+        account_ids = staff_account_ids(request)
+        readable = Q() if account_ids is None else (Q(programs__account__isnull=True)
+                                                    | Q(programs__account_id__in=account_ids))
+        active = Q(programs__status=LenderProgram.Status.ACTIVE) & readable
         asset_types = LenderProgram.objects.filter(status=LenderProgram.Status.ACTIVE).only(
             "id", "lender_id", "asset_types").order_by("id")
-        return super().get_queryset(request).annotate(
+        if account_ids is not None:
+            asset_types = asset_types.filter(Q(account__isnull=True) | Q(account_id__in=account_ids))
+        return super().get_queryset(request).select_related("account").annotate(
             active_program_count=Count("programs", filter=active),
             smallest_loan=Min("programs__min_loan_amount", filter=active),
             largest_loan=Max("programs__max_loan_amount", filter=active),
             highest_ltv=Max("programs__max_ltv", filter=active),
         ).prefetch_related(Prefetch("programs", queryset=asset_types, to_attr="active_programs_assets"))
 
+    def get_readonly_fields(self, request, obj=None):
+        # The category is the directory's own classification (the demo directory is "demo"): superusers'.
+        fields = super().get_readonly_fields(request, obj)
+        return fields if request.user.is_superuser else [*fields, "category"]
+
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         """A lender's page opens on its profile and the registered panels (above the form)."""
         if obj is not None and not add:
             # The viewer's own accounts' activity, as the panels' history: never another account's, and
             # none for someone in no account (operations included).
-            context.update(lev_lender=lender_profile(obj, list(staff_roles(request))),
+            context.update(lev_lender=lender_profile(obj, list(staff_roles(request)),
+                                                     programs_of=staff_account_ids(request)),
                            lev_lender_panels=[{"template": template, "panel": read(request, obj)}
                                               for read, template in _profile_panels])
         return super().render_change_form(request, context, add, change, form_url, obj)
@@ -328,20 +447,22 @@ class LenderAdmin(ListsInWordsForViewers, GlobalAdmin):
 
 
 @admin.register(LenderProgram)
-class LenderProgramAdmin(ListsInWordsForViewers, ProgramCoverage, GlobalAdmin):
-    """Lenders' programs: part of the directory, global (not tenant-scoped)."""
+class LenderProgramAdmin(OwnerFormMixin, ListsInWordsForViewers, ProgramCoverage, DirectoryOrOwnAdmin):
+    """Lenders' programs: the directory's, and each deal team's own (on its own lender or on a directory
+    lender, read and changed by that team alone)."""
 
     form = LenderProgramForm
     words_fields = PROGRAM_WORDS
-    fieldsets = [(None, {"fields": ["lender", *PROGRAM_HEAD]}), *PROGRAM_FIELDSETS,
+    fieldsets = [(None, {"fields": ["lender", "account", *PROGRAM_HEAD]}), *PROGRAM_FIELDSETS,
                  ("Record", {"classes": ["collapse"], "fields": ["created_at", "updated_at"]})]
     # A laptop's width: the program over its lender, then what it lends and where.
-    list_display = ["program_cell", "status", "loan_types_display", "loan_range", "ltv", "dscr", "coverage"]
+    list_display = ["program_cell", "source", "status", "loan_types_display", "loan_range", "ltv", "dscr",
+                    "coverage"]
     list_display_links = None  # the first cell links to the program
-    list_filter = ["status", "capital_source_type"]
+    list_filter = [SourceFilter, "status", "capital_source_type"]
     search_fields = ["title", "lender__name"]
     readonly_fields = ["coverage", "created_at", "updated_at"]
-    list_select_related = ["lender"]
+    list_select_related = ["lender", "account"]
     autocomplete_fields = ["lender"]
 
     class Media:

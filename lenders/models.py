@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models.functions import Lower
 
 import lev.lookups  # noqa: F401  (registers the __anybit lookup)
 from lenders import program_terms
@@ -36,11 +37,15 @@ class AssetType(models.Model):
 
 
 class Lender(models.Model):
-    """A lender of the global directory (not tenant scoped)."""
+    """A lender of the global directory (`account` null: every account reads it, superusers keep it), or an
+    account's own lender (`account` set: a lender the team knows and the directory lacks, read and kept by
+    that account alone; docs/lender-discovery.md, "The team's own lenders")."""
 
-    name = models.CharField(max_length=200)
-    website = models.URLField(blank=True, default="")
-    city = models.CharField(max_length=100, blank=True, default="")
+    account = models.ForeignKey("accounts.Account", null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="own_lenders", help_text="Empty: the directory's.")
+    name = models.CharField(max_length=limits.LENDER_NAME_MAX)
+    website = models.URLField(max_length=limits.LENDER_WEBSITE_MAX, blank=True, default="")
+    city = models.CharField(max_length=limits.LENDER_CITY_MAX, blank=True, default="")
     state = models.CharField(max_length=2, choices=[(s, s) for s in US_STATES], blank=True, default="")
     about = models.TextField(blank=True, default="")
     lender_types = models.JSONField(default=list, blank=True)
@@ -55,6 +60,12 @@ class Lender(models.Model):
         ordering = ["name", "id"]
         # The directory pages by (name, id) (lenders.selectors.DIRECTORY_KEYSET): one range of this index.
         indexes = [models.Index(fields=["name", "id"], name="lenders_lender_name_id")]
+        # An account's own lenders have distinct names (whatever the case); the services also refuse an
+        # own lender named exactly as a directory lender (lenders.services.lender_create). The directory
+        # keeps names as imported: two directory lenders may share one.
+        constraints = [models.UniqueConstraint(
+            Lower("name"), "account", condition=models.Q(account__isnull=False), name="uniq_own_lender_name",
+            violation_error_message="Your account has a lender of this name already.")]
 
     def __str__(self) -> str:
         return self.name
@@ -69,6 +80,11 @@ class Lender(models.Model):
         """Recompute the derived mask of lender_types (save() does; a bulk writer calls it)."""
         self.lender_type_mask = mask_of(self.lender_types, LENDER_TYPES)
 
+    @property
+    def own(self) -> bool:
+        """An account's own lender (not the directory's)."""
+        return self.account_id is not None
+
 
 class LenderProgram(models.Model):
     class Status(models.TextChoices):
@@ -76,7 +92,13 @@ class LenderProgram(models.Model):
         INACTIVE = "inactive", "Inactive"
 
     lender = models.ForeignKey(Lender, on_delete=models.CASCADE, related_name="programs")
-    title = models.CharField(max_length=200)
+    # Null: the directory's program. Set: an account's own program, on its own lender or on a directory
+    # lender, read by that account alone. A program of an own lender is always that lender's account's
+    # (lenders.services keeps it so), so the program's account alone says who may read it: the ranking
+    # filters on this column without a join (deals.searches.ranking.filters.hard_filter_q).
+    account = models.ForeignKey("accounts.Account", null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="own_lender_programs", help_text="Empty: the directory's.")
+    title = models.CharField(max_length=limits.PROGRAM_TITLE_MAX)
     loan_types = models.JSONField(default=list, blank=True)
     recourse_types = models.JSONField(default=list, blank=True)
     min_loan_amount = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True)
@@ -135,7 +157,7 @@ class LenderProgram(models.Model):
             models.Index(
                 fields=["lender"], name="lenders_program_ranking",
                 include=["asset_type_mask", "loan_type_mask", "state_mask", "position_mask", "min_loan_float",
-                         "max_loan_float", "capital_source_type", "max_ltv_float", "min_dscr_float"],
+                         "max_loan_float", "capital_source_type", "max_ltv_float", "min_dscr_float", "account"],
                 condition=models.Q(status="active"),
             ),
         ]
@@ -171,8 +193,14 @@ class LenderProgram(models.Model):
 
     def clean(self):
         """Ranges in order, a spread over a named index, no pricing of the other rate type
-        (lenders.program_terms)."""
+        (lenders.program_terms); a program of an account's own lender is that account's (set here when
+        left empty, as on the lender's page)."""
         errors = program_terms.pair_errors({name: getattr(self, name) for name in program_terms.TERM_FIELDS})
+        owner = self.lender.account_id if self.lender_id is not None else None
+        if owner is not None and self.account_id is None:
+            self.account_id = owner
+        elif owner is not None and self.account_id != owner:
+            errors["account"] = ["A program of an account's own lender is that account's."]
         if errors:
             raise ValidationError(errors)
 
@@ -187,6 +215,11 @@ class LenderProgram(models.Model):
         self.max_loan_float = _as_float(self.max_loan_amount)
         self.max_ltv_float = _as_float(self.max_ltv)
         self.min_dscr_float = _as_float(self.min_dscr)
+
+    @property
+    def own(self) -> bool:
+        """An account's own program (not the directory's)."""
+        return self.account_id is not None
 
 
 def _as_float(value) -> float | None:

@@ -1,5 +1,6 @@
-"""Reads of the global lender directory (not tenant scoped) and of lender searches (scoped to
-the account of their deal)."""
+"""Reads of the lender directory as an account sees it: the global directory (lenders and programs with no
+account) and the account's own lenders and programs beside it. Another account's own lenders and programs
+do not exist here (LenderNotFound, like a missing one). `account` None: the directory alone."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from django.db.models import Count, F, Max, Min, OuterRef, Prefetch, Q, QuerySet
 from django.db.models.functions import Coalesce
 
 from lenders.models import AssetType, Lender, LenderProgram
+from lev.accounts.models import Account
 from lev.enums import ASSET_TYPES, LENDER_TYPES, LOAN_TYPES, mask_of
-from lev.errors import LenderNotFound
+from lev.errors import LenderNotFound, NotFound
 from lev.pagination import Keyset, list_scope
 
 
@@ -27,9 +29,19 @@ class DirectoryFilters:
     max_loan_amount: Decimal | None = None
 
 
-def _active_programs(filters: DirectoryFilters) -> Q:
-    """Conditions on a lender's active programs (prefix `programs__`)."""
-    cond = Q(programs__status=LenderProgram.Status.ACTIVE)
+def visible(account_id: int | None, prefix: str = "") -> Q:
+    """The rows (lenders, or programs) the account reads: the directory's (no account) and its own."""
+    directory = Q(**{f"{prefix}account__isnull": True})
+    return directory if account_id is None else directory | Q(**{f"{prefix}account_id": account_id})
+
+
+def _account_id(account: Account | None) -> int | None:
+    return None if account is None else account.pk
+
+
+def _active_programs(filters: DirectoryFilters, account_id: int | None) -> Q:
+    """Conditions on a lender's active programs the account reads (prefix `programs__`)."""
+    cond = Q(programs__status=LenderProgram.Status.ACTIVE) & visible(account_id, "programs__")
     if filters.asset_type:
         cond &= Q(programs__asset_type_mask__anybit=mask_of([filters.asset_type], ASSET_TYPES))
     if filters.loan_type:
@@ -44,8 +56,9 @@ def _active_programs(filters: DirectoryFilters) -> Q:
     return cond
 
 
-def lender_directory(*, filters: DirectoryFilters) -> QuerySet[Lender]:
-    """Lenders matching the filters, each annotated with its active-program count and loan range.
+def lender_directory(*, filters: DirectoryFilters, account: Account | None = None) -> QuerySet[Lender]:
+    """Lenders matching the filters (the directory's and the account's own), each annotated with its
+    active-program count and loan range over the programs the account reads.
 
     Program conditions apply to one program at a time (a lender matches when one of its active
     programs satisfies all of them), expressed as an id subquery so counts are not multiplied.
@@ -53,7 +66,8 @@ def lender_directory(*, filters: DirectoryFilters) -> QuerySet[Lender]:
     leaves them out, and PostgreSQL evaluates them only for the rows of the page (a page found by
     key reads no row before it).
     """
-    qs = Lender.objects.all()
+    account_id = _account_id(account)
+    qs = Lender.objects.filter(visible(account_id))
     if filters.query:
         qs = qs.filter(Q(name__icontains=filters.query) | Q(city__icontains=filters.query))
     if filters.lender_type:
@@ -66,8 +80,9 @@ def lender_directory(*, filters: DirectoryFilters) -> QuerySet[Lender]:
                   filters.max_loan_amount)
     )
     if program_filtered:
-        qs = qs.filter(pk__in=Lender.objects.filter(_active_programs(filters)).values("pk"))
-    active = LenderProgram.objects.filter(lender=OuterRef("pk"), status=LenderProgram.Status.ACTIVE).order_by()
+        qs = qs.filter(pk__in=Lender.objects.filter(_active_programs(filters, account_id)).values("pk"))
+    active = LenderProgram.objects.filter(visible(account_id), lender=OuterRef("pk"),
+                                          status=LenderProgram.Status.ACTIVE).order_by()
     per_lender = active.values("lender")
     return qs.annotate(
         program_count=Coalesce(Subquery(per_lender.annotate(n=Count("id")).values("n")), 0),
@@ -80,9 +95,9 @@ def lender_directory(*, filters: DirectoryFilters) -> QuerySet[Lender]:
 DIRECTORY_KEYSET = Keyset(F("name"), Lender._meta.get_field("name"))
 
 
-def lender_directory_scope(*, filters: DirectoryFilters) -> str:
-    """Which directory list a cursor belongs to: its filters (the directory is not tenant scoped)."""
-    return list_scope("lenders", **vars(filters))
+def lender_directory_scope(*, filters: DirectoryFilters, account: Account | None = None) -> str:
+    """Which directory list a cursor belongs to: its filters and the account (whose own lenders it lists)."""
+    return list_scope("lenders", account=_account_id(account), **vars(filters))
 
 
 # A lender's programs in one order everywhere (its detail and its paged list): active first ("active"
@@ -90,12 +105,14 @@ def lender_directory_scope(*, filters: DirectoryFilters) -> str:
 PROGRAM_ORDER = ("status", "id")
 
 
-def lender_get(*, lender_id: int) -> Lender:
+def lender_get(*, lender_id: int, account: Account | None = None) -> Lender:
+    """A lender the account reads, with the programs it reads; LenderNotFound for another account's."""
+    account_id = _account_id(account)
     lender = (
         Lender.objects.prefetch_related(
-            Prefetch("programs", queryset=LenderProgram.objects.order_by(*PROGRAM_ORDER))
+            Prefetch("programs", queryset=LenderProgram.objects.filter(visible(account_id)).order_by(*PROGRAM_ORDER))
         )
-        .filter(pk=lender_id)
+        .filter(visible(account_id), pk=lender_id)
         .first()
     )
     if lender is None:
@@ -103,11 +120,27 @@ def lender_get(*, lender_id: int) -> Lender:
     return lender
 
 
-def lender_program_list(*, lender_id: int) -> QuerySet[LenderProgram]:
-    """A lender's programs, in the order of its detail (PROGRAM_ORDER); LenderNotFound for no lender."""
-    if not Lender.objects.filter(pk=lender_id).exists():
+def lender_exists(*, lender_id: int, account: Account | None = None) -> bool:
+    return Lender.objects.filter(visible(_account_id(account)), pk=lender_id).exists()
+
+
+def lender_program_list(*, lender_id: int, account: Account | None = None) -> QuerySet[LenderProgram]:
+    """A lender's programs the account reads, in the order of its detail (PROGRAM_ORDER); LenderNotFound
+    for no lender (or another account's)."""
+    if not lender_exists(lender_id=lender_id, account=account):
         raise LenderNotFound(lender_id)
-    return LenderProgram.objects.filter(lender_id=lender_id).order_by(*PROGRAM_ORDER)
+    return LenderProgram.objects.filter(visible(_account_id(account)), lender_id=lender_id).order_by(*PROGRAM_ORDER)
+
+
+def program_get(*, lender_id: int, program_id: int, account: Account | None = None) -> LenderProgram:
+    """One program of a lender, both read by the account; NotFound names what is missing."""
+    if not lender_exists(lender_id=lender_id, account=account):
+        raise LenderNotFound(lender_id)
+    program = LenderProgram.objects.filter(visible(_account_id(account)), lender_id=lender_id,
+                                           pk=program_id).first()
+    if program is None:
+        raise NotFound("Lender program", program_id)
+    return program
 
 
 def asset_type_list() -> QuerySet[AssetType]:

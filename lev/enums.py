@@ -5,6 +5,8 @@ below; lenders.models.Lender/LenderProgram.refresh_masks)."""
 from __future__ import annotations
 
 LOAN_TYPES = ("construction", "heavy_bridge", "light_bridge", "permanent", "land", "predevelopment", "tbd")
+# What a program offers: "tbd" is what a deal says before it knows its loan type; no program offers it.
+PROGRAM_LOAN_TYPES = tuple(t for t in LOAN_TYPES if t != "tbd")
 TRANSACTION_TYPES = ("tbd", "acquisition", "refinance", "new_construction")
 BUSINESS_PLANS = ("stabilized", "value_add", "construction", "land")
 ASSET_TYPES = (

@@ -186,6 +186,16 @@ STAGES_PER_ACCOUNT_MAX = 30
 STAGE_NAME_MAX = 60
 STAGE_REASON_MAX = 500
 
+# A lender and a program of the directory or of an account's own (lenders.models; what the REST input, the
+# admin and the MCP tools accept of a team's own).
+LENDER_NAME_MAX = 200
+LENDER_WEBSITE_MAX = 200
+LENDER_CITY_MAX = 100
+LENDER_ABOUT_MAX = 5000
+PROGRAM_TITLE_MAX = 200
+# A program's min DSCR is above 0 (lenders.program_terms): the least its column (2 decimals) holds.
+PROGRAM_MIN_DSCR_LEAST = Decimal("0.01")
+
 # Companies and contacts (deals.companies).
 COMPANY_NAME_MAX = 200
 COMPANY_WEBSITE_MAX = 200

@@ -390,7 +390,7 @@ SPECTACULAR_SETTINGS = {
         "LoanTypeEnum": "lev.enums.LOAN_TYPES",
         "TransactionTypeEnum": "lev.enums.TRANSACTION_TYPES",
         "BusinessPlanEnum": "lev.enums.BUSINESS_PLANS",
-        "AssetTypeEnum": "lev.enums.ASSET_TYPES",
+        "AssetTypeEnum": _enums.choices(_enums.ASSET_TYPES),  # (value, label) pairs: a list of them too
         "StateEnum": "lev.enums.US_STATES",
         # Placements and term sheets: (value, label) pairs as their model fields and EnumFields have
         # them, so one name covers the model's and the input's use of a list.
@@ -408,6 +408,8 @@ SPECTACULAR_SETTINGS = {
         "SummaryDetailEnum": _enums.choices(_enums.SUMMARY_DETAILS),
         "NoteKindEnum": _enums.choices(_enums.NOTE_KINDS),
         "TimelineKindEnum": _enums.choices(_enums.TIMELINE_KINDS),
+        # A lender program's status (its output and the account's own programs' input, issue 38).
+        "LenderProgramStatusEnum": _enums.choices(("active", "inactive")),
     },
 }
 

@@ -115,7 +115,8 @@ class LenderContactListCreateApi(CompanyScopedView):
                    responses={200: paginated(ContactSerializer, "PaginatedLenderContactList"), **READ_ERRORS})
     def get(self, request: Request, lender_id: int) -> Response:
         """The account's own contacts at a directory lender, by name (other accounts' are never shown)."""
-        return self.contacts_page(request, lambda: {"lender_id": services.lender_for_contacts(lender_id).pk})
+        return self.contacts_page(request, lambda: {
+            "lender_id": services.lender_for_contacts(lender_id, account=self.account(request)).pk})
 
     @extend_schema(request=ContactInputSerializer, parameters=[IDEMPOTENCY_KEY],
                    responses={201: ContactSerializer, **WRITE_ERRORS})
@@ -123,7 +124,7 @@ class LenderContactListCreateApi(CompanyScopedView):
         """Add a person at a directory lender to the account's contacts (only this account sees them);
         a placement with that lender can be sent to them."""
         def create() -> Response:
-            lender = services.lender_for_contacts(lender_id)
+            lender = services.lender_for_contacts(lender_id, account=self.account(request))
             data = validated(ContactInputSerializer, request.data)
             contact = services.contact_create(account=self.account(request), lender=lender, data=data)
             return Response(ContactSerializer(contact).data, status=status.HTTP_201_CREATED)

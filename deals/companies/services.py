@@ -12,6 +12,7 @@ from deals.companies import selectors
 from deals.companies.errors import ContactNotAtLender
 from deals.companies.models import Company, Contact
 from lenders.models import Lender
+from lenders.selectors import visible
 from lev.accounts.models import Account
 from lev.errors import LenderNotFound, ValidationFailed
 from lev.records import save_changes
@@ -35,9 +36,10 @@ def company_update(*, company: Company, data: dict[str, Any]) -> Company:
     return save_changes(company, _text(data, COMPANY_FIELDS))
 
 
-def lender_for_contacts(lender_id: int) -> Lender:
-    """A directory lender (global: every account may keep contacts there), or LenderNotFound."""
-    lender = Lender.objects.filter(pk=lender_id).first()
+def lender_for_contacts(lender_id: int, *, account: Account) -> Lender:
+    """A lender the account reads (the directory's, where every account may keep contacts, or its own),
+    or LenderNotFound (another account's own lender, like a missing one)."""
+    lender = Lender.objects.filter(visible(account.pk), pk=lender_id).first()
     if lender is None:
         raise LenderNotFound(lender_id)
     return lender

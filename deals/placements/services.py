@@ -51,6 +51,7 @@ from deals.searches import signals
 from deals.searches.models import LenderMatch, LenderSearch
 from deals.services import _lock_deal
 from lenders.models import Lender, LenderProgram
+from lenders.selectors import visible
 from lev.errors import ErrorCode, NotFound, ValidationFailed
 from lev.limits import TERM_SHEETS_PER_DEAL_MAX
 
@@ -127,14 +128,16 @@ def placements_create(*, deal: Deal, user=None, lender_ids: list[int] | None = N
             lender_ids = list(ranks)
     wanted = list(dict.fromkeys(lender_ids or ()))
     batch = PlacementBatch(deal=deal)
-    existing = set(Lender.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+    # Another account's own lenders and programs do not exist for this deal (lenders.selectors.visible).
+    existing = set(Lender.objects.filter(visible(deal.account_id), pk__in=wanted).values_list("pk", flat=True))
     open_ones = dict(
         Placement.objects.filter(deal=deal, lender_id__in=wanted, status__in=OPEN_STATUSES)
         .values_list("lender_id", "pk")
     )
     contacts = _contacts_by_lender(deal, contact_ids or [], wanted)
     programs = {rank[1] for rank in ranks.values() if rank[1] is not None}
-    live_programs = set(LenderProgram.objects.filter(pk__in=programs).values_list("pk", "lender_id"))
+    live_programs = set(LenderProgram.objects.filter(visible(deal.account_id), pk__in=programs)
+                        .values_list("pk", "lender_id"))
     now = _now()
     new: list[Placement] = []
     for lender_id in wanted:
@@ -233,8 +236,8 @@ def placement_update(*, placement: Placement, data: dict[str, Any]) -> Placement
     edits = {k: (data[k] or "") for k in PLACEMENT_FIELDS if k in data}
     if "program_id" in data:
         program_id = data["program_id"]
-        if program_id is not None and not LenderProgram.objects.filter(pk=program_id,
-                                                                       lender_id=placement.lender_id).exists():
+        if program_id is not None and not LenderProgram.objects.filter(
+                visible(placement.deal.account_id), pk=program_id, lender_id=placement.lender_id).exists():
             raise NotFound("Lender program", program_id)
         edits["program_id"] = program_id
     if "contact_id" in data:

@@ -7,7 +7,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Min, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from deals.models import Deal
@@ -119,6 +119,11 @@ def lender_search_latest_completed(*, deal: Deal) -> LenderSearch | None:
             .order_by("-created_at", "-id").first())
 
 
+# What a match shows of its lender: the name, and whether it is the account's own (not the directory's).
+MATCH_LENDER = {"lender_name": F("lender__name"),
+                "lender_own": ExpressionWrapper(Q(lender__account__isnull=False), output_field=BooleanField())}
+
+
 @dataclass(frozen=True)
 class MatchPage:
     matches: list[LenderMatch]
@@ -168,14 +173,14 @@ def lender_match_page(*, search: LenderSearch, page: int, size: int, capital_sou
         # One kind of capital, in rank order: a page of the (at most LEV_RANKING_TOP_N) stored ranks of
         # that kind; while partial, the ranks written so far.
         kind = LenderMatch.objects.filter(search=search, capital_source=capital_source)
-        matches = list(kind.annotate(lender_name=F("lender__name")).order_by("rank")[first:first + size])
+        matches = list(kind.annotate(**MATCH_LENDER).order_by("rank")[first:first + size])
         return MatchPage(matches, total, True, kind.count(), mix=mix)
     expected = max(0, min(size, ranked - first))
     if expected == 0:  # past the stored ranks: nothing to read
         return MatchPage([], total, True, ranked, mix=mix)
     matches = list(
         LenderMatch.objects.filter(search=search, rank__gt=first, rank__lte=first + size)
-        .annotate(lender_name=F("lender__name"))
+        .annotate(**MATCH_LENDER)
         .order_by("rank")
     )
     if status == LenderSearch.Status.PARTIAL and len(matches) < expected:

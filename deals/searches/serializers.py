@@ -128,6 +128,7 @@ class ScorePartsSerializer(serializers.Serializer):
 
 class LenderMatchSerializer(serializers.ModelSerializer):
     lender_name = serializers.CharField(read_only=True)
+    lender_own = serializers.BooleanField(read_only=True, help_text="The account's own lender (not the directory's).")
     sizing = serializers.SerializerMethodField(
         help_text="What the best stated program would lend on the deal; null beyond the box (no program) and "
                   "in searches ranked before sizing.")
@@ -137,8 +138,8 @@ class LenderMatchSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = LenderMatch
-        fields = ("rank", "lender_id", "lender_name", "score", "match_insights", "programs", "program_count",
-                  "capital_source", "outside_box", "sizing", "score_parts")
+        fields = ("rank", "lender_id", "lender_name", "lender_own", "score", "match_insights", "programs",
+                  "program_count", "capital_source", "outside_box", "sizing", "score_parts")
 
     @extend_schema_field(SizingSerializer(allow_null=True))
     def get_sizing(self, match: LenderMatch) -> dict | None:

@@ -9,6 +9,8 @@ model that is none of them, so a new model cannot be forgotten):
   missing everywhere the admin reaches rows — the list, the change, delete and history pages
   (Django's "doesn't exist" redirect), actions (they run on the scoped queryset), the date
   hierarchy, and the autocomplete of any field that points at the model. Superusers see all.
+  `DirectoryOrOwnAdmin` is one of them for shared rows beside an account's own (the lender directory and
+  a team's own lenders): a null account is the directory's, read by all, kept by superusers.
 * `GlobalAdmin` — data shared by every account (the lender directory, asset types, base rates):
   not tenant-scoped; model permissions decide who may change it, and only superusers delete (a
   deletion would cascade into every account's rows).
@@ -32,7 +34,7 @@ from typing import Any, ClassVar
 from django.contrib import admin, messages
 from django.contrib.admin.utils import get_fields_from_path, unquote
 from django.core.exceptions import FieldDoesNotExist
-from django.db.models import Model, QuerySet
+from django.db.models import Model, Q, QuerySet
 from django.http import HttpRequest, HttpResponseNotAllowed
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -148,6 +150,50 @@ class AccountScopedAdmin(TenancyAdmin):
         if self.account_path_is_many:
             return queryset.filter(pk__in=self.model._default_manager.filter(**lookup).values("pk"))
         return queryset.filter(**lookup)
+
+
+def writable_account_ids(request: HttpRequest) -> list[int]:
+    """The accounts whose records the signed-in user may change: those where its role is above viewer."""
+    return [account_id for account_id, role in staff_roles(request).items() if role != "viewer"]
+
+
+class DirectoryOrOwnAdmin(AccountScopedAdmin):
+    """Shared rows beside an account's own (the lender directory and a team's own lenders, issue 38): a row
+    whose `account_path` is null is the directory's — every account reads it, superusers keep it — and a
+    row with an account is that account's own: its members read it and those above viewer add and change
+    it; another account's is missing everywhere, as for `AccountScopedAdmin` (of which this is one kind,
+    so its tests walk it). Deleting stays the superusers' (a deletion cascades into placements)."""
+
+    def visible(self, request, queryset):
+        account_ids = staff_account_ids(request)
+        if account_ids is None:
+            return queryset
+        return queryset.filter(Q(**{f"{self.account_path}__isnull": True})
+                               | Q(**{f"{self.account_path}__in": account_ids}))
+
+    def owner_id(self, obj: Model) -> int | None:
+        return getattr(obj, f"{self.account_path}_id")
+
+    def can_write(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        """Whether the user may add (obj None) or change `obj` here: a superuser anything, anyone else the
+        own rows of an account where it is above viewer, never the directory's."""
+        if request.user.is_superuser:
+            return True
+        writable = writable_account_ids(request)
+        return bool(writable) if obj is None else self.owner_id(obj) in writable
+
+    def has_add_permission(self, request, *args):
+        if request.user.is_superuser:
+            return super().has_add_permission(request, *args)
+        return self.has_view_permission(request) and self.can_write(request)
+
+    def has_change_permission(self, request, obj=None):
+        if request.user.is_superuser:
+            return super().has_change_permission(request, obj)
+        return self.has_view_permission(request) and self.can_write(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser and super().has_delete_permission(request, obj)
 
 
 class AccountScopedHistoryAdmin(AccountScopedAdmin, SimpleHistoryAdmin):

@@ -24,8 +24,8 @@ ACCOUNT_READ = "account:read"
 SCOPES: dict[str, str] = {
     DEALS_READ: "See your account's deals, their properties and financials, and your companies and contacts",
     DEALS_WRITE: "Create, change and archive your account's deals, properties and financials, and keep your "
-                 "companies and contacts",
-    LENDERS_READ: "Search the lender directory and read lender search results",
+                 "companies and contacts and your own lenders and programs",
+    LENDERS_READ: "Search the lender directory and your own lenders, and read lender search results",
     SEARCHES_WRITE: "Start lender searches for your account's deals",
     PLACEMENTS_READ: "See placements of your deals with lenders and their term sheets",
     PLACEMENTS_WRITE: "Create and update placements and term sheets, and choose the winning term sheet",

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from django.utils import timezone
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
-from lenders.program_terms import TERM_FIELDS
+from lenders.program_terms import TERM_FIELDS, WHOLE_NUMBERS
 from lev import limits
-from lev.accounts.scopes import LENDERS_READ, SEARCHES_WRITE
+from lev.accounts.scopes import DEALS_WRITE, LENDERS_READ, SEARCHES_WRITE
+from lev.enums import ASSET_TYPES, LENDER_TYPES, POSITIONS, PROGRAM_LOAN_TYPES, RATE_TYPES, RECOURSE_TYPES, US_STATES
 from lev.errors import ErrorCode
 from lev.limits import LOAN_AMOUNT_MIN
 from mcp_tools.errors import ToolFailure, validation_failure
@@ -28,9 +29,13 @@ from mcp_tools.tools.common import (
     ListCursor,
     LoanAmount,
     LoanType,
+    MoneyFilter,
+    Number,
+    Percent,
     RateIndex,
     StateCode,
     Text,
+    _choice,
     clip,
     cursor_at,
     cursor_failure,
@@ -52,6 +57,11 @@ DealId = Id(None)
 SearchId = Id("Lender search id.")
 
 NAME_MAX = 120
+# A program's percents: a fraction (0.75 for 75) refused with the value probably meant, as the API does.
+ProgramLtv = Percent(limits.LTV_PERCENT_MAX, limits.LTV_PERCENT_FLOOR, limits.LTV_PERCENT_COLUMN["decimal_places"])
+ProgramRate = Percent(limits.RATE_PERCENT_MAX, limits.RATE_PERCENT_FLOOR, limits.RATE_DECIMAL_PLACES)
+ProgramDebtYield = Percent(limits.DEBT_YIELD_PERCENT_MAX, limits.DEBT_YIELD_PERCENT_FLOOR,
+                           limits.LTV_PERCENT_COLUMN["decimal_places"])
 
 
 # --- directory -------------------------------------------------------------------------------------
@@ -65,6 +75,7 @@ def _directory_item(lender: dict[str, Any]) -> dict[str, Any]:
         "program_count": lender.get("program_count", 0),
         "min_loan_amount": lender.get("min_loan"),
         "max_loan_amount": lender.get("max_loan"),
+        "own": bool(lender.get("own")),
     }
 
 
@@ -153,6 +164,93 @@ def list_lender_programs(lender_id: LenderId, limit: Limit = limits.PAGE_SIZE_DE
     page, size, skip = decode_page_cursor(cursor, limit)
     body = get_page(f"/lenders/{lender_id}/programs/", {"page": page, "page_size": size}, page)
     return read_page(body, "programs", page, size, skip, [_program_item(p) for p in body["results"]])
+
+
+# --- the account's own lenders and programs --------------------------------------------------------
+ProgramLoanType = Annotated[Literal[PROGRAM_LOAN_TYPES],  # type: ignore[valid-type]
+                            BeforeValidator(_choice(PROGRAM_LOAN_TYPES))]
+Position = Annotated[Literal[POSITIONS], BeforeValidator(_choice(POSITIONS))]  # type: ignore[valid-type]
+RateType = Annotated[Literal[RATE_TYPES], BeforeValidator(_choice(RATE_TYPES))]  # type: ignore[valid-type]
+Recourse = Annotated[Literal[RECOURSE_TYPES], BeforeValidator(_choice(RECOURSE_TYPES))]  # type: ignore[valid-type]
+IdempotencyKey = Annotated[str | None, Field(pattern=limits.IDEMPOTENCY_KEY_PATTERN,
+                                             description="Reuse to repeat a create safely.")]
+Website = Annotated[str, Field(max_length=limits.LENDER_WEBSITE_MAX, pattern=limits.WEBSITE_PATTERN)]
+
+
+_CENTS = "USD, rounded to the cent."
+_RATE = "Percent (6.25), kept to 3 decimals."
+
+
+def _some(item: Any, values: tuple[str, ...], least: int | None = None) -> Any:
+    return Annotated[list[item], Field(min_length=least, max_length=len(values))]
+
+
+def _whole(name: str) -> Any:
+    least, most = WHOLE_NUMBERS[name]
+    return Annotated[int | None, Field(ge=least, le=most)]
+
+
+@tool(title="Add a lender of your own", scope=DEALS_WRITE, destructive=False, idempotent=False)
+def create_lender(
+    name: Text(limits.LENDER_NAME_MAX, required=True),
+    website: Website | None = None,
+    city: Text(limits.LENDER_CITY_MAX) | None = None,
+    state: StateCode | None = None,
+    about: Text(limits.LENDER_ABOUT_MAX) | None = None,
+    lender_types: _some(LenderType, LENDER_TYPES) | None = None,
+    idempotency_key: IdempotencyKey = None,
+) -> dict[str, Any]:
+    """Add a lender the directory lacks, as the account's own (own: true): only this account sees it.
+    Then add_lender_program so searches rank it. A directory lender's name is refused: add programs
+    to that lender instead."""
+    body = drop_none(name=name, website=website, city=city, state=state, about=about, lender_types=lender_types)
+    lender = lev().post("/lenders/", body, idempotency_key=idempotency_key or f"mcp-{uuid.uuid4()}")
+    lender.pop("programs", None)
+    return {"lender": lender}
+
+
+@tool(title="Add a lender program of your own", scope=DEALS_WRITE, destructive=False, idempotent=False)
+def add_lender_program(
+    lender_id: LenderId,
+    title: Text(limits.PROGRAM_TITLE_MAX, required=True),
+    loan_types: _some(ProgramLoanType, PROGRAM_LOAN_TYPES, 1),
+    asset_types: _some(AssetType, ASSET_TYPES, 1),
+    min_loan_amount: Annotated[MoneyFilter | None, Field(description=_CENTS)] = None,
+    max_loan_amount: Annotated[MoneyFilter | None, Field(description=_CENTS)] = None,
+    sponsor_states: Annotated[_some(StateCode, US_STATES) | None, Field(description="Empty: nationwide.")] = None,
+    positions: Annotated[_some(Position, POSITIONS, 1) | None, Field(description="Default senior.")] = None,
+    recourse_types: _some(Recourse, RECOURSE_TYPES) | None = None,
+    capital_source_type: CapitalSource | None = None,
+    max_ltv: Annotated[ProgramLtv | None, Field(description="Percent (75), kept to 2 decimals.")] = None,
+    min_dscr: Annotated[Number(float(limits.PROGRAM_MIN_DSCR_LEAST), limits.DSCR_INPUT_MAX) | None, Field(
+        description="e.g. 1.25, kept to 2 decimals.")] = None,
+    rate_type: RateType | None = None,
+    rate_index: RateIndex | None = None,
+    spread_min_bps: _whole("spread_min_bps") = None,
+    spread_max_bps: _whole("spread_max_bps") = None,
+    fixed_rate_min: Annotated[ProgramRate | None, Field(description=_RATE)] = None,
+    fixed_rate_max: Annotated[ProgramRate | None, Field(description=_RATE)] = None,
+    term_months_min: _whole("term_months_min") = None,
+    term_months_max: _whole("term_months_max") = None,
+    amortization_years: _whole("amortization_years") = None,
+    interest_only_months: _whole("interest_only_months") = None,
+    min_debt_yield: Annotated[ProgramDebtYield | None, Field(description="Percent, kept to 2 decimals.")] = None,
+    idempotency_key: IdempotencyKey = None,
+) -> dict[str, Any]:
+    """Add the account's own program (own: true) to its own lender or a directory lender; only this
+    account's searches rank it. Spreads in bps (275). Each min at most its max; a spread needs
+    rate_index; a fixed rate_type takes no spread, a floating one no fixed rate."""
+    body = drop_none(
+        title=title, loan_types=loan_types, asset_types=asset_types, min_loan_amount=min_loan_amount,
+        max_loan_amount=max_loan_amount, sponsor_states=sponsor_states, positions=positions,
+        recourse_types=recourse_types, capital_source_type=capital_source_type, max_ltv=max_ltv, min_dscr=min_dscr,
+        rate_type=rate_type, rate_index=rate_index, spread_min_bps=spread_min_bps, spread_max_bps=spread_max_bps,
+        fixed_rate_min=fixed_rate_min, fixed_rate_max=fixed_rate_max, term_months_min=term_months_min,
+        term_months_max=term_months_max, amortization_years=amortization_years,
+        interest_only_months=interest_only_months, min_debt_yield=min_debt_yield)
+    program = lev().post(f"/lenders/{lender_id}/programs/", body,
+                         idempotency_key=idempotency_key or f"mcp-{uuid.uuid4()}")
+    return {"program": _program_item(program), "lender_id": lender_id}
 
 
 # --- lender searches -------------------------------------------------------------------------------
@@ -254,6 +352,8 @@ def _match_item(match: dict[str, Any]) -> dict[str, Any]:
         "rank": match["rank"],
         "lender_id": match["lender_id"],
         "lender_name": clip(match.get("lender_name") or "", NAME_MAX),
+        # Only on the account's own lenders (the directory's are most): said where it is true.
+        **({"own_lender": True} if match.get("lender_own") else {}),
         "score": match["score"],
         "score_parts": match.get("score_parts"),
         "sizing": None if not sized else {key: sized.get(key) for key in SIZING_KEPT},

@@ -32,7 +32,7 @@ from oauth2_provider.models import (
 
 from deals.models import Company, Contact, Deal, Note, Placement
 from deals.searches.models import LenderSearch
-from lenders.models import LenderActivity
+from lenders.models import Lender, LenderActivity
 from lev.accounts.admin_bases import TenancyAdmin
 from lev.accounts.models import Account, Membership
 from lev.accounts.services import api_key_create
@@ -41,7 +41,7 @@ from lev.oauth.models import OAuthAuthorization
 from tests.admin_helpers import admin_client, superuser
 from tests.conftest import client_with_key
 from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
-from tests.factories import AccountFactory, MembershipFactory, UserFactory
+from tests.factories import AccountFactory, LenderProgramFactory, MembershipFactory, UserFactory
 from tests.oauth.flow import public_client
 
 pytestmark = pytest.mark.django_db
@@ -64,6 +64,10 @@ def _world(account: Account, username: str) -> dict:
     Note.objects.create(account=account, deal=deal, author=member, kind="call", body=f"{username} call {A_SECRET}")
     LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version, status="completed")
     LenderActivity.objects.create(account=account, lender=sent.lender, state="TX", quotes_90d=1, score=0.1)
+    # The account's own lender and programs (issue 38), one of them on a directory lender.
+    own = Lender.objects.create(account=account, name=f"{username} own lender {A_SECRET}")
+    LenderProgramFactory(lender=own, account=account, title=f"{username} own program {A_SECRET}")
+    LenderProgramFactory(lender=sent.lender, account=account, title=f"{username} own terms {A_SECRET}")
     IdempotencyRecord.objects.create(account=account, user=member, key=f"{username}-idem", method="POST",
                                      path="/api/v1/deals/", request_hash="0" * 64, status_code=201,
                                      response_body={"secret": f"{A_SECRET}-{username}"})

@@ -116,6 +116,8 @@ class World:
     contact_ids: list[int] = dataclasses.field(default_factory=list)
     stage_ids: list[int] = dataclasses.field(default_factory=list)
     note_ids: list[int] = dataclasses.field(default_factory=list)
+    # The account's own programs (issue 38): the first on the world's first lender (a directory lender).
+    program_ids: list[int] = dataclasses.field(default_factory=list)
 
 
 def make_world(account_slug: str = "fuzz") -> World:
@@ -157,6 +159,8 @@ def make_world(account_slug: str = "fuzz") -> World:
 
     notes = [note_services.note_create(account=account, author=user, target=target, kind=kind, body="Fuzz note")
              for target, kind in (({"placement": sent}, "call"), ({"deal": full}, "meeting"))]
+    # The account's own terms with the first lender, so a program's PATCH reaches its validation.
+    own_terms = LenderProgramFactory(lender=programs[0].lender, account=account, title="Fuzz own terms")
     return World(
         api_key=raw, other_api_key=other_raw,
         deal_ids=[plain.id, full.id, archived.id],
@@ -169,6 +173,7 @@ def make_world(account_slug: str = "fuzz") -> World:
         contact_ids=[person.id, banker.id],
         stage_ids=list(account.stages.order_by("position").values_list("id", flat=True)),
         note_ids=[n.id for n in notes],
+        program_ids=[own_terms.id],
     )
 
 
@@ -182,3 +187,21 @@ def world(transactional_db, eager_jobs) -> World:
 def raw_mcp(live_server, world) -> RawMcp:
     resilience.reset_breaker()
     return RawMcp(live_server.url, world.api_key)
+
+
+def _program_pair_rules() -> tuple[str, ...]:
+    from lenders import program_terms, services
+
+    return tuple(f"Validation failed: {field} {message}" for field, message in (
+        *((high, f"Must be at least the {words}.") for _low, high, words in program_terms.RANGES),
+        ("max_loan_amount", "Must be at least the min loan amount."),
+        *((name, program_terms.LEFT_OUT_FIXED) for name in ("spread_min_bps", "spread_max_bps", "rate_index")),
+        *((name, program_terms.LEFT_OUT_FLOATING) for name in ("fixed_rate_min", "fixed_rate_max")),
+        ("rate_index", program_terms.INDEX_NEEDED),
+        *services.ACTIVE_NEEDS.items()))
+
+
+# A lender program's rules over two fields or over the program as it will be saved (lenders.program_terms'
+# pairs, the loan range, what an active program states): schema-valid arguments rightly refused, as the
+# tool's and the route's descriptions say (issue 38).
+PROGRAM_PAIR_RULES = _program_pair_rules()

@@ -30,7 +30,7 @@ from mcp_tools.registry import TOOLS
 from mcp_tools.tools.deals import GIVEN_AND_CLEARED
 from mcp_tools.tools.lenders import HISTORY_NEEDS_INDEX
 from mcp_tools.toolsets import toolset_of
-from tests.fuzz.conftest import MODERN_META, RawMcp, World, budget
+from tests.fuzz.conftest import MODERN_META, PROGRAM_PAIR_RULES, RawMcp, World, budget
 from tests.fuzz.contract import Outcome, judge, leaks
 from tests.fuzz.stats import STATS
 from tests.fuzz.strategies import (
@@ -162,6 +162,7 @@ CROSS_ARGUMENT_RULES = {
     "add_contact": "Validation failed: pass company_id or lender_id (one of them)",
     "get_market_rates": f"Validation failed: {HISTORY_NEEDS_INDEX}",
     "add_note": "Validation failed: pass one of deal_id, placement_id, company_id or contact_id",
+    "add_lender_program": PROGRAM_PAIR_RULES,
 }
 
 

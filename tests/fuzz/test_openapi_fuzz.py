@@ -27,7 +27,7 @@ from deals.placements.services import QUOTED_AFTER_TODAY, QUOTED_BEFORE_SENT, RA
 from lenders.rates.serializers import SINCE_AFTER_UNTIL
 from lev.pagination import BAD_CURSOR, CURSOR_WITH_PAGE, OTHER_LIST
 from lev.wsgi import application
-from tests.fuzz.conftest import World, budget
+from tests.fuzz.conftest import PROGRAM_PAIR_RULES, World, budget
 from tests.fuzz.stats import STATS
 from tests.fuzz.strategies import dotted, numeric_paths, put
 
@@ -39,7 +39,7 @@ EXAMPLES = 60
 KNOWN_IDS = {"deal_id": "deal_ids", "property_id": "property_ids", "lender_id": "lender_ids",
              "search_id": "search_ids", "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids",
              "stage_id": "stage_ids", "company_id": "company_ids", "contact_id": "contact_ids",
-             "note_id": "note_ids"}
+             "note_id": "note_ids", "program_id": "program_ids"}
 
 
 def first_line(exc: BaseException) -> str:
@@ -78,7 +78,7 @@ def cross_field_rule(response: Any) -> bool:
         return False
     try:
         message = response.json().get("message") or ""
-        return message in CROSS_FIELD_RULES or message.startswith(DATED_RULES)
+        return message in CROSS_FIELD_RULES or message.startswith(DATED_RULES + PROGRAM_PAIR_RULES)
     except ValueError:
         return False
 

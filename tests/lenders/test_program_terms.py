@@ -124,7 +124,7 @@ def test_rest_shows_every_term_null_when_not_stated(api):
     listed = api.get(f"/api/v1/lenders/{bare.lender_id}/programs/").json()["results"][0]
     assert list(listed) == ["id", "title", "status", "loan_types", "recourse_types", "min_loan_amount",
                             "max_loan_amount", "capital_source_type", "positions", "sponsor_states", "asset_types",
-                            "max_ltv", "min_dscr", *TERM_FIELDS]
+                            "max_ltv", "min_dscr", *TERM_FIELDS, "own"]
     assert all(listed[k] in (None, "") for k in TERM_FIELDS)
 
 

@@ -21,6 +21,13 @@ from mcp_tools.server import get_server
 
 # A tool added after the baseline has no bytes of its own to shrink from: it gets this many.
 NEW_TOOL_BYTES = 2000
+# New tools that need more, each saying why (not a quiet raise of the budget).
+NEW_TOOL_BYTES_STATED = {
+    # A program's whole box and terms (issue 38), every one read by the ranking's filters, its fit or the
+    # sizing: 24 arguments, the 51 states' enum alone 431 bytes (add_term_sheet, a quote's terms: 2830),
+    # and the rules over two arguments its description must state (tests/fuzz: CROSS_ARGUMENT_RULES).
+    "add_lender_program": 4000,
+}
 # Tools that take no argument: their schema has nothing to lose but the refusal of unknown ones.
 NO_ARGUMENTS = {"get_account", "get_pipeline"}
 # What a schema says that a caller relies on: compared, keyword by keyword, between pydantic's schema
@@ -37,9 +44,10 @@ def test_every_tool_is_within_its_budget_and_the_catalogue_within_the_total():
             if name in before and info["bytes"] > before[name] * BUDGET}
     assert not over, f"tools over their budget, {BUDGET:.0%} of their baseline bytes (now, budget): {over}"
     new = {name: info["bytes"] for name, info in sizes.items() if name not in before}
-    assert all(size <= NEW_TOOL_BYTES for size in new.values()), f"new tools over {NEW_TOOL_BYTES} bytes: {new}"
+    allowed = {name: NEW_TOOL_BYTES_STATED.get(name, NEW_TOOL_BYTES) for name in new}
+    assert all(size <= allowed[name] for name, size in new.items()), f"new tools over their bytes: {new}, {allowed}"
     total = sum(int(info["bytes"]) for info in sizes.values())
-    budget = sum(before[name] * BUDGET for name in sizes if name in before) + NEW_TOOL_BYTES * len(new)
+    budget = sum(before[name] * BUDGET for name in sizes if name in before) + sum(allowed.values())
     assert total <= budget, (total, budget)
     assert len(sizes) == len(TOOLS)
 

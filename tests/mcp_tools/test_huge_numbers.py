@@ -21,8 +21,9 @@ from mcp_tools.registry import TOOLS
 from tests.fuzz.strategies import dotted, numeric_paths, put
 from tests.mcp_tools.test_catalogue_budget import NO_ARGUMENTS
 
-# Tools whose arguments are all text and choices (a company: kind, name, website, location, notes).
-NO_NUMBERS = {"create_company"}
+# Tools whose arguments are all text and choices (a company: kind, name, website, location, notes; a lender:
+# name, website, city, state, about, types).
+NO_NUMBERS = {"create_company", "create_lender"}
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

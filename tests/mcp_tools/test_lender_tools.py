@@ -232,7 +232,7 @@ def test_directory_search_filters_and_pages_with_cursors(mcp):
     assert [x["name"] for x in texas["lenders"]] == ["Bank 09", "Bank 11"]
     assert texas["lenders"][0] == {
         "id": texas["lenders"][0]["id"], "name": "Bank 09", "lender_types": ["bank"], "city": "Dallas",
-        "state": "TX", "program_count": 1, "min_loan_amount": 1_000_000, "max_loan_amount": 10_000_000,
+        "state": "TX", "program_count": 1, "min_loan_amount": 1_000_000, "max_loan_amount": 10_000_000, "own": False,
     }
     office = mcp.ok("search_lender_directory", {"asset_type": "office", "loan_type": "heavy_bridge"})
     assert [x["name"] for x in office["lenders"]] == ["Fund"]

@@ -45,7 +45,7 @@ from deals.serializers import (
 )
 from deals.summaries.serializers import SummaryQuerySerializer
 from lenders.rates.serializers import MarketRatesQuerySerializer
-from lenders.serializers import DirectoryQuerySerializer
+from lenders.serializers import DirectoryQuerySerializer, LenderInputSerializer, LenderProgramInputSerializer
 from lev import limits
 from lev.serializers import PageQuerySerializer
 from mcp_tools.server import get_server
@@ -107,6 +107,8 @@ def required(schema: dict[str, Any]) -> dict[str, Any]:
         prop = branch(prop, schema.get("$defs", {}))
         if "enum" in prop:
             return prop["enum"][0]
+        if prop.get("type") == "array":  # a list of choices (a program's loan and asset types)
+            return [valid(prop["items"])]
         return 1 if prop.get("type") in ("integer", "number") else "T"
 
     return {name: valid(schema["properties"][name]) for name in schema.get("required", [])}
@@ -263,6 +265,8 @@ API_INPUTS = {
     "compare_term_sheets": (ComparisonQuerySerializer, {}),
     "list_companies": (CompanyListQuerySerializer, {"limit": "page_size"}),
     "create_company": (CompanyInputSerializer, {}),
+    "create_lender": (LenderInputSerializer, {}),
+    "add_lender_program": (LenderProgramInputSerializer, {}),
     "update_company": (CompanyInputSerializer, {}),
     "list_contacts": (ContactListQuerySerializer, {"limit": "page_size"}),
     "add_contact": (ContactInputSerializer, {}),
@@ -423,6 +427,9 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "get_deal_stage_history": {"deal_id": deal.id}, "summarize_deal": {"deal_id": deal.id},
         "add_note": {"deal_id": deal.id, "body": "B"}, "list_notes": {}, "get_deal_timeline": {"deal_id": deal.id},
         "get_market_rates": {"index": "sofr"},
+        "create_lender": {"name": "N"},
+        "add_lender_program": {"lender_id": LenderFactory().id, "title": "P", "loan_types": ["permanent"],
+                               "asset_types": ["multifamily"]},
     }
     # A contact is at a company or at a lender: the lender's id is tried alone; so is each target of a note.
     alone = {("list_contacts", "lender_id"): {}, ("add_contact", "lender_id"): {"name": "P"},
@@ -438,6 +445,10 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
     }
     for name, path, extreme, past in cases:
         arguments = rate_base.get(path, fixed) if name == "add_term_sheet" else base[name]
+        if name == "add_lender_program" and path.startswith("spread"):
+            arguments = {**arguments, "rate_index": "sofr"}  # a spread is over an index
+        if name == "create_lender":
+            arguments = {**arguments, "name": f"N {path}"}  # an account's own lenders have distinct names
         arguments = alone.get((name, path), arguments)
         tools.invalid(name, with_value(arguments, path, past), path)
         if path == "cursor":

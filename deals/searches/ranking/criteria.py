@@ -36,6 +36,9 @@ class DealCriteria:
     interest_rate: float | None = None  # percent
     amortization_years: int | None = None
     interest_only_months: int | None = None
+    # Whose own lenders and programs are candidates beside the directory's: the deal's account (None in
+    # searches recorded before issue 38: the directory alone). lenders.selectors.visible.
+    account_id: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -107,6 +110,7 @@ def criteria_from_deal(deal: Deal, properties: list[DealProperty],
         states=tuple(sorted({p.state for p in properties if p.state})),
         asset_types=tuple(sorted({p.asset_type for p in properties if p.asset_type})),
         property_count=len(properties),
+        account_id=deal.account_id,
         **figures,
     )
 

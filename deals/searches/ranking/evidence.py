@@ -287,16 +287,17 @@ def features_of_deals(deal_ids: Iterable[int]) -> dict[int, tuple[list[tuple[str
     return out
 
 
-def stated_boxes(lender_ids: Iterable[int]) -> dict[int, list[tuple]]:
-    """lender id → its active programs' hard-filter columns (filters.BOX_COLUMNS)."""
+def stated_boxes(lender_ids: Iterable[int]) -> dict[int | tuple[int, int], list[tuple]]:
+    """lender id → its directory active programs' hard-filter columns (filters.BOX_COLUMNS); (lender id,
+    account id) → that account's own (an account's box is both: another account's own never counts)."""
     from lenders.models import LenderProgram
 
     ids = list(set(lender_ids))
-    out: dict[int, list[tuple]] = defaultdict(list)
+    out: dict[int | tuple[int, int], list[tuple]] = defaultdict(list)
     for chunk in chunks(ids):
-        for row in LenderProgram.objects.filter(status=LenderProgram.Status.ACTIVE, lender_id__in=chunk
-                                                ).values_list(*BOX_COLUMNS):
-            out[row[0]].append(row)
+        for owner, *row in LenderProgram.objects.filter(status=LenderProgram.Status.ACTIVE, lender_id__in=chunk
+                                                        ).values_list("account_id", *BOX_COLUMNS):
+            out[row[0] if owner is None else (row[0], owner)].append(tuple(row))
     return out
 
 
@@ -323,7 +324,7 @@ def tally(found: Iterable[Observation], *, as_of: dt.datetime) -> tuple[dict[int
         weight, recent_year = decay(as_of - o.sent_at), o.sent_at >= year_ago
         lender = out[o.account_id][o.lender_id]
         keys, criteria = features.get(o.deal_id, unknown)
-        box = box_of(boxes.get(o.lender_id, []), criteria)
+        box = box_of(boxes.get(o.lender_id, []) + boxes.get((o.lender_id, o.account_id), []), criteria)
         lender[ALL_KEY].add(o.outcome, o.won, weight, recent_year, o.sent_at)
         for key in (*keys, *(((BOX, box),) if box else ())):
             if key != ALL_KEY:

@@ -3,7 +3,8 @@
 Per program: active; the loan amount inside its range (an open end is unbounded); the deal's loan
 type among its loan types (skipped while the deal's loan type is `tbd`); every property's state
 covered (no states = nationwide); every property's asset type among its asset types; the deal's
-position among its positions. List fields are compared through their bit masks
+position among its positions; the directory's or the deal's account's own (never another account's).
+List fields are compared through their bit masks
 (`lev.enums.mask_of`) with the `__anybit` lookup, one bit per required value, so "covers all of
 them" is an AND of single-bit tests that runs on PostgreSQL and SQLite alike.
 """
@@ -15,6 +16,7 @@ from django.db.models import Q, QuerySet
 import lev.lookups  # noqa: F401  (registers __anybit)
 from deals.searches.ranking.criteria import DealCriteria
 from lenders.models import LenderProgram
+from lenders.selectors import visible
 from lev.enums import ASSET_TYPES, LOAN_TYPES, POSITIONS, US_STATES, mask_of
 
 
@@ -40,7 +42,9 @@ def hard_filter_q(criteria: DealCriteria) -> Q:
     amount = float(criteria.loan_amount)
     cond &= Q(min_loan_float__isnull=True) | Q(min_loan_float__lte=amount)
     cond &= Q(max_loan_float__isnull=True) | Q(max_loan_float__gte=amount)
-    return cond
+    # The directory's programs and the deal's account's own, never another account's (a program of an
+    # own lender is its account's: the program's column alone decides, no join to the lender).
+    return cond & visible(criteria.account_id)
 
 
 def candidate_programs(criteria: DealCriteria) -> QuerySet[LenderProgram]:

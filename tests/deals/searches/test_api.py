@@ -86,9 +86,10 @@ def test_results_page_by_rank_with_next_links_until_the_end(account, api, post_s
     assert seen == [1, 2, 3, 4, 5, 6, 7] and pages == 3
     first = api.get(f"/api/v1/lender-searches/{search_id}/", {"page_size": 2}).json()
     match = first["results"][0]
-    assert set(match) == {"rank", "lender_id", "lender_name", "score", "match_insights", "programs",
+    assert set(match) == {"rank", "lender_id", "lender_name", "lender_own", "score", "match_insights", "programs",
                           "program_count", "capital_source", "outside_box", "sizing", "score_parts"}
     assert match["lender_name"].startswith("Lender ") and len(match["match_insights"]) == 7
+    assert match["lender_own"] is False  # the directory's
     assert first["previous"] is None and first["error"] is None and first["deal_changed"] is False
 
     def lender_queries(size: int) -> list[str]:

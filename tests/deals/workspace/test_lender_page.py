@@ -176,7 +176,14 @@ def test_a_viewer_reads_the_lender_s_lists_in_words_not_json(account):
     assert '["multifamily"' not in form and '["bank"' not in form and "&quot;multifamily&quot;" not in form
     assert 'name="lender_types"' not in form and '-asset_types"' not in form
 
-    editor = page(lender, member(account, "eddie", Membership.Role.MEMBER, "change_lender", "change_lenderprogram"))
+    # Whoever may change the lender (a member, on the account's own lender: the directory's are the
+    # superusers', issue 38) gets the checkboxes.
+    own = LenderFactory(name="Our Bank", lender_types=["bank", "credit_union"], account=account)
+    LenderProgramFactory(lender=own, account=account, title="Bridge", asset_types=["multifamily", "office"],
+                         loan_types=["bridge"], sponsor_states=["TX", "CA"])
+    eddie = member(account, "eddie", Membership.Role.MEMBER, "change_lender", "change_lenderprogram")
+    assert 'name="lender_types"' not in page(lender, eddie)  # the directory's: read in words
+    editor = page(own, eddie)
     editor_form = editor[editor.index('id="lender_form"'):]
     assert 'name="lender_types"' in editor_form and '-0-asset_types"' in editor_form
     assert "Multifamily, Office" not in editor_form and "Bank, Credit Union" not in editor_form
