@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz, process
 
 from lenders.models import Lender
+from lenders.selectors import visible
 
 FUZZY_THRESHOLD = 88
 FUZZY_MARGIN = 4
@@ -66,8 +67,9 @@ class LenderMatcher:
 
     @classmethod
     def for_account(cls, account, mapping: dict[str, int] | None = None) -> LenderMatcher:
-        # The directory: every account reads it (lenders of a team's own join when that lands).
-        return cls(lenders=dict(Lender.objects.values_list("pk", "name")), mapping=mapping)
+        # The lenders the account can place with: the directory's and its own, never another account's
+        # (an id or a name of theirs matches nothing here, as if it did not exist).
+        return cls(lenders=dict(Lender.objects.filter(visible(account.pk)).values_list("pk", "name")), mapping=mapping)
 
     def by_id(self, lender_id: int) -> Resolution:
         name = self.lenders.get(lender_id)

@@ -197,3 +197,26 @@ def test_an_applied_import_refreshes_the_lender_signals_with_its_outcomes(tmp_pa
     arbor = LenderSignal.objects.get(account=account, lender=lenders["arbor"], dimension="all")
     assert (arbor.quoted_12m, arbor.declined_12m) == (1, 1)  # quoted CRM-2, declined CRM-1
     assert LenderSignal.objects.get(account=account, lender=lenders["jpm"], dimension="all").quoted_12m == 1
+
+
+def test_another_accounts_own_lender_is_never_matched_by_name_id_or_mapping(tmp_path, lenders):
+    """A lender a team keeps for itself (issue 38) does not exist for another account's import: its name
+    matches nothing, its id is no lender, a mapping to it is refused; the team's own import finds it."""
+    mine, theirs = AccountFactory(), AccountFactory()
+    private = LenderFactory(name="Blackstone Mortgage Trust", account=theirs)
+    rows = rows_ab()
+    rows[3]["lender"] = "Blackstone Mortgage Trust"
+    path = write_csv(tmp_path / "history.csv", rows)
+
+    message = refused(path, mine)
+    assert 'line 5, column lender: "Blackstone Mortgage Trust" (1 row(s)) matches no lender' in message
+    assert str(private.pk) not in message.split("matches no lender", 1)[1].splitlines()[0]
+    assert f'the mapping "Blackstone Mortgage Trust={private.pk}" names no lender this account can place with' in (
+        refused(path, mine, "--map", f"Blackstone Mortgage Trust={private.pk}"))
+    by_id = rows_ab()
+    by_id[3] = {**by_id[3], "lender": "", "lender_id": str(private.pk)}
+    assert f"no lender has the id {private.pk}" in refused(write_csv(tmp_path / "by-id.csv", by_id), mine)
+    assert counts(mine) == (0, 0, 0)
+
+    run_import(path, theirs)  # its own team: matched exactly, placed with it
+    assert Placement.objects.get(deal__account=theirs, deal__external_id="CRM-2", lender=private).status == "no_response"
