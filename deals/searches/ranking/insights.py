@@ -113,11 +113,26 @@ def _year(t) -> tuple[int, int, int, int] | None:
     return t.sent_12m, t.quoted_12m, t.declined_12m, t.no_answer_12m
 
 
-def evidence_lines(own: dict, pooled: dict, criteria, *, outside_box: bool = False) -> list[str]:
+REASON_SHOWN_CHARS = 60
+
+
+def _reason(text: str | None) -> str:
+    """': “Outside our box”' for a decline line, the team's own words cut to REASON_SHOWN_CHARS."""
+    text = " ".join((text or "").split())
+    if not text:
+        return ""
+    if len(text) > REASON_SHOWN_CHARS:
+        text = text[:REASON_SHOWN_CHARS - 1].rstrip() + "\N{HORIZONTAL ELLIPSIS}"
+    return f": last reason \N{LEFT DOUBLE QUOTATION MARK}{text}\N{RIGHT DOUBLE QUOTATION MARK}"
+
+
+def evidence_lines(own: dict, pooled: dict, criteria, *, outside_box: bool = False,
+                   decline_reason: str | None = None) -> list[str]:
     """What the account's own record with the lender says of deals like this one, most telling first
     (at most three lines): quotes beyond its stated programs, a run of unanswered placements, declines
     of every such deal, quotes of similar deals; with no record of its own, what 3 or more teams' pooled
-    figures say (rates only: no team's counts)."""
+    figures say (rates only: no team's counts). `decline_reason`: the account's own latest reason for a
+    decline of such a deal by this lender, said beside the declines."""
     lines: list[str] = []
     assets = criteria.asset_types
     asset_tallies = [own[("asset_type", a)] for a in assets if ("asset_type", a) in own]
@@ -135,7 +150,7 @@ def evidence_lines(own: dict, pooled: dict, criteria, *, outside_box: bool = Fal
     for a, t in zip(assets, asset_tallies, strict=False):
         year = _year(t)
         if year and year[0] >= 2 and year[2] == year[0]:
-            lines.append(f"Declined {year[2]} of {year[0]} {_label(a)} deals (last 12 months)")
+            lines.append(f"Declined {year[2]} of {year[0]} {_label(a)} deals (last 12 months){_reason(decline_reason)}")
     similar = None
     for a in assets:
         for state in criteria.states:

@@ -30,6 +30,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from deals.searches.models import LenderMatch, LenderSearch
@@ -86,9 +87,11 @@ def describe_top(criteria: DealCriteria, ranked: list[Prediction]) -> list[list[
                                     asset_types=criteria.asset_types, debt_yield=criteria.debt_yield,
                                     dscr_basis=criteria.dscr_basis, dscr_interest_only=criteria.dscr_interest_only,
                                     dscr_amortizing=criteria.dscr_amortizing)
+    reasons = decline_reasons(criteria, [item.lender_id for item in ranked if item.tallies])
     described = []
     for item in ranked:
-        lead = insights.evidence_lines(item.tallies, item.pooled, criteria, outside_box=item.outside_box)
+        lead = insights.evidence_lines(item.tallies, item.pooled, criteria, outside_box=item.outside_box,
+                                       decline_reason=reasons.get(item.lender_id))
         if item.sizing is not None:
             lead.insert(0, insights.sizing_line(item.sizing))
         if item.programs:
@@ -97,6 +100,25 @@ def describe_top(criteria: DealCriteria, ranked: list[Prediction]) -> list[list[
         else:
             described.append([*lead, writer.asset])
     return described
+
+
+def decline_reasons(criteria: DealCriteria, lender_ids: list[int]) -> dict[int, str]:
+    """lender id -> the latest reason the account recorded for a decline by it of a deal of this deal's
+    asset types (the account's own placements only: a reason is one team's words about one deal)."""
+    from deals.models import Placement
+
+    if criteria.account_id is None or not lender_ids:
+        return {}
+    found: dict[int, str] = {}
+    for ids in evidence.chunks(lender_ids):
+        rows = (Placement.objects.filter(deal__account_id=criteria.account_id, lender_id__in=ids,
+                                         status=Placement.Status.DECLINED,
+                                         deal__properties__asset_type__in=criteria.asset_types)
+                .exclude(decline_reason="").order_by("lender_id", F("decided_at").desc(nulls_last=True), "-id")
+                .values_list("lender_id", "decline_reason"))
+        for lender_id, reason in rows:
+            found.setdefault(lender_id, reason)
+    return found
 
 
 _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

@@ -219,4 +219,5 @@ def test_another_accounts_own_lender_is_never_matched_by_name_id_or_mapping(tmp_
     assert counts(mine) == (0, 0, 0)
 
     run_import(path, theirs)  # its own team: matched exactly, placed with it
-    assert Placement.objects.get(deal__account=theirs, deal__external_id="CRM-2", lender=private).status == "no_response"
+    placed = Placement.objects.get(deal__account=theirs, deal__external_id="CRM-2", lender=private)
+    assert placed.status == "no_response"

@@ -126,6 +126,29 @@ def test_the_accounts_own_outcomes_move_its_ranking(account, rank):
     assert "No answer on the last 4 placements" in found[silent.pk].match_insights[:2]
 
 
+def test_a_decline_says_the_accounts_own_latest_reason_and_never_another_accounts(account, rank):
+    """"Declined 4 of 4 multifamily deals", with the reason the team recorded last for such a deal (an
+    imported history's decline_reason); another account's reasons about the same lender are its own."""
+    decliner = lender_with("Declines Often").lender
+    lender_with("Other")
+    history(account, decliner, "dddd")
+    history(AccountFactory(name="Rival", slug="rival"), decliner, "d", days_ago=1)
+    declined = Placement.objects.filter(lender=decliner, status="declined").order_by("-decided_at")
+    rival = declined.exclude(deal__account=account).get()
+    rival.decline_reason = "Their private note"
+    rival.save()
+    newest, older = declined.filter(deal__account=account)[:2]
+    older.decline_reason = "Sponsor experience"
+    older.save()
+    newest.decline_reason = "  Outside   our box  "
+    newest.save()
+    ev.refresh_lender_signals()
+    found = {m.lender_id: m for m in matches(rank(make_deal(account)))}
+    lines = found[decliner.pk].match_insights
+    assert "Declined 4 of 4 multifamily deals (last 12 months): last reason \u201cOutside our box\u201d" in lines[:2]
+    assert not any("private note" in line for m in found.values() for line in m.match_insights)
+
+
 def test_a_lender_that_quotes_beyond_its_stated_programs_is_a_candidate(account, rank):
     lender_with("In The Box")
     stretcher = lender_with("Stretcher", asset_types=["office"]).lender  # states no multifamily
