@@ -201,10 +201,10 @@ class PlacementAdmin(NamedVersionsMixin, DefaultScopeMixin, AccountScopedHistory
     list_select_related = ["deal", "lender"]
     list_per_page = 50
     # Only the plain fields are edited here (through placement_update); status moves by the actions.
-    fields = ["deal", "lender", "program", "status", "contact_name", "contact_email", "notes", "source_search",
-              "source_rank", "sent_at", "first_response_at", "decided_at", "archived_at", "created_by", "created_at",
-              "updated_at"]
-    readonly_fields = [f for f in fields if f not in ("contact_name", "contact_email", "notes")]
+    fields = ["deal", "lender", "program", "status", "contact_name", "contact_email", "notes", "decline_reason",
+              "source_search", "source_rank", "sent_at", "first_response_at", "decided_at", "archived_at",
+              "created_by", "created_at", "updated_at"]
+    readonly_fields = [f for f in fields if f not in ("contact_name", "contact_email", "notes", "decline_reason")]
     inlines = [TermSheetInline]
     actions = [_status_action("sent", "Mark as sent to the lender"),
                _status_action("reviewing", "Mark as reviewing"),

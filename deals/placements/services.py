@@ -61,7 +61,7 @@ Status = Placement.Status
 
 RATE_TERMS_MESSAGE = ("Validation failed: a fixed rate_type takes fixed_rate (and no rate_index or spread_bps); "
                       "a floating rate_type takes rate_index and spread_bps (and no fixed_rate)")
-PLACEMENT_FIELDS = ("notes", "contact_name", "contact_email")
+PLACEMENT_FIELDS = ("notes", "contact_name", "contact_email", "decline_reason")
 
 
 

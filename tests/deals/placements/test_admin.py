@@ -72,12 +72,15 @@ def test_editing_a_placement_goes_through_the_service(staff, pipeline):
     placement = pipeline["sent"]
     url = reverse("admin:deals_placement_change", args=[placement.pk])
     response = staff.post(url, {"contact_name": "Dana", "contact_email": "dana@x.com", "notes": "Called",
+                                "decline_reason": "Sponsor experience",
                                 "term_sheets-TOTAL_FORMS": 1, "term_sheets-INITIAL_FORMS": 1,
                                 "term_sheets-MIN_NUM_FORMS": 0, "term_sheets-MAX_NUM_FORMS": 1000,
                                 "term_sheets-0-id": pipeline["fixed"].pk})
     assert response.status_code == 302, response.content.decode()[:2000]
     placement.refresh_from_db()
     assert (placement.contact_name, placement.notes, placement.status) == ("Dana", "Called", "quoted")
+    # The reason a lender gave for a decline (the ranking's insights say the latest: docs/ranking.md).
+    assert placement.decline_reason == "Sponsor experience"
 
 
 def test_term_sheet_actions(staff, pipeline):
