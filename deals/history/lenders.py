@@ -56,8 +56,10 @@ class Resolution:
 class LenderMatcher:
     """The lenders an account may place with, and the names of a file resolved against them."""
 
-    def __init__(self, *, lenders: dict[int, str], mapping: dict[str, int] | None = None) -> None:
+    def __init__(self, *, lenders: dict[int, str], mapping: dict[str, int] | None = None,
+                 new_ids: set[int] | None = None) -> None:
         self.lenders = lenders
+        self.new_ids = new_ids or set()  # the import's own new lenders (--new-lender): said so in the plan
         self.mapping = {" ".join(k.lower().split()): v for k, v in (mapping or {}).items()}
         self.by_normal: dict[str, list[int]] = {}
         for pk, name in lenders.items():
@@ -66,10 +68,12 @@ class LenderMatcher:
         self.cache: dict[str, Resolution] = {}
 
     @classmethod
-    def for_account(cls, account, mapping: dict[str, int] | None = None) -> LenderMatcher:
+    def for_account(cls, account, mapping: dict[str, int] | None = None, *,
+                    new_ids: set[int] | None = None) -> LenderMatcher:
         # The lenders the account can place with: the directory's and its own, never another account's
         # (an id or a name of theirs matches nothing here, as if it did not exist).
-        return cls(lenders=dict(Lender.objects.filter(visible(account.pk)).values_list("pk", "name")), mapping=mapping)
+        return cls(lenders=dict(Lender.objects.filter(visible(account.pk)).values_list("pk", "name")), mapping=mapping,
+                   new_ids=new_ids)
 
     def by_id(self, lender_id: int) -> Resolution:
         name = self.lenders.get(lender_id)
@@ -88,7 +92,8 @@ class LenderMatcher:
             return Resolution(name, pk, self.lenders.get(pk, ""), "mapped")
         exact = self.by_normal.get(normalise(name), [])
         if len(exact) == 1:
-            return Resolution(name, exact[0], self.lenders[exact[0]], "exact")
+            return Resolution(name, exact[0], self.lenders[exact[0]],
+                              "new lender of your own" if exact[0] in self.new_ids else "exact")
         if len(exact) > 1:
             return Resolution(name, candidates=[(pk, self.lenders[pk]) for pk in exact[:CANDIDATES_SHOWN]])
         scored = process.extract(normalise(name), self.choices, scorer=_score, limit=CANDIDATES_SHOWN,

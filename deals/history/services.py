@@ -48,6 +48,7 @@ from deals.pipeline.models import Stage
 from deals.placements.models import Placement, TermSheet
 from deals.placements.workflow import DECIDED_STATUSES
 from deals.searches import signals
+from lev import limits
 from lev.enums import RATE_INDEX_NAMES
 from lev.formatting import money
 
@@ -64,6 +65,7 @@ class ImportResult:
 
     file_name: str
     kind: str = ""
+    new_lenders: list[str] = field(default_factory=list)  # added as the account's own (--new-lender)
     encoding: str = ""
     rows: int = 0
     deals: int = 0  # new deals
@@ -120,19 +122,23 @@ class _Stages:
 
 
 def history_import(*, account, path: Path, mapping: dict[str, int] | None = None, dry_run: bool = False,
-                   user=None, on_plan: Callable[[str], None] | None = None, today: dt.date | None = None
-                   ) -> ImportResult:
+                   user=None, on_plan: Callable[[str], None] | None = None, today: dt.date | None = None,
+                   new_lenders: list[str] | None = None) -> ImportResult:
     """Import the history file at `path` into `account` (module docstring). Raises TableError for a file
-    that cannot be read at all (kind, encoding, header), HistoryRefused for bad rows or names to map,
-    ImportBusy when another import of the account runs; otherwise returns what was (or, with `dry_run`,
-    would be) written, calling `on_plan` with one line per row on a dry run."""
+    that cannot be read at all (kind, encoding, header) or a `new_lenders` name already held, HistoryRefused
+    for bad rows or names to map, ImportBusy when another import of the account runs; otherwise returns
+    what was (or, with `dry_run`, would be) written, calling `on_plan` with one line per row on a dry run.
+    `new_lenders`: names the user asks to add as lenders of the account's own (the file's rows then match
+    them by name), added in the same transaction as the rows: with them, or not at all."""
     today = today or timezone.localdate()
     result = ImportResult(file_name=path.name, dry_run=dry_run)
     with transaction.atomic():
         _lock(account)
         existing = set(Deal.objects.filter(account=account).exclude(external_id="")
                        .values_list("external_id", flat=True))
-        matcher = LenderMatcher.for_account(account, mapping)
+        added = _add_own_lenders(account, new_lenders or [])
+        result.new_lenders = [name for _pk, name in added]
+        matcher = LenderMatcher.for_account(account, mapping, new_ids={pk for pk, _name in added})
         for name, lender_id in (mapping or {}).items():
             if lender_id not in matcher.lenders:
                 raise TableError(f'the mapping "{name}={lender_id}" names no lender this account can place with')
@@ -144,9 +150,33 @@ def history_import(*, account, path: Path, mapping: dict[str, int] | None = None
             spill.seek(0)
             _write(account, path, result, existing, lender_of, stages, spill, user=user, dry_run=dry_run,
                    on_plan=on_plan)
-        if not dry_run and result.placements:
+        if dry_run:
+            transaction.set_rollback(True)  # a dry run's new own lenders were for the plan's names only
+        elif result.placements:
             signals.schedule_refresh()  # the ranking learns from the imported outcomes (after commit)
     return result
+
+
+def _add_own_lenders(account, names: list[str]) -> list[tuple[int, str]]:
+    """The user's `--new-lender` names added as the account's own lenders, as lenders.services adds
+    one: a name the directory or the account already holds is refused, naming that lender (map to it)."""
+    from lenders.services import lender_create, name_holder
+
+    added: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    for raw in names:
+        name = " ".join(raw.split())
+        if not name or len(name) > limits.LENDER_NAME_MAX:
+            raise TableError(f'--new-lender "{raw[:80]}": a lender\'s name has 1 to {limits.LENDER_NAME_MAX} '
+                             "characters")
+        if name.lower() in seen:
+            continue
+        seen.add(name.lower())
+        held = name_holder(account_id=account.pk, name=name)
+        if held is not None:
+            raise TableError(f'--new-lender "{name}": {held[1]}; map the name to it with --map "{name}={held[0]}"')
+        added.append((lender_create(account=account, data={"name": name}).pk, name))
+    return added
 
 
 def _problem(result: ImportResult, problem: TableError) -> None:

@@ -20,8 +20,9 @@ class Command(BaseCommand):
         "Import a deal team's history (deals, properties, financials, placements with their outcomes and dates, "
         "quotes) from a CSV or XLSX file in the format of docs/import-export.md (template: "
         "docs/examples/history-template.csv). All or nothing: any bad row is reported with its line and column "
-        "and nothing is written; a lender name that matches no directory lender, or several, is listed to be "
-        "mapped with --map. Importing the same file again creates nothing (deals are keyed by deal_external_id)."
+        "and nothing is written; a lender name that matches no lender the account can place with (the directory's "
+        "and its own), or several, is listed to be mapped with --map, or added as a lender of the account's own "
+        "with --new-lender. Importing the same file again creates nothing (deals are keyed by deal_external_id)."
     )
 
     def add_arguments(self, parser):
@@ -34,6 +35,10 @@ class Command(BaseCommand):
                             help='Map a lender name of the file to a directory lender by id, e.g. '
                                  '--map "JP Morgan=12". Repeatable.')
         parser.add_argument("--map-file", help="A text file of NAME=LENDER_ID lines (the same as --map).")
+        parser.add_argument("--new-lender", action="append", default=[], metavar="NAME",
+                            help='Add NAME as a lender of the account\'s own (one the directory lacks), with the '
+                                 'import: the file\'s rows naming it are placed with it. Repeatable. A name the '
+                                 'directory or the account already holds is refused: --map it instead.')
 
     def handle(self, *args, **options):
         account = Account.objects.filter(slug=options["account"]).first()
@@ -54,7 +59,7 @@ class Command(BaseCommand):
         dry_run = options["dry_run"]
         try:
             result = history_import(account=account, path=path, mapping=mapping, dry_run=dry_run,
-                                    on_plan=self.stdout.write)
+                                    on_plan=self.stdout.write, new_lenders=options["new_lender"])
         except TableError as exc:
             raise CommandError(f"{path.name}: {exc}; nothing was imported.") from None
         except ImportBusy as exc:
@@ -71,7 +76,8 @@ class Command(BaseCommand):
             self.stderr.write(f'{path.name}: line {line}, column lender: "{resolution.name}" ({count} row(s)) '
                               + (f"matches more than one lender or none closely: {seen}" if seen
                                  else "matches no lender")
-                              + f'; map it: --map "{resolution.name}=<lender id>"')
+                              + f'; map it: --map "{resolution.name}=<lender id>", or add it as your own: '
+                              f'--new-lender "{resolution.name}"')
         parts = []
         if result.problems_total:
             more = f", the first {PROBLEMS_SHOWN} shown" if result.problems_total > PROBLEMS_SHOWN else ""
@@ -86,6 +92,9 @@ class Command(BaseCommand):
             self.stdout.write(f'Lender "{resolution.name}" read as {resolution.lender_name} '
                               f"(lender {resolution.lender_id}, {resolution.how}); --map it to change that.")
         verb = "Would import" if result.dry_run else "Imported"
+        if result.new_lenders:
+            self.stdout.write(("Would add" if result.dry_run else "Added") + " as lenders of the account's own: "
+                              + ", ".join(result.new_lenders) + ".")
         read_as = f" ({result.encoding})" if result.encoding else ""
         self.stdout.write(
             f"{verb} into {account.slug} from {result.file_name}{read_as}: {result.rows} row(s) read; "

@@ -11,6 +11,7 @@ import pytest
 from deals.models import Deal, Placement, TermSheet
 from deals.notes.timeline import deal_timeline
 from deals.searches.ranking.evidence import observations
+from lenders.models import Lender
 from tests.deals.history.helpers import DEAL_A, counts, refused, rows_ab, run_import, write_csv
 from tests.factories import AccountFactory, LenderFactory
 
@@ -221,3 +222,36 @@ def test_another_accounts_own_lender_is_never_matched_by_name_id_or_mapping(tmp_
     run_import(path, theirs)  # its own team: matched exactly, placed with it
     placed = Placement.objects.get(deal__account=theirs, deal__external_id="CRM-2", lender=private)
     assert placed.status == "no_response"
+
+
+def test_a_name_no_lender_holds_is_added_as_the_teams_own_with_the_import_or_not_at_all(tmp_path, lenders):
+    """--new-lender: a lender the directory lacks becomes the account's own, in the import's transaction:
+    a dry run adds nothing, a refused import adds nothing, another account never sees it, and a name the
+    directory already holds is refused, naming that lender to map to."""
+    mine, theirs = AccountFactory(), AccountFactory()
+    rows = rows_ab()
+    rows[3]["lender"] = "Harbor Street Capital"
+    path = write_csv(tmp_path / "history.csv", rows)
+    assert '--new-lender "Harbor Street Capital"' in refused(path, mine)
+
+    plan = run_import(path, mine, "--dry-run", "--new-lender", "Harbor Street  Capital")
+    assert "Would add as lenders of the account's own: Harbor Street Capital." in plan
+    assert 'new lender of your own from "Harbor Street Capital"' in plan
+    assert not Lender.objects.filter(name="Harbor Street Capital").exists()
+
+    bad = rows_ab()
+    bad[3] = {**bad[3], "lender": "Harbor Street Capital", "outcome": "maybe"}
+    refused(write_csv(tmp_path / "bad.csv", bad), mine, "--new-lender", "Harbor Street Capital")
+    assert not Lender.objects.filter(name="Harbor Street Capital").exists()  # with the rows, or not at all
+
+    taken = refused(path, mine, "--new-lender", "Wells Fargo Bank")
+    wells = lenders["wells"].pk
+    assert f'--new-lender "Wells Fargo Bank": the directory has a lender of this name (id {wells})' in taken
+
+    out = run_import(path, mine, "--new-lender", "Harbor Street Capital")
+    assert "Added as lenders of the account's own: Harbor Street Capital." in out
+    own = Lender.objects.get(name="Harbor Street Capital")
+    assert own.account == mine
+    assert Placement.objects.get(deal__account=mine, deal__external_id="CRM-2", lender=own).status == "no_response"
+    # Another account's import does not see it: the name matches nothing there.
+    assert '"Harbor Street Capital" (1 row(s)) matches no lender' in refused(path, theirs)
