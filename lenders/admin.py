@@ -456,8 +456,9 @@ class LenderProgramAdmin(OwnerFormMixin, ListsInWordsForViewers, ProgramCoverage
     fieldsets = [(None, {"fields": ["lender", "account", *PROGRAM_HEAD]}), *PROGRAM_FIELDSETS,
                  ("Record", {"classes": ["collapse"], "fields": ["created_at", "updated_at"]})]
     # A laptop's width: the program over its lender, then what it lends and where.
-    list_display = ["program_cell", "source", "status", "loan_types_display", "loan_range", "ltv", "dscr",
-                    "coverage"]
+    # Whose program it is goes under its lender ("Own · account"), not in a column of its own: a Source
+    # column took the list past a 1024 px laptop (tests/browser/test_admin_lists_browser.py).
+    list_display = ["program_cell", "status", "loan_types_display", "loan_range", "ltv", "dscr", "coverage"]
     list_display_links = None  # the first cell links to the program
     list_filter = [SourceFilter, "status", "capital_source_type"]
     search_fields = ["title", "lender__name"]
@@ -470,7 +471,9 @@ class LenderProgramAdmin(OwnerFormMixin, ListsInWordsForViewers, ProgramCoverage
 
     @admin.display(description="Program / lender", ordering="title")
     def program_cell(self, program: LenderProgram) -> str:
-        return two_lines(program.title, program.lender.name, change_url(program))
+        lender = program.lender.name if program.account_id is None else format_html(
+            '{} · <span class="lev-own">Own</span> · {}', program.lender.name, program.account.name)
+        return two_lines(program.title, lender, change_url(program))
 
     @admin.display(description="Loan types")
     def loan_types_display(self, program: LenderProgram) -> str:
