@@ -29,12 +29,13 @@ Why this method and not a trained model: it is the simplest that wins the back-t
 (docs/ranking.md), needs no training step or library, says in words why a lender moved, and falls back
 to the stated programs by construction. Where it runs: the database scores every candidate program's
 fit and returns the best `limit` lenders by prior (`sql_scoring.top_lenders`, one statement at 1M
-programs), and in the same statement the best fit of every lender the account's evidence names; this
-module re-scores the top `limit` in Python, then the evidence's lenders: those beyond the box from their
-record alone, the others only where an upper bound of their score (`update_bound`, from their best fit)
-can still reach the N-th best so far — the evidence of one account names a few thousand lenders, and
-most cannot. A lender outside the top `limit` by prior and without evidence is not re-scored (only its
-sizing could lift it, and at the default N of 1,000 that is past any page a broker reads).
+programs), then by a second statement over the lender index the best fit of every lender the account's
+evidence names; this module re-scores the top `limit` in Python, then the evidence's lenders: those
+beyond the box from their record alone, the others only where an upper bound of their score
+(`update_bound`, from their best fit) can still reach the N-th best so far — the evidence of one account
+names a few thousand lenders, and most cannot. A lender outside the top `limit` by prior and without
+evidence is not re-scored (only its sizing could lift it, and at the default N of 1,000 that is past any
+page a broker reads).
 """
 
 from __future__ import annotations
@@ -284,7 +285,7 @@ def rank_search(criteria: DealCriteria, *, evidence: ev.Evidence | None, limit: 
     Which lenders are scored in full (their candidate programs read, each sized, the evidence applied):
     the best `limit` by prior (the SQL statement), then of the lenders the evidence names, those beyond
     the box (no candidate program: nothing to read) and those whose score can still reach the N-th best
-    so far (`update_bound` from the best fit the same statement returns for them). `prune` False scores
+    so far (`update_bound` from the best fit `top_lenders` returns for them). `prune` False scores
     every lender the evidence names in full: the reference the tests hold the pruned ranking to."""
     limit = max(1, limit)
     named = sorted(evidence.lenders()) if evidence is not None else []
