@@ -641,12 +641,9 @@ def deal_page_context(deal: Deal) -> dict[str, Any]:
     all_placements = placement_selectors.placement_list(deal=deal, filters=placement_selectors.PlacementFilters())
     placements = list(all_placements[: limits.ADMIN_DEAL_PLACEMENTS])
     comparison = term_sheet_comparison(deal=deal)
-    # The best first, bounded; the winner is always among them (its row says so). The ranking reads the
-    # deal's live quotes (at most TERM_SHEETS_PER_DEAL_MAX): "best first" compares all of them.
+    # The best first (the winner first of all), bounded. The ranking reads the deal's live quotes (at
+    # most TERM_SHEETS_PER_DEAL_MAX): "best first" compares all of them.
     quotes = comparison.quotes[: limits.ADMIN_DEAL_QUOTES]
-    winner = next((q for q in comparison.quotes[limits.ADMIN_DEAL_QUOTES:] if q.winning), None)
-    if winner is not None:
-        quotes = [*quotes[:-1], winner]
     # One more than shown: whether older entries are on the whole timeline.
     timeline = deal_timeline_latest(deal=deal, n=limits.ADMIN_TIMELINE_ENTRIES + 1)
     ranked = None

@@ -38,6 +38,23 @@ INTEREST_ONLY_UNDERWRITTEN = frozenset({"light_bridge", "heavy_bridge", "constru
 INTEREST_ONLY = "interest_only"
 AMORTIZING = "amortizing"
 DSCR_BASES = (INTEREST_ONLY, AMORTIZING)
+# The coverage lenders of a loan type usually ask (on the basis `underwritten_basis` picks), which a quote
+# that states no minimum of its own is held to (docs/finance.md, "Coverage a quote is held to"). Loans
+# sized on what is to be built or bought (construction, land, predevelopment) have none: they are not
+# underwritten on today's NOI.
+USUAL_MIN_DSCR = {
+    "permanent": Decimal("1.25"),
+    "tbd": Decimal("1.25"),
+    "light_bridge": Decimal("1.10"),
+    "heavy_bridge": Decimal("1.00"),
+}
+
+
+def at_precision_of(value: Decimal, limit: Decimal) -> Decimal:
+    """`value` rounded to the decimal places `limit` was given with (70.31 against a 70.3 maximum reads
+    70.3): a limit is compared at the precision anyone typed, never past it."""
+    places = min(limit.normalize().as_tuple().exponent, 0)
+    return value.quantize(Decimal(1).scaleb(places), ROUND_HALF_UP)
 
 
 def amortizing_annual_payment(loan: Decimal, rate: Decimal, months: int) -> Decimal:

@@ -20,9 +20,22 @@ the REST view, the MCP tool (through REST) and an admin template alike. Per quot
 What cannot be computed is None, and says why: in `unavailable` for the deal (no NOI, no value) and
 in a quote's notes for the quote (no rate of its index on or before its date).
 
-Order ("best first"): quotes that are still valid, priced (an all-in rate known) and cover the
-requested loan first; then lowest all-in cost (the all-in rate when the cost is unknown); then
-highest proceeds; then the oldest quote.
+Coverage and leverage at each quote's own terms: the DSCR against the quote's `min_dscr` or, where it
+states none, the usual minimum of the deal's loan type (`finance.USUAL_MIN_DSCR`), and the LTV against
+its `max_ltv`, each compared at the precision the limit was given with (`finance.at_precision_of`). A
+quote within them is *sound*.
+
+Like with like: quotes fall in comparable groups by rate type (fixed or floating), term band (up to 3
+years, 4 to 7, 8 and more, term not given) and recourse (`group_of`). Each group's best is its first
+valid, priced, sound quote in the order below (`best_in_group`). One quote is named best of the deal
+(`best_term_sheet_id`) only when it stands among comparable quotes: the chosen winner; else the first
+contender (valid, priced, sound) when every contender is in its group. When contenders fall in several
+groups no best is named and `trade_offs` says, in words, what the leader gives and takes against each
+other group's best ("$1.5M more proceeds for 1.61 points more all-in").
+
+Order (`ORDER_RULE`, also in docs/term-sheets.md): the chosen winner first; then valid before expired,
+priced before unpriced, sound before flagged, covering the requested loan before short of it; then lowest
+all-in cost (the all-in rate when the cost is unknown); then highest proceeds; then the oldest quote.
 """
 
 from __future__ import annotations
@@ -49,6 +62,15 @@ HUNDRED = Decimal(100)
 # Placements whose quotes are no longer in the running: the lender withdrew, or the placement was filed away.
 EXCLUDED_PLACEMENT_STATUSES = workflow.NOT_COMPARED_STATUSES
 EXPIRES_SOON_DAYS = 14
+ORDER_RULE = ("The chosen winner first; then valid before expired, priced before unpriced, within the lender's (or "
+              "the loan type's usual) minimum DSCR and maximum LTV at the quote's own terms before outside them, "
+              "covering the requested loan before short of it; then lowest all-in cost, highest proceeds, oldest.")
+BEST_RULE = ("A best is named only among comparable quotes (same rate type, term band and recourse): the winner, "
+             "else the first valid, priced, sound quote when every such quote is comparable with it; otherwise "
+             "trade_offs compares the leader with each other group's best.")
+TRADE_OFFS_MAX = 3
+# Term bands of comparable quotes: (last month of the band, its words).
+TERM_BANDS = ((36, "up to 3 years"), (84, "4 to 7 years"), (None, "8 years and more"))
 
 
 @dataclass
@@ -92,7 +114,14 @@ class QuoteComparison:
     expires_on: dt.date | None
     expired: bool
     rank: int = 0
+    group: str = ""  # its comparable group's words (group_of)
+    sound: bool = True  # within the coverage and leverage it is held to
+    best_in_group: bool = False
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def contender(self) -> bool:
+        return not self.expired and self.all_in_rate is not None and self.sound
 
 
 @dataclass
@@ -106,10 +135,8 @@ class Comparison:
     base_rates: list[tuple[str, Decimal, dt.date]]  # (index, rate, its date): each rate a quote uses, once
     quotes: list[QuoteComparison]
     unavailable: list[str]
-
-    @property
-    def best_term_sheet_id(self) -> int | None:
-        return self.quotes[0].term_sheet_id if self.quotes else None
+    best_term_sheet_id: int | None = None
+    trade_offs: list[str] = field(default_factory=list)
 
 
 # --- the arithmetic (pure functions, hand-checked in tests/deals/placements/test_comparison.py) --------------
@@ -150,8 +177,31 @@ def _months(months: int) -> str:
 RECOURSE_NOTES = {"full": "full recourse", "partial": "partial recourse", "non_recourse": "non-recourse"}
 
 
+LOAN_TYPE_WORDS = {"permanent": "a permanent loan", "tbd": "a loan whose type is not chosen yet (as permanent)",
+                   "light_bridge": "a light bridge loan", "heavy_bridge": "a heavy bridge loan"}
+
+
+def _limit_notes(quote: QuoteComparison, loan_type: str) -> list[str]:
+    """Coverage and leverage at the quote's own terms against the limits it is held to (the lender's
+    minimum DSCR, else the loan type's usual one; its maximum LTV), each compared at the precision the
+    limit was given with."""
+    notes = []
+    floor = quote.min_dscr if quote.min_dscr is not None else finance.USUAL_MIN_DSCR.get(loan_type)
+    if quote.dscr is not None and floor is not None and finance.at_precision_of(quote.dscr, floor) < floor:
+        basis = " interest-only" if quote.dscr_basis == finance.INTEREST_ONLY and quote.dscr_amortizing else ""
+        if quote.min_dscr is not None:
+            notes.append(f"DSCR{basis} {quote.dscr:.2f}x below the lender's {floor:.2f}x minimum")
+        else:
+            notes.append(f"DSCR{basis} {quote.dscr:.2f}x below the {floor:.2f}x usual for "
+                         f"{LOAN_TYPE_WORDS[loan_type]} (the quote states no minimum)")
+    if (quote.ltv is not None and quote.max_ltv is not None
+            and finance.at_precision_of(quote.ltv, quote.max_ltv) > quote.max_ltv):
+        notes.append(f"LTV {_num(quote.ltv)}% above the lender's {_num(quote.max_ltv)}% maximum")
+    return notes
+
+
 def _notes(quote: QuoteComparison, *, requested: Decimal | None, today: dt.date,
-           best: dict[str, set[int]]) -> list[str]:
+           best: dict[str, set[int]], loan_type: str) -> list[str]:
     notes: list[str] = []
     if quote.winning:
         notes.append("winning quote")
@@ -173,11 +223,7 @@ def _notes(quote: QuoteComparison, *, requested: Decimal | None, today: dt.date,
     if requested and quote.proceeds < requested:
         notes.append(f"{money_text(float(requested - quote.proceeds))} short of the "
                      f"{money_text(float(requested))} requested")
-    if quote.dscr is not None and quote.min_dscr is not None and quote.dscr < quote.min_dscr:
-        basis = " interest-only" if quote.dscr_basis == finance.INTEREST_ONLY and quote.dscr_amortizing else ""
-        notes.append(f"DSCR{basis} {quote.dscr:.2f}x below the lender's {quote.min_dscr:.2f}x minimum")
-    if quote.ltv is not None and quote.max_ltv is not None and quote.ltv > quote.max_ltv:
-        notes.append(f"LTV {_num(quote.ltv)}% above the lender's {_num(quote.max_ltv)}% maximum")
+    notes.extend(_limit_notes(quote, loan_type))
     if not _amortizes(quote.amortization_months, quote.interest_only_months, quote.term_months):
         notes.append("interest-only for the whole term")
     elif quote.interest_only_months:
@@ -208,13 +254,69 @@ def _best(quotes: list[QuoteComparison]) -> dict[str, set[int]]:
 
 
 def _order(requested: Decimal | None):
+    """ORDER_RULE as a sort key."""
     def key(quote: QuoteComparison):
         priced = quote.all_in_rate is not None
         covers = requested is None or quote.proceeds >= requested
         cost = quote.all_in_cost if quote.all_in_cost is not None else quote.all_in_rate
-        return (quote.expired, not priced, not covers, cost if cost is not None else Decimal("Infinity"),
-                -quote.proceeds, quote.term_sheet_id)
+        return (not quote.winning, quote.expired, not priced, not quote.sound, not covers,
+                cost if cost is not None else Decimal("Infinity"), -quote.proceeds, quote.term_sheet_id)
     return key
+
+
+# --- like with like ------------------------------------------------------------------------------------
+def group_of(*, rate_type: str, term_months: int | None, recourse: str) -> str:
+    """The words of a quote's comparable group: rate type, term band, recourse."""
+    band = "term not given"
+    if term_months:
+        band = next(words for last, words in TERM_BANDS if last is None or term_months <= last)
+    return f"{band} {rate_type}, {RECOURSE_NOTES.get(recourse, 'recourse not given')}"
+
+
+def _terms(quote: QuoteComparison) -> str:
+    """A quote's own terms in words: '3 years floating, partial recourse'."""
+    term = _months(quote.term_months) if quote.term_months else "term not given"
+    text = f"{term} {quote.rate_type}, {RECOURSE_NOTES.get(quote.recourse, 'recourse not given')}"
+    return text + (f", prepayment: {quote.prepayment}" if quote.prepayment else "")
+
+
+def trade_off(leader: QuoteComparison, other: QuoteComparison) -> str:
+    """What the leader gives and takes against another group's best, in words."""
+    more = leader.proceeds - other.proceeds
+    proceeds = ("the same proceeds" if not more else
+                f"{money_text(float(abs(more)))} {'more' if more > 0 else 'less'} proceeds")
+    lead_cost = leader.all_in_cost if leader.all_in_cost is not None else leader.all_in_rate
+    other_cost = other.all_in_cost if other.all_in_cost is not None else other.all_in_rate
+    dearer = (lead_cost - other_cost) if lead_cost is not None and other_cost is not None else None
+    if dearer is None:
+        cost = "an all-in cost that cannot be compared"
+    elif not dearer:
+        cost = "the same all-in cost"
+    else:
+        cost = f"{_num(abs(dearer).quantize(CENT, ROUND_HALF_UP))} points {'more' if dearer > 0 else 'less'} all-in"
+    # "for" when one side is given for the other; "and" when both go the same way.
+    joiner = "for" if dearer is not None and more and (more > 0) == (dearer > 0) else "and"
+    return (f"{leader.lender_name} ({_terms(leader)}) against {other.lender_name} ({_terms(other)}): "
+            f"{proceeds} {joiner} {cost}")
+
+
+def _best_and_trade_offs(quotes: list[QuoteComparison]) -> tuple[int | None, list[str]]:
+    """Marks each group's best; returns the deal's best (BEST_RULE) and, without one, the trade-offs.
+    `quotes` are in order."""
+    bests: dict[str, QuoteComparison] = {}
+    for quote in quotes:
+        if quote.contender and quote.group not in bests:
+            bests[quote.group] = quote
+            quote.best_in_group = True
+    winner = next((q for q in quotes if q.winning), None)
+    if winner is not None:
+        return winner.term_sheet_id, []
+    if not bests:
+        return None, []
+    leader = next(iter(bests.values()))
+    if len(bests) == 1:
+        return leader.term_sheet_id, []
+    return None, [trade_off(leader, other) for other in list(bests.values())[1:TRADE_OFFS_MAX + 1]]
 
 
 # --- the comparison ---------------------------------------------------------------------------------------
@@ -281,10 +383,14 @@ def term_sheet_comparison(*, deal: Deal, today: dt.date | None = None) -> Compar
         ))
     requested = deal.loan_amount
     best = _best(quotes)
+    for quote in quotes:
+        quote.sound = not _limit_notes(quote, deal.loan_type)
+        quote.group = group_of(rate_type=quote.rate_type, term_months=quote.term_months, recourse=quote.recourse)
     quotes.sort(key=_order(requested))
+    best_id, trade_offs = _best_and_trade_offs(quotes)
     for rank, quote in enumerate(quotes, start=1):
         quote.rank = rank
-        quote.notes = _notes(quote, requested=requested, today=today, best=best)
+        quote.notes = _notes(quote, requested=requested, today=today, best=best, loan_type=deal.loan_type)
     unavailable = []
     if quotes and noi is None:
         unavailable.append("DSCR and debt yield: the deal has no NOI (set in_place_noi or stabilized_noi in its "
@@ -303,4 +409,5 @@ def term_sheet_comparison(*, deal: Deal, today: dt.date | None = None) -> Compar
                            "`manage.py import_market_rates`)")
     used = sorted({(m.index, m.rate, m.on) for m in rates.values() if m is not None})
     return Comparison(deal_id=deal.pk, requested_loan_amount=requested, value=value, value_basis=value_basis,
-                      noi=noi, noi_basis=noi_basis, base_rates=used, quotes=quotes, unavailable=unavailable)
+                      noi=noi, noi_basis=noi_basis, base_rates=used, quotes=quotes, unavailable=unavailable,
+                      best_term_sheet_id=best_id, trade_offs=trade_offs)

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from deals.finance import DSCR_BASES
+from deals.placements.comparison import BEST_RULE, ORDER_RULE
 from deals.placements.models import Placement, TermSheet
 from deals.placements.selectors import PlacementFilters, TermSheetFilters
 from deals.placements.workflow import STATUS_CHOICES, STATUSES, UPDATE_STATUSES, automatic_statuses, next_statuses
@@ -309,6 +310,11 @@ class QuoteComparisonSerializer(serializers.Serializer):
     prepayment = serializers.CharField()
     expires_on = serializers.DateField(allow_null=True)
     expired = serializers.BooleanField()
+    group = serializers.CharField(help_text="Its comparable group: term band, rate type, recourse "
+                                            "(e.g. \"8 years and more fixed, non-recourse\").")
+    sound = serializers.BooleanField(help_text="Within the lender's minimum DSCR (else the loan type's usual one) "
+                                               "and maximum LTV at the quote's own terms.")
+    best_in_group = serializers.BooleanField(help_text="The first valid, priced, sound quote of its group.")
     notes = serializers.ListField(child=serializers.CharField(), help_text="Short plain-language notes.")
 
 
@@ -318,8 +324,6 @@ class BaseRateUsedSerializer(serializers.Serializer):
     as_of = serializers.DateField(help_text="The date of this rate of the index.")
 
 
-ORDER_TEXT = ("Valid, priced quotes that cover the requested loan first; then lowest all-in cost; then highest "
-              "proceeds.")
 
 
 class ComparisonSerializer(serializers.Serializer):
@@ -332,7 +336,12 @@ class ComparisonSerializer(serializers.Serializer):
     base_rates = serializers.SerializerMethodField(
         help_text="Each market rate the floating quotes use (an index may appear with several dates).")
     order = serializers.SerializerMethodField()
-    best_term_sheet_id = serializers.IntegerField(allow_null=True)
+    best_term_sheet_id = serializers.IntegerField(
+        allow_null=True, help_text="The chosen winner, else the best when every contender is alike (`best_rule`); "
+                                   "null when they are not: see trade_offs.")
+    best_rule = serializers.SerializerMethodField()
+    trade_offs = serializers.ListField(child=serializers.CharField(), help_text=(
+        "Without a single best: what the leader gives and takes against each other group's best, in words."))
     count = serializers.SerializerMethodField(help_text="Quotes compared (all of them, whatever `limit`).")
     quotes = serializers.SerializerMethodField()
     unavailable = serializers.ListField(child=serializers.CharField(),
@@ -344,7 +353,10 @@ class ComparisonSerializer(serializers.Serializer):
                 for index, rate, as_of in comparison.base_rates]
 
     def get_order(self, comparison) -> str:
-        return ORDER_TEXT
+        return ORDER_RULE
+
+    def get_best_rule(self, comparison) -> str:
+        return BEST_RULE
 
     def get_count(self, comparison) -> int:
         return len(comparison.quotes)

@@ -537,9 +537,17 @@ class NextSteps:
                                   f"{FOLLOW_UP_DAYS}+ days ago without an answer (list_placements status sent).")
         live = [i for i, q in enumerate(quotes) if not q.expired]
         if len(live) >= 2:
+            comparison = r.comparison
+            best_id = comparison.best_term_sheet_id if comparison is not None else None
+            best = next((q for q in quotes if q.term_sheet_id == best_id), None)
+            if best is not None:
+                verdict = f"the best of alike quotes is {name(best.lender_name)} (#{best.rank})"
+            elif comparison is not None and comparison.trade_offs:
+                verdict = f"they are not alike, so weigh {comparison.trade_offs[0]}"
+            else:
+                verdict = "none is within its lender's limits yet"
             self.add("choose_winner", f"Compare the {len(live)} live quotes and choose a winner "
-                                      f"(compare_term_sheets, select_winning_term_sheet); best so far "
-                                      f"{name(quotes[live[0]].lender_name)} (#{quotes[live[0]].rank}).")
+                                      f"(compare_term_sheets, select_winning_term_sheet): {verdict}.")
         elif len(live) == 1:
             self.add("choose_winner", f"One live quote ({name(quotes[live[0]].lender_name)}): choose it "
                                       "(select_winning_term_sheet) or wait for the other lenders.")

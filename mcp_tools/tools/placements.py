@@ -308,7 +308,8 @@ COMPARISON_KEYS = ("rank", "term_sheet_id", "placement_id", "lender_id", "lender
                    "all_in_cost", "proceeds", "net_proceeds", "total_fees", "origination_fee", "exit_fee", "ltv",
                    "debt_yield", "annual_debt_service", "interest_only_debt_service", "dscr", "dscr_basis",
                    "dscr_interest_only", "dscr_amortizing", "term_months", "amortization_months",
-                   "interest_only_months", "recourse", "quoted_on", "expires_on", "expired", "notes")
+                   "interest_only_months", "recourse", "quoted_on", "expires_on", "expired", "group", "sound",
+                   "best_in_group", "notes")
 COMPARISON_STEPS = [
     lambda item: {k: v for k, v in item.items()
                   if k not in ("origination_fee", "exit_fee", "interest_only_debt_service", "quoted_on")},
@@ -333,9 +334,12 @@ def compare_term_sheets(
     Per quote: all_in_rate (fixed, or index + spread; the index rate as of the quote's date,
     base_rate_as_of), all_in_cost (with fees over the term), proceeds, fees, ltv, debt_yield,
     annual_debt_service, dscr (on dscr_basis, as get_deal_financials; dscr_interest_only,
-    dscr_amortizing) and short notes. Best: valid quotes
-    covering the loan, then lowest all-in cost, then highest proceeds. A figure that cannot be
-    computed is null and "unavailable" says why. Returns {"best_term_sheet_id", "quotes", …}.
+    dscr_amortizing) and short notes. Order ("order"): the winner; then valid, priced quotes within
+    the lender's (or the loan type's usual) minimum DSCR and maximum LTV, covering the loan, lowest
+    all-in cost. Quotes are grouped like with like (term band, fixed or floating, recourse: "group");
+    best_term_sheet_id is named only when every contender is alike, else null and "trade_offs" says
+    what each choice gives and takes. A figure that cannot be computed is null and "unavailable"
+    says why. Returns {"best_term_sheet_id", "trade_offs", "quotes", …}.
     """
     body = lev().get(f"/deals/{deal_id}/term-sheets/comparison/", {"limit": limit})
     quotes = body.get("quotes") or []
@@ -345,6 +349,7 @@ def compare_term_sheets(
         "value": body.get("value"),
         "noi": body.get("noi"),
         "best_term_sheet_id": body.get("best_term_sheet_id"),
+        "trade_offs": body.get("trade_offs") or [],
         "count": body.get("count", len(quotes)),
         "order": body.get("order"),
         "base_rates": body.get("base_rates") or [],

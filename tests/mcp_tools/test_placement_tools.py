@@ -77,8 +77,13 @@ def test_from_a_search_to_a_winning_quote(mcp, account):
     assert [t["id"] for t in listed["term_sheets"]] == [fixed["term_sheet"]["id"], floating["term_sheet"]["id"]]
 
     comparison = mcp.ok("compare_term_sheets", {"deal_id": deal.id})
-    assert comparison["count"] == 2 and comparison["best_term_sheet_id"] == fixed["term_sheet"]["id"]
+    # A 10-year fixed and a 3-year floating quote are not alike: no best named, the trade-off in words.
+    assert comparison["count"] == 2 and comparison["best_term_sheet_id"] is None
     best, other = comparison["quotes"]
+    assert best["term_sheet_id"] == fixed["term_sheet"]["id"] and best["best_in_group"] and other["best_in_group"]
+    assert comparison["trade_offs"] == [
+        f"{best['lender_name']} (10 years fixed, non-recourse) against {other['lender_name']} (3 years floating, "
+        "recourse not given): $1M less proceeds for 1.01 points less all-in"]
     assert (best["all_in_rate"], other["all_in_rate"], other["base_rate"]) == (6.123, 6.8, 4.3)
     assert other["base_rate_as_of"] == other["quoted_on"] == timezone.localdate().isoformat()
     assert "highest proceeds" in other["notes"] and "non-recourse" in best["notes"]

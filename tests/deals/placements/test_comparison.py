@@ -79,9 +79,23 @@ def test_quotes_on_one_basis_best_first_with_notes(quotes):
     comparison = term_sheet_comparison(deal=deal, today=TODAY)
     by_id = {q.term_sheet_id: q for q in comparison.quotes}
     name = {v: k for k, v in ids.items()}
-    assert [name[q.term_sheet_id] for q in comparison.quotes] == ["A", "B", "C", "D", "E"]
+    # B is outside its lender's limits at its own terms: after C, which is within them (if $2M short).
+    assert [name[q.term_sheet_id] for q in comparison.quotes] == ["A", "C", "B", "D", "E"]
     assert [q.rank for q in comparison.quotes] == [1, 2, 3, 4, 5]
-    assert comparison.best_term_sheet_id == ids["A"]
+    # A (10 years fixed) and C (3 years fixed, non-recourse) are not alike: no best, the trade-off in words.
+    assert comparison.best_term_sheet_id is None
+    a, c = (by_id[ids[k]].lender_name for k in "AC")
+    assert comparison.trade_offs == [
+        f"{a} (10 years fixed, recourse not given) against {c} (3 years fixed, non-recourse): $2M more proceeds "
+        "for 0.25 points more all-in"]
+    groups = {name[q.term_sheet_id]: (q.group, q.sound, q.best_in_group) for q in comparison.quotes}
+    assert groups == {
+        "A": ("8 years and more fixed, recourse not given", True, True),
+        "C": ("up to 3 years fixed, non-recourse", True, True),
+        "B": ("4 to 7 years floating, full recourse", False, False),
+        "D": ("8 years and more floating, recourse not given", True, False),  # unpriced: no contender
+        "E": ("8 years and more fixed, recourse not given", True, False),  # expired: no contender
+    }
     assert (comparison.value, comparison.value_basis, comparison.noi, comparison.noi_basis) == (
         D("16000000"), "estimated_value", D("1000000"), "in_place_noi")
     assert comparison.base_rates == [("sofr", D("4.300"), timezone.localdate() - dt.timedelta(days=2))]
@@ -206,3 +220,62 @@ def test_each_quote_uses_its_index_rate_as_of_its_own_date(account, django_asser
     assert comparison.base_rates == [("sofr", D("4.100"), dt.date(2026, 9, 1)),
                                      ("sofr", D("4.400"), dt.date(2026, 9, 30)),
                                      ("term_sofr_3m", D("4.500"), dt.date(2026, 10, 9))]
+
+
+def _broker_deal(account):
+    """Issue 39's deal: a $24M permanent multifamily acquisition on a $32M value, $2.1M of NOI, with a
+    3-year floating quote (SOFR 4.61 % + 285, interest only, partial recourse, 1 % + 0.5 % fees, no minimum
+    DSCR of its own) and a 10-year fixed 5.85 % non-recourse quote of $22.5M with a 70.3 % maximum LTV."""
+    deal = deal_with_financials(account, loan_amount=D("24000000"), loan_type="permanent")
+    DealFinancials.objects.filter(deal=deal).update(estimated_value=D("32000000"), in_place_noi=D("2100000"))
+    market_rate_set(index="sofr", rate=D("4.61"), on=timezone.localdate() - dt.timedelta(days=1))
+    soft, fixed = lenders(2)
+    floating = quote(place(deal, soft), loan_amount=D("24000000"), rate_type="floating", fixed_rate=None,
+                     rate_index="sofr", spread_bps=285, term_months=36, amortization_months=None,
+                     recourse="partial", origination_fee_percent=D("1"), exit_fee_percent=D("0.5"))
+    ten_year = quote(place(deal, fixed), loan_amount=D("22500000"), fixed_rate=D("5.85"), term_months=120,
+                     amortization_months=360, recourse="non_recourse", max_ltv=D("70.3"))
+    return deal, floating, ten_year
+
+
+def test_a_quote_is_held_to_the_loan_types_usual_coverage_and_limits_at_their_own_precision(account):
+    # Issue 39: the floating quote led because it covered the ask, although its own terms give a coverage no
+    # permanent lender takes; the fixed quote read "LTV 70.31% above the lender's 70.3% maximum".
+    deal, floating, ten_year = _broker_deal(account)
+    comparison = term_sheet_comparison(deal=deal)
+    first, second = comparison.quotes
+    assert (first.term_sheet_id, second.term_sheet_id) == (ten_year.pk, floating.pk)
+    assert first.ltv == D("70.31") and first.sound
+    assert not any(note.startswith("LTV") for note in first.notes)
+    assert first.dscr == D("1.32") and second.dscr == D("1.17") and not second.sound
+    assert "DSCR 1.17x below the 1.25x usual for a permanent loan (the quote states no minimum)" in second.notes
+    # The one quote within its limits is the best; nothing to trade off.
+    assert comparison.best_term_sheet_id == ten_year.pk and comparison.trade_offs == []
+    # A limit typed with two places is compared with two: 70.31 is above 70.30.
+    TermSheet.objects.filter(pk=ten_year.pk).update(max_ltv=D("70.25"))
+    first = term_sheet_comparison(deal=deal).quotes[1]
+    assert "LTV 70.31% above the lender's 70.25% maximum" in first.notes and not first.sound
+
+
+def test_quotes_not_alike_are_not_ranked_into_one_best_but_traded_off_in_words(account):
+    deal, floating, ten_year = _broker_deal(account)
+    DealFinancials.objects.filter(deal=deal).update(in_place_noi=D("2400000"))  # both quotes within limits now
+    comparison = term_sheet_comparison(deal=deal)
+    assert [q.term_sheet_id for q in comparison.quotes] == [floating.pk, ten_year.pk]  # it covers the ask
+    assert all(q.sound and q.best_in_group for q in comparison.quotes)
+    assert comparison.best_term_sheet_id is None
+    soft, fixed = floating.placement.lender.name, ten_year.placement.lender.name
+    # 7.46 % + 1.5 points of fees over 3 years = 7.96 % all-in, against 5.85 %.
+    assert comparison.trade_offs == [
+        f"{soft} (3 years floating, partial recourse) against {fixed} (10 years fixed, non-recourse): "
+        "$1.5M more proceeds for 2.11 points more all-in"]
+
+
+def test_the_chosen_winner_comes_first_and_is_the_best(account):
+    from deals.placements.services import term_sheet_select_winner
+
+    deal, floating, ten_year = _broker_deal(account)
+    term_sheet_select_winner(term_sheet=floating)
+    comparison = term_sheet_comparison(deal=deal)
+    assert comparison.quotes[0].term_sheet_id == floating.pk and comparison.quotes[0].winning
+    assert comparison.best_term_sheet_id == floating.pk and comparison.trade_offs == []

@@ -78,7 +78,8 @@ def test_from_a_search_to_a_winner_and_the_ranking_learns_from_it(worker, live_s
                                      "rate_type": "fixed", "fixed_rate": 5.9, "term_months": 120,
                                      "amortization_months": 360, "recourse": "non_recourse"})["term_sheet"]
     mcp.ok("add_term_sheet", {"placement_id": other_placement["id"], "loan_amount": 17_000_000, "rate_type": "fixed",
-                              "fixed_rate": 6.4, "term_months": 60, "amortization_months": 300})
+                              "fixed_rate": 6.4, "term_months": 120, "amortization_months": 300,
+                              "recourse": "non_recourse"})  # alike (10 years fixed, non-recourse): one best
     comparison = mcp.ok("compare_term_sheets", {"deal_id": deal["id"]})
     assert comparison["count"] == 2 and comparison["best_term_sheet_id"] == best["id"]
 
