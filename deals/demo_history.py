@@ -350,9 +350,12 @@ def seed_demo_search(*, deal: Deal, user=None, again: bool = False):
             deal, list(deal.properties.order_by("id"))):
         return done
     search, _ = search_services.lender_search_start(deal=deal, user=user)
-    # Run now (a no-op when an in-process job already ran it on commit; a queued job finds it done).
-    search_services.lender_search_run(search_id=search.pk)
     search.refresh_from_db()
+    if search.status == LenderSearch.Status.PENDING:
+        # Run now, unless an in-process job already ran it on commit (then it is done); a queued job
+        # finds it done.
+        search_services.lender_search_run(search_id=search.pk)
+        search.refresh_from_db()
     return search if search.status == LenderSearch.Status.COMPLETED else done
 
 

@@ -54,11 +54,11 @@ print("SETUP " + json.dumps(out))
 """
 
 
-def _manage(env: dict[str, str], *args: str, timeout: float = 60) -> str:
+def _manage(env: dict[str, str], *args: str, timeout: float = 240) -> str:
     done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+    return done.stdout + done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +74,7 @@ def embedded_server(tmp_path_factory) -> Iterator[dict]:
         "LEV_RATE_LIMIT_READS": "100000/min",
         "PYTHONUNBUFFERED": "1",
     }
-    _manage(env, "migrate", "--noinput")
-    _manage(env, "seed_demo")
+    setup = _manage(env, "migrate", "--noinput") + _manage(env, "seed_demo")
     accounts = json.loads(re.search(r"^SETUP (.*)$", _manage(env, "shell", "-c", SETUP), re.M).group(1))
     log = (tmp / "server.log").open("w+")
     server = subprocess.Popen([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
@@ -91,7 +90,7 @@ def embedded_server(tmp_path_factory) -> Iterator[dict]:
             assert time.monotonic() < deadline, "runserver did not answer /health"
             time.sleep(0.2)
         yield {"url": base, "host": "127.0.0.1", "port": port, "accounts": accounts, "log": log,
-               "db": tmp / "db.sqlite3"}
+               "db": tmp / "db.sqlite3", "setup": setup}
     finally:
         server.terminate()
         try:
@@ -217,3 +216,24 @@ def test_seventy_concurrent_writes_of_two_accounts_all_succeed_and_the_breaker_c
 
     with contextlib.closing(sqlite3.connect(embedded_server["db"])) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+# --- `make run` reads as a product (issue 39) -------------------------------------------------------------
+def test_make_run_prints_no_warning(embedded_server):
+    """migrate and seed_demo as `make run` runs them: no system-check warning (SQLite's models.W040), no
+    kombu "No hostname was supplied", no "nothing to run" for the demo's own search, no traceback."""
+    setup = embedded_server["setup"]
+    assert "Demo account" in setup  # it is the output of the seed
+    for noise in ("WARNING", "W040", "No hostname", "nothing to run", "Traceback"):
+        assert noise not in setup, f"{noise!r} in make run's output"
+
+
+def test_make_run_serves_the_products_own_error_pages_with_debug_off(embedded_server):
+    base = embedded_server["url"]
+    missing = httpx.get(f"{base}/no-such-page/", timeout=10)
+    assert missing.status_code == 404 and "Nothing here" in missing.text
+    # DEBUG's technical page names the URLconf and the settings; the product's page says neither.
+    assert "URLconf" not in missing.text and "DEBUG" not in missing.text
+    # With DEBUG off the static files are still served (WhiteNoise, from the apps' folders).
+    assert httpx.get(f"{base}/static/lev/pages.css", timeout=10).status_code == 200
+    assert httpx.get(f"{base}/static/lev_admin/admin.css", timeout=10).status_code == 200
