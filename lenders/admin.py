@@ -397,10 +397,15 @@ class LenderAdmin(OwnerFormMixin, ListsInWordsForViewers, DirectoryOrOwnAdmin):
             highest_ltv=Max("programs__max_ltv", filter=active),
         ).prefetch_related(Prefetch("programs", queryset=asset_types, to_attr="active_programs_assets"))
 
-    def get_readonly_fields(self, request, obj=None):
-        # The category is the directory's own classification (the demo directory is "demo"): superusers'.
-        fields = super().get_readonly_fields(request, obj)
-        return fields if request.user.is_superuser else [*fields, "category"]
+    def get_exclude(self, request, obj=None):
+        # The category is the directory's own bookkeeping (the demo directory is "demo"): superusers' alone,
+        # never shown to a deal team (issue 39: lender pages read "Category: demo").
+        exclude = list(super().get_exclude(request, obj) or [])
+        return exclude if request.user.is_superuser else [*exclude, "category"]
+
+    def get_list_filter(self, request):
+        filters = super().get_list_filter(request)
+        return filters if request.user.is_superuser else [f for f in filters if f != "category"]
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         """A lender's page opens on its profile and the registered panels (above the form)."""

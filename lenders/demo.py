@@ -72,6 +72,26 @@ PROFILES = {
     "sba": (("permanent", "construction"), (2.5e5, 1e6), (5e6, 15e6), "balance_sheet", (80, 90), (1.15, 1.25)),
 }
 
+# What each kind of lender lends, as a broker expects it (issue 39: an agency lender offered full-recourse
+# programs): the recourse a program may carry, and the loan types a debt fund's programs keep (bridge). The
+# draws are made as before and then held to these (see `_coherent`), so a seed keeps its stream.
+RECOURSE_OF_TYPE = {
+    "agency": ("non_recourse",), "life_company": ("non_recourse",), "cmbs": ("non_recourse",),
+    "debt_fund": ("non_recourse", "partial"), "bank": ("full", "partial"), "credit_union": ("full", "partial"),
+    "private": ("full", "partial"), "sba": ("full",),
+}
+LOAN_TYPES_KEPT = {"debt_fund": ("heavy_bridge", "light_bridge")}
+
+
+def _coherent(lender_type: str, recourse: set[str], loan_types: set[str]) -> tuple[list[str], list[str]]:
+    """The drawn recourse and loan types held to what the lender type lends (RECOURSE_OF_TYPE,
+    LOAN_TYPES_KEPT): what was drawn within it, else the type's first choice."""
+    allowed = RECOURSE_OF_TYPE[lender_type]
+    recourse_kept = sorted(recourse & set(allowed)) or [allowed[0]]
+    kept_types = LOAN_TYPES_KEPT.get(lender_type)
+    types_kept = sorted(loan_types if kept_types is None else (loan_types & set(kept_types)) or {kept_types[0]})
+    return recourse_kept, types_kept
+
 
 # Pricing and terms by lender type, for `program_terms`: fixed rate (low end range, percent), spread over
 # which indexes (bps, low end range), amortization years, interest-only months and min debt yields
@@ -197,14 +217,16 @@ def generate(count: int, *, seed: int = 7, programs: tuple[int, int] = (1, 4)
                 assets = sorted({"multifamily", *[a for a in assets if a.endswith("housing")]})
             tier = rng.choice(PROGRAM_TIERS)
             rng.choice(loan_types)  # drawn as before (see above); the title names the program's own types
-            program_loan_types = sorted(set(rng.sample(loan_types, rng.randint(1, len(loan_types)))))
+            drawn_types = set(rng.sample(loan_types, rng.randint(1, len(loan_types))))
+            recourse = set(rng.sample(("full", "partial", "non_recourse"), rng.randint(1, 2)))
+            recourse_types, program_loan_types = _coherent(lender_type, recourse, drawn_types)
             title = _unused_title(tier, program_loan_types, {p.title for p in program_list})
             if "land" in program_loan_types:
                 assets = sorted({*assets, "land"})  # land loans are made on land
             program = LenderProgram(
                 title=title,
                 loan_types=program_loan_types,
-                recourse_types=sorted(set(rng.sample(("full", "partial", "non_recourse"), rng.randint(1, 2)))),
+                recourse_types=recourse_types,
                 min_loan_amount=_money(rng.uniform(*min_range)),
                 max_loan_amount=_money(rng.uniform(*max_range)),
                 capital_source_type=capital,

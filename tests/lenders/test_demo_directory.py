@@ -132,3 +132,31 @@ def test_a_directory_seeded_before_programs_had_terms_gets_them():
     seed()
     assert (snapshot(), list(LenderProgram.objects.order_by("lender__website", "id").values_list(*TERM_FIELDS))
             ) == current
+
+
+def test_each_kind_of_lender_lends_as_its_kind_does():
+    # Issue 39: an agency lender offered full-recourse programs. Agency, life company and CMBS lenders lend
+    # non-recourse; banks, credit unions and private lenders with recourse; debt funds bridge loans.
+    seen: dict[str, set] = {}
+    for lender, programs in demo.generate(600, seed=7):
+        kind = lender.lender_types[0]
+        for program in programs:
+            seen.setdefault(kind, set()).update(program.recourse_types)
+            if kind == "debt_fund":
+                assert set(program.loan_types) <= {"heavy_bridge", "light_bridge"}, program.title
+                assert "Bridge" in program.title
+    assert seen["agency"] == seen["life_company"] == seen["cmbs"] == {"non_recourse"}
+    assert seen["bank"] == seen["credit_union"] == seen["private"] == {"full", "partial"}
+    assert seen["debt_fund"] == {"non_recourse", "partial"} and seen["sba"] == {"full"}
+
+
+def test_a_deal_team_never_reads_the_directorys_category(client):
+    from tests.admin_helpers import staff_user
+
+    seed(20)
+    lender = Lender.objects.order_by("id").first()
+    client.force_login(staff_user("pat", "view_lender", "view_lenderprogram"))
+    page = client.get(f"/admin/lenders/lender/{lender.pk}/change/").content.decode()
+    assert lender.name in page and "Category" not in page and ">demo<" not in page
+    listing = client.get("/admin/lenders/lender/").content.decode()
+    assert "By category" not in listing and "category=" not in listing
