@@ -148,10 +148,10 @@ def history_export(*, account, path: Path, deals: Iterable[int] | QuerySet | Non
 def history_write(*, account, path: Path, kind: str, deals: Iterable[int] | QuerySet | None = None,
                   table: str = "history") -> ExportStats:
     """Write to `path` the account's history (`table` "history": the deals given, else all; an XLSX with
-    the own lenders sheet) or its own lenders table alone (`table` "own", CSV)."""
+    the own lenders sheet) or its own lenders table alone (`table` "own")."""
     stats = ExportStats(deals=0 if table == "own" else _deal_ids(account, deals).count())
     if kind == "xlsx":
-        _write_xlsx(account, path, stats, deals)
+        _write_xlsx(account, path, stats, deals, history=table != "own")
         return stats
     with path.open("w", encoding="utf-8-sig", newline="") as file:
         writer = csv.writer(file)
@@ -168,14 +168,14 @@ def history_write(*, account, path: Path, kind: str, deals: Iterable[int] | Quer
     return stats
 
 
-def _write_xlsx(account, path: Path, stats: ExportStats, deals) -> None:
+def _write_xlsx(account, path: Path, stats: ExportStats, deals, *, history: bool = True) -> None:
     """rustpy-xlsxwriter (rust_xlsxwriter's binding): each sheet's rows taken from a generator and written
     in constant memory, strings always as strings (never formulas or links), dates as date cells; text a
     spreadsheet would run as a formula is made inert besides, as in the CSV. XlsxWriter's per-cell Python
     took 30 s of CPU for 100,000 rows, past the 20 s budget; this takes about 5 (docs/benchmarks.md)."""
     from rustpy_xlsxwriter import write_worksheets
 
-    def history() -> Iterator[dict[str, Any]]:
+    def history_rows() -> Iterator[dict[str, Any]]:
         for row in _rows(account, deals):
             stats.rows += 1
             yield dict(zip(KEYS, [_cell(v) for v in row], strict=True))
@@ -189,7 +189,8 @@ def _write_xlsx(account, path: Path, stats: ExportStats, deals) -> None:
         if not stats.own_rows:
             yield dict.fromkeys(OWN_KEYS)
 
-    write_worksheets([("History", history()), (OWN_SHEET, own())], str(path), datetime_format="yyyy-mm-dd")
+    sheets = [("History", history_rows())] if history else []
+    write_worksheets([*sheets, (OWN_SHEET, own())], str(path), datetime_format="yyyy-mm-dd")
 
 
 def _cell(value: Any) -> Any:

@@ -17,7 +17,6 @@ from rest_framework.request import Request
 from deals.history.export import CONTENT_TYPES, FORMATS, history_write
 from lev.accounts.api import AccountScopedView, validated
 from lev.accounts.scopes import DEALS_READ
-from lev.errors import ValidationFailed
 from lev.openapi import READ_ERRORS
 from lev.serializers import EnumField, StrictSerializer
 
@@ -29,8 +28,9 @@ class HistoryExportQuerySerializer(StrictSerializer):
                        help_text="csv (default; UTF-8 with a BOM) or xlsx (the history sheet, then the "
                                  "account's own lenders and programs as a second sheet).")
     table = EnumField(TABLES, required=False, default="history",
-                      help_text="CSV only: `history` (default), or `own_lenders`, the account's own lenders and "
-                                "programs (the companion a CSV import takes with --own-lenders).")
+                      help_text="`history` (default), or `own_lenders`: the account's own lenders and programs "
+                                "alone (the companion a CSV import takes with --own-lenders; an XLSX history "
+                                "carries them as its second sheet already).")
 
 
 FILE_RESPONSE = OpenApiResponse(
@@ -51,9 +51,6 @@ class HistoryExportApi(AccountScopedView):
         own lenders. Formula-like text is written inert. Another account's records are never in it."""
         query = validated(HistoryExportQuerySerializer, request.query_params.dict())
         kind, table = query["format"], query["table"]
-        if kind == "xlsx" and table != "history":
-            raise ValidationFailed({"table": ["is for CSV: an XLSX export carries the own lenders as its second "
-                                              "sheet"]})
         account = self.account(request)
         handle, name = tempfile.mkstemp(suffix=f".{kind}", prefix="lev-export-")
         os.close(handle)
