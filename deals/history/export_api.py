@@ -51,15 +51,21 @@ class HistoryExportApi(AccountScopedView):
         own lenders. Formula-like text is written inert. Another account's records are never in it."""
         query = validated(HistoryExportQuerySerializer, request.query_params.dict())
         kind, table = query["format"], query["table"]
-        account = self.account(request)
-        handle, name = tempfile.mkstemp(suffix=f".{kind}", prefix="lev-export-")
-        os.close(handle)
-        try:
-            history_write(account=account, path=Path(name), kind=kind, table="own" if table == "own_lenders"
-                          else "history")
-            file = open(name, "rb")  # noqa: SIM115 (FileResponse closes it once streamed)
-        finally:
-            os.unlink(name)  # the open file stays readable; nothing is left behind
-        stem = f"{account.slug}-{'own-lenders' if table == 'own_lenders' else 'history'}"
-        return FileResponse(file, as_attachment=True, content_type=CONTENT_TYPES[kind],
-                            filename=f"{stem}-{timezone.localdate().isoformat()}.{kind}")
+        return export_file_response(account=self.account(request), kind=kind, table=table)
+
+
+def export_file_response(*, account, kind: str, table: str = "history", deals=None) -> FileResponse:
+    """The account's history (or the `deals` given of it; or its own lenders table, `table`
+    "own_lenders") as an attachment, written to a temporary file and streamed from it: the REST export
+    and the admin's share it."""
+    handle, name = tempfile.mkstemp(suffix=f".{kind}", prefix="lev-export-")
+    os.close(handle)
+    try:
+        history_write(account=account, path=Path(name), kind=kind, deals=deals,
+                      table="own" if table == "own_lenders" else "history")
+        file = open(name, "rb")  # noqa: SIM115 (FileResponse closes it once streamed)
+    finally:
+        os.unlink(name)  # the open file stays readable; nothing is left behind
+    stem = f"{account.slug}-{'own-lenders' if table == 'own_lenders' else 'history'}"
+    return FileResponse(file, as_attachment=True, content_type=CONTENT_TYPES[kind],
+                        filename=f"{stem}-{timezone.localdate().isoformat()}.{kind}")
