@@ -170,7 +170,10 @@ def own_table(path: Path, own_path: Path | None) -> Iterator[tuple[int, dict[str
     """The own lenders table to import with the history file at `path`: `own_path` (a CSV companion)
     when given, else an XLSX workbook's sheet `OWN_SHEET` when it has one; None when there is none.
     Rows as (line, {column: value}) for the columns of OWN_KEYS the header names."""
-    table = read_table(own_path) if own_path is not None else read_sheet(path, OWN_SHEET)
+    try:
+        table = read_table(own_path) if own_path is not None else read_sheet(path, OWN_SHEET)
+    except TableError as exc:
+        raise TableError(f"the own lenders table: {exc.message}", line=exc.line, column=exc.column) from None
     if table is None:
         return None
     at: dict[str, int] = {}
@@ -240,7 +243,8 @@ def own_table_import(*, account, rows: Iterator[tuple[int, dict[str, Any]]], own
             titles.add((lender_id, _key(title)))
             added += 1
         except TableError as refused_row:
-            problem(refused_row)
+            problem(TableError(f"{refused_row.message} (the own lenders table)", line=refused_row.line,
+                               column=refused_row.column))
     return added
 
 
