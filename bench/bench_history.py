@@ -9,10 +9,12 @@ Runs in its own database on the DATABASE_URL server (`<name>_history_bench`, cre
 quote, a third of those deals won), ~30 % declined with a reason, the rest no answer. Lender names are
 written as the directory has them (the exact path; fuzzy matching is per distinct name, not per row).
 
-Timed, each once (wall time; a first run of a fresh process): the dry run, the import (check + write in
-one transaction), the re-import of the same file (nothing created), the export to CSV and to XLSX, and
-the XLSX import into a second empty account. The process's peak RSS after each step is printed: it
-does not follow the file's size (rows are streamed; per-deal keys are what is held).
+Timed, each once (wall time, and this process's CPU time beside it: on a machine shared with other
+work the wall time counts theirs too, the CPU time only this process's; a first run of a fresh
+process): the dry run, the import (check + write in one transaction), the re-import of the same file
+(nothing created), the export to CSV and to XLSX, and the XLSX import into a second empty account.
+The process's peak RSS after each step is printed: it does not follow the file's size (rows are
+streamed; per-deal keys are what is held).
 """
 
 from __future__ import annotations
@@ -119,9 +121,10 @@ def main() -> None:
             print(f"file: {rows:,} rows, {args.deals:,} deals, {size:.1f} MB; peak RSS {peak_mb():.0f} MB")
 
             def timed(label: str, call):
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 result = call()
-                print(f"{label:<28} {time.perf_counter() - start:6.1f} s   peak RSS {peak_mb():5.0f} MB")
+                print(f"{label:<28} {time.perf_counter() - start:6.1f} s   (this process's CPU "
+                      f"{time.process_time() - cpu:5.1f} s)   peak RSS {peak_mb():5.0f} MB")
                 return result
 
             timed("dry run", lambda: history_import(account=first, path=path, dry_run=True))

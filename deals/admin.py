@@ -20,6 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from deals import selectors, services
 from deals.companies import admin as companies_admin  # noqa: F401  (registers companies, contacts; lender contacts)
+from deals.history import admin_export
 from deals.models import Deal, DealFinancials, DealProperty, Placement, TermSheet
 from deals.notes.admin import DealNoteInline  # (registers notes; their inlines on the company and contact pages)
 from deals.notes.timeline import deal_timeline, deal_timeline_latest
@@ -271,7 +272,7 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
     ]
     readonly_fields = ["archived", "archived_at", "created_by", "created_at", "updated_at", "version"]
     inlines = [DealPropertyInline, DealFinancialsInline, DealNoteInline, StageChangeInline]
-    actions = ["find_lenders", "archive"]
+    actions = ["find_lenders", "archive", "export_csv", "export_xlsx"]
 
     class Media:
         css = ADMIN_CSS
@@ -421,6 +422,19 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
                 archived += 1
         self.message_user(request, f"Archived {archived} deal(s).", messages.SUCCESS)
 
+    @admin.action(description="Export selected deals (CSV)", permissions=["view"])
+    def export_csv(self, request: HttpRequest, queryset) -> HttpResponse | None:
+        return admin_export.export_selected(self, request, queryset, "csv")
+
+    @admin.action(description="Export selected deals (XLSX)", permissions=["view"])
+    def export_xlsx(self, request: HttpRequest, queryset) -> HttpResponse | None:
+        return admin_export.export_selected(self, request, queryset, "xlsx")
+
+    def changelist_view(self, request, extra_context=None):
+        # The whole-account export, linked above the list (deals/templates/admin/deals/deal/change_list.html).
+        return super().changelist_view(request, {**(extra_context or {}),
+                                                 "history_exports": admin_export.export_links(request)})
+
     # -- the deal page: "Find lenders", its searches and its ranked lenders
     def get_urls(self):
         find = path("<path:object_id>/find-lenders/", self.admin_site.admin_view(self.find_lenders_view),
@@ -430,7 +444,9 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
                       self.admin_site.admin_view(self.choose_winner_view), name="deals_deal_choose_winner")
         timeline = path("<path:object_id>/timeline/", self.admin_site.admin_view(self.timeline_view),
                         name="deals_deal_timeline")
-        return [find, place, winner, timeline, *super().get_urls()]
+        export = path("export-history/", self.admin_site.admin_view(
+            lambda request: admin_export.account_export_view(self, request)), name="deals_deal_export_history")
+        return [export, find, place, winner, timeline, *super().get_urls()]
 
     def timeline_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The deal's whole timeline, newest first (the deal page shows the latest entries): for

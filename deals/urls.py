@@ -1,6 +1,7 @@
 from django.urls import include, path
 
 from deals import api
+from deals.history.export_api import HistoryExportApi
 
 urlpatterns = [
     path("deals/", api.DealListCreateApi.as_view(), name="deal-list"),
@@ -10,6 +11,7 @@ urlpatterns = [
     path("deals/<int:deal_id>/properties/<int:property_id>/", api.DealPropertyDetailApi.as_view(),
          name="deal-property-detail"),
     path("deals/<int:deal_id>/financials/", api.DealFinancialsApi.as_view(), name="deal-financials"),
+    path("history-export/", HistoryExportApi.as_view(), name="history-export"),
     # Lender searches; placements, term sheets and base rates: the rooms' own URLs.
     path("", include("deals.searches.urls")),
     path("", include("deals.placements.urls")),

@@ -58,6 +58,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("lender", "The lender's name as you write it; matched to the directory (docs/import-export.md).",
            ("lender_name",)),
     Column("lender_id", "The directory lender's id (wins over the name when both are given)."),
+    Column("lender_own", "yes: the lender is the team's own, matched by its exact name among the account's own "
+                         "lenders, added as the account's own when it has none of that name.", ("own_lender",)),
     Column("sent_on", "When the deal went to the lender. Required on a placement row.", ("date_sent", "sent")),
     Column("answered_on", "When the lender first answered (quote or decline).", ("date_answered", "answered")),
     Column("decided_on", "When it was declined, won or lost (default: answered_on, else sent_on).",
@@ -98,6 +100,8 @@ QUOTE_ALLOWED = QUOTE_REQUIRED | {"lost", "archived"}
 OUTCOME_OF_STATUS = {"draft": "draft", "sent": "sent", "reviewing": "reviewing", "quoted": "quoted",
                      "declined": "declined", "no_response": "no answer", "won": "won", "lost": "lost",
                      "archived": "archived"}
+YES = ("yes", "y", "true", "1", "own", "x")
+NO = ("no", "n", "false", "0")
 # An Excel date stored as a number (days since 1899-12-30): 1950 to 2100 are dates; other numbers are not.
 EXCEL_EPOCH = dt.date(1899, 12, 30)
 EXCEL_SERIAL_RANGE = (18264, 73051)
@@ -159,6 +163,7 @@ class HistoryRow:
     stage: str = ""
     lender_name: str = ""
     lender_id: int | None = None
+    lender_own: bool = False  # the team's own lender (lender_own yes): matched or added by its exact name
     status: str = ""
     sent_on: dt.date | None = None
     answered_on: dt.date | None = None
@@ -268,6 +273,17 @@ class _Cells:
         if not minimum <= value <= maximum:
             raise self.refuse(key, f"must be {minimum} to {maximum:,}")
         return int(value)
+
+    def yes_no(self, key: str) -> bool:
+        value = self.raw(key)
+        if value is None:
+            return False
+        word = str(value).strip().lower() if not isinstance(value, bool) else ("yes" if value else "no")
+        if word in YES:
+            return True
+        if word in NO:
+            return False
+        raise self.refuse(key, f'"{value}" is not yes or no')
 
     def choice(self, key: str, values: tuple[str, ...]) -> str:
         value = self.raw(key)
@@ -397,6 +413,7 @@ def parse_row(line: int, values: list[Any], at: dict[str, int], header: list[str
     row.lender_name = cells.text("lender", 200)
     if "lender_id" in at and cells.raw("lender_id") is not None:
         row.lender_id = cells.whole("lender_id", minimum=1, maximum=limits.MAX_ID)
+    row.lender_own = cells.yes_no("lender_own")
     outcome = cells.raw("outcome")
     if outcome is None:
         if row.lender_name or row.lender_id:

@@ -57,8 +57,9 @@ class LenderMatcher:
     """The lenders an account may place with, and the names of a file resolved against them."""
 
     def __init__(self, *, lenders: dict[int, str], mapping: dict[str, int] | None = None,
-                 new_ids: set[int] | None = None) -> None:
+                 new_ids: set[int] | None = None, directory: set[int] | None = None) -> None:
         self.lenders = lenders
+        self.directory = directory if directory is not None else set(lenders)  # ids of the directory's lenders
         self.new_ids = new_ids or set()  # the import's own new lenders (--new-lender): said so in the plan
         self.mapping = {" ".join(k.lower().split()): v for k, v in (mapping or {}).items()}
         self.by_normal: dict[str, list[int]] = {}
@@ -72,8 +73,22 @@ class LenderMatcher:
                     new_ids: set[int] | None = None) -> LenderMatcher:
         # The lenders the account can place with: the directory's and its own, never another account's
         # (an id or a name of theirs matches nothing here, as if it did not exist).
-        return cls(lenders=dict(Lender.objects.filter(visible(account.pk)).values_list("pk", "name")), mapping=mapping,
-                   new_ids=new_ids)
+        rows = Lender.objects.filter(visible(account.pk)).values_list("pk", "name", "account_id")
+        lenders, directory = {}, set()
+        for pk, name, owner in rows:
+            lenders[pk] = name
+            if owner is None:
+                directory.add(pk)
+        return cls(lenders=lenders, mapping=mapping, new_ids=new_ids, directory=directory)
+
+    def add(self, pk: int, name: str, *, new: bool = False) -> None:
+        """A lender added during the import (the team's own, from the file): the file's names match it."""
+        self.lenders[pk] = name
+        self.by_normal.setdefault(normalise(name), []).append(pk)
+        self.choices[pk] = normalise(name)
+        if new:
+            self.new_ids.add(pk)
+        self.cache.clear()
 
     def by_id(self, lender_id: int) -> Resolution:
         name = self.lenders.get(lender_id)

@@ -110,6 +110,15 @@ def read_table(path: Path) -> Table:
     return _csv(path, _csv_encoding(path))
 
 
+def read_sheet(path: Path, name: str) -> Table | None:
+    """The sheet `name` of the XLSX workbook at `path`, read as its first sheet is (`read_table`); None
+    when the file is not a workbook or has no such sheet."""
+    with path.open("rb") as file:
+        if not file.read(4).startswith(b"PK\x03\x04"):
+            return None
+    return _xlsx(path, name)
+
+
 # --- CSV ----------------------------------------------------------------------------------------------
 def _csv_encoding(path: Path) -> str:
     """UTF-8 (BOM or not) when the whole file decodes as UTF-8, else Windows-1252 when it decodes as
@@ -269,13 +278,16 @@ def _check_zip(path: Path) -> None:
                              "unopened")
 
 
-def _xlsx(path: Path) -> Table:
+def _xlsx(path: Path, name: str | None = None) -> Table | None:
     from openpyxl import load_workbook  # only when a workbook is read (the import's cost)
 
     _check_zip(path)
     try:
         workbook = load_workbook(path, read_only=True, data_only=True)
-        sheet = workbook.worksheets[0]
+        if name is not None and name not in workbook.sheetnames:
+            workbook.close()
+            return None
+        sheet = workbook.worksheets[0] if name is None else workbook[name]
         # The rows actually present, not the range the file claims (which may say a million of each).
         sheet.reset_dimensions()
         first = next(sheet.iter_rows(min_row=1, max_row=1, max_col=limits.HISTORY_COLUMNS_MAX + 1,

@@ -41,6 +41,7 @@ from django.utils import timezone
 from deals.history.columns import OUTCOME_OF_STATUS, HistoryRow, parse_row, read_header
 from deals.history.errors import HistoryRefused, ImportBusy
 from deals.history.lenders import LenderMatcher, Resolution
+from deals.history.own import OwnLenders, own_table, own_table_import
 from deals.history.reader import Table, TableError, read_table
 from deals.models import Deal, DealFinancials, DealProperty
 from deals.notes.models import Note
@@ -65,7 +66,8 @@ class ImportResult:
 
     file_name: str
     kind: str = ""
-    new_lenders: list[str] = field(default_factory=list)  # added as the account's own (--new-lender)
+    new_lenders: list[str] = field(default_factory=list)  # added as the account's own (--new-lender, lender_own)
+    own_programs: int = 0  # programs added as the account's own (the own lenders table: deals.history.own)
     encoding: str = ""
     rows: int = 0
     deals: int = 0  # new deals
@@ -123,13 +125,15 @@ class _Stages:
 
 def history_import(*, account, path: Path, mapping: dict[str, int] | None = None, dry_run: bool = False,
                    user=None, on_plan: Callable[[str], None] | None = None, today: dt.date | None = None,
-                   new_lenders: list[str] | None = None) -> ImportResult:
+                   new_lenders: list[str] | None = None, own_lenders_path: Path | None = None) -> ImportResult:
     """Import the history file at `path` into `account` (module docstring). Raises TableError for a file
     that cannot be read at all (kind, encoding, header) or a `new_lenders` name already held, HistoryRefused
     for bad rows or names to map, ImportBusy when another import of the account runs; otherwise returns
     what was (or, with `dry_run`, would be) written, calling `on_plan` with one line per row on a dry run.
     `new_lenders`: names the user asks to add as lenders of the account's own (the file's rows then match
-    them by name), added in the same transaction as the rows: with them, or not at all."""
+    them by name), added in the same transaction as the rows: with them, or not at all. The team's own
+    lenders and programs the file carries (rows with `lender_own` yes; the own lenders table: an XLSX's
+    second sheet, or the CSV companion at `own_lenders_path`) are added alike (deals.history.own)."""
     today = today or timezone.localdate()
     result = ImportResult(file_name=path.name, dry_run=dry_run)
     with transaction.atomic():
@@ -143,8 +147,14 @@ def history_import(*, account, path: Path, mapping: dict[str, int] | None = None
             if lender_id not in matcher.lenders:
                 raise TableError(f'the mapping "{name}={lender_id}" names no lender this account can place with')
         stages = _Stages(account)
+        own = OwnLenders(account, matcher)
+        own_rows = own_table(path, own_lenders_path)
+        if own_rows is not None:
+            result.own_programs = own_table_import(account=account, rows=own_rows, own=own,
+                                                   problem=lambda problem: _problem(result, problem))
         with tempfile.TemporaryFile() as spill:
-            lender_of = _check(account, path, result, existing, matcher, stages, today, spill)
+            lender_of = _check(account, path, result, existing, matcher, stages, today, spill, own)
+            result.new_lenders += own.added
             if result.refused:
                 raise HistoryRefused(result)
             spill.seek(0)
@@ -190,7 +200,7 @@ def _lender(row: HistoryRow, matcher: LenderMatcher) -> Resolution:
 
 
 def _check(account, path: Path, result: ImportResult, existing: set[str], matcher: LenderMatcher,
-           stages: _Stages, today: dt.date, spill: BinaryIO) -> dict[str, int]:
+           stages: _Stages, today: dt.date, spill: BinaryIO, own: OwnLenders) -> dict[str, int]:
     """Pass 1: every row checked; returns each lender name's (or id's) lender id. The rows read are
     spilled to `spill` (a temporary file) while no problem is found, for pass 2 to write without
     reading and parsing the file again."""
@@ -233,7 +243,16 @@ def _check(account, path: Path, result: ImportResult, existing: set[str], matche
             result.rows_skipped += 1
         if not row.has_placement:
             continue
-        resolution = _lender(row, matcher)
+        if row.lender_own and row.lender_id is None:  # the team's own: by its exact name, or added
+            try:
+                resolution = own.resolve(row.lender_name, row.line)
+            except TableError as problem:
+                _problem(result, problem)
+                continue
+            if resolution is None:
+                continue  # a name refused on its first line
+        else:
+            resolution = _lender(row, matcher)
         key = str(row.lender_id) if row.lender_id is not None else row.lender_name
         result.lenders.setdefault(key, resolution)
         if resolution.lender_id is None:

@@ -39,6 +39,10 @@ class Command(BaseCommand):
                             help='Add NAME as a lender of the account\'s own (one the directory lacks), with the '
                                  'import: the file\'s rows naming it are placed with it. Repeatable. A name the '
                                  'directory or the account already holds is refused: --map it instead.')
+        parser.add_argument("--own-lenders", metavar="FILE",
+                            help="The own lenders table of a CSV export (history.own-lenders.csv, written beside "
+                                 "it by export_history): the team's own lenders and programs, added with the "
+                                 "import. An XLSX export carries it as its second sheet, read without this.")
 
     def handle(self, *args, **options):
         account = Account.objects.filter(slug=options["account"]).first()
@@ -59,7 +63,8 @@ class Command(BaseCommand):
         dry_run = options["dry_run"]
         try:
             result = history_import(account=account, path=path, mapping=mapping, dry_run=dry_run,
-                                    on_plan=self.stdout.write, new_lenders=options["new_lender"])
+                                    on_plan=self.stdout.write, new_lenders=options["new_lender"],
+                                    own_lenders_path=Path(options["own_lenders"]) if options["own_lenders"] else None)
         except TableError as exc:
             raise CommandError(f"{path.name}: {exc}; nothing was imported.") from None
         except ImportBusy as exc:
@@ -95,6 +100,9 @@ class Command(BaseCommand):
         if result.new_lenders:
             self.stdout.write(("Would add" if result.dry_run else "Added") + " as lenders of the account's own: "
                               + ", ".join(result.new_lenders) + ".")
+        if result.own_programs:
+            self.stdout.write(("Would add" if result.dry_run else "Added") + f" {result.own_programs} program(s) of "
+                              "the account's own.")
         read_as = f" ({result.encoding})" if result.encoding else ""
         self.stdout.write(
             f"{verb} into {account.slug} from {result.file_name}{read_as}: {result.rows} row(s) read; "

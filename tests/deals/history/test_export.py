@@ -101,3 +101,33 @@ def test_export_refuses_an_unknown_account_or_suffix(tmp_path):
     account = AccountFactory()
     with pytest.raises(CommandError, match=r"must end in \.csv or \.xlsx"):
         call_command("export_history", "--account", account.slug, "--output", str(tmp_path / "x.json"))
+
+
+def test_a_selection_exports_those_deals_of_the_account_only(tmp_path, source):
+    from deals.history.export import history_export
+
+    other = AccountFactory()
+    stranger = DealFactory(account=other, title="Not yours", external_id="X-1")
+    chosen = Deal.objects.get(account=source, external_id="CRM-1")
+    path = tmp_path / "some.csv"
+
+    stats = history_export(account=source, path=path, deals=[chosen.pk, stranger.pk])
+
+    with path.open(encoding="utf-8-sig") as file:
+        rows = list(csv.DictReader(file))
+    assert (stats.deals, stats.rows) == (1, 3) and {r["deal_external_id"] for r in rows} == {"CRM-1"}
+
+
+def test_an_xlsx_export_writes_dates_as_date_cells_and_an_empty_account_its_header(tmp_path, source):
+    import datetime as dt
+
+    path = tmp_path / "e.xlsx"
+    call_command("export_history", "--account", source.slug, "--output", str(path), stdout=StringIO())
+    rows = list(load_workbook(path, read_only=True)["History"].iter_rows(values_only=True))
+    header = rows[0]
+    sent = [row[header.index("sent_on")] for row in rows[1:] if row[header.index("lender")]]
+    assert sent and all(isinstance(day, dt.datetime) and day.time() == dt.time() for day in sent)
+    empty = tmp_path / "empty.xlsx"
+    call_command("export_history", "--account", AccountFactory().slug, "--output", str(empty), stdout=StringIO())
+    assert [r for r in load_workbook(empty, read_only=True)["History"].iter_rows(values_only=True)
+            if any(c is not None for c in r)] == [header]
