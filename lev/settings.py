@@ -325,6 +325,18 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
+# History files uploaded for an import (deals.history.jobs): a private folder, outside MEDIA and STATIC,
+# never served (no base_url; the REST door serves only a job's refused-rows report, never the file).
+LEV_HISTORY_UPLOAD_DIR = env_str("LEV_HISTORY_UPLOAD_DIR", str(BASE_DIR / "private" / "history-imports"))
+_HISTORY_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                    "OPTIONS": {"location": LEV_HISTORY_UPLOAD_DIR,
+                                "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "history_imports": _HISTORY_STORAGE,
+}
+
 REDIS_URL = env_str("REDIS_URL", "")
 
 if REDIS_URL:
@@ -667,6 +679,7 @@ if PRODUCTION:
     STORAGES = {
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
         "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+        "history_imports": _HISTORY_STORAGE,
     }
 
 # --- Lender discovery (deals.searches.ranking, deals.searches.tasks) ----------------------------------------
