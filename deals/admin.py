@@ -20,6 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from deals import selectors, services
 from deals.companies import admin as companies_admin  # noqa: F401  (registers companies, contacts; lender contacts)
+from deals.history import admin_views as history_admin_views
 from deals.models import Deal, DealFinancials, DealProperty, Placement, TermSheet
 from deals.notes.admin import DealNoteInline  # (registers notes; their inlines on the company and contact pages)
 from deals.notes.timeline import deal_timeline, deal_timeline_latest
@@ -430,7 +431,8 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
                       self.admin_site.admin_view(self.choose_winner_view), name="deals_deal_choose_winner")
         timeline = path("<path:object_id>/timeline/", self.admin_site.admin_view(self.timeline_view),
                         name="deals_deal_timeline")
-        return [find, place, winner, timeline, *super().get_urls()]
+        # "Import history" (deals/history/admin_views.py): importing a team's history writes deals.
+        return [*history_admin_views.urls(self), find, place, winner, timeline, *super().get_urls()]
 
     def timeline_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The deal's whole timeline, newest first (the deal page shows the latest entries): for
