@@ -51,8 +51,10 @@ JSONRPC_PARSE_ERROR = -32700
 UNREADABLE = "could not be read: its chunked framing is malformed or incomplete"
 
 
-# The one path whose body may pass DATA_UPLOAD_MAX_MEMORY_SIZE: a history file's upload (deals.history.api).
-HISTORY_UPLOAD_PATHS = ("/api/v1/history-imports/", "/api/v1/history-imports")
+# The paths whose body may pass DATA_UPLOAD_MAX_MEMORY_SIZE: a history file's upload, through the API
+# (deals.history.api) and through the admin's "Import history" page (deals.history.admin_views).
+HISTORY_UPLOAD_PATHS = ("/api/v1/history-imports/", "/api/v1/history-imports",
+                        "/admin/deals/deal/import-history/upload/")
 
 
 def body_limit(path: str) -> int | None:

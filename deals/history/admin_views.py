@@ -61,6 +61,7 @@ EXAMPLES = Path(settings.BASE_DIR) / "docs" / "examples"
 DOWNLOADS = {"template": "history-template.csv", "example": "history-example.csv"}
 NEW_LENDER = "new"  # the choice "add it as our own lender" in a name's select
 MAX_MB = limits.HISTORY_FILE_MAX_BYTES // 2**20
+TOO_BIG = f"The file is larger than {MAX_MB} MB; split it (by year, say) and import each part."
 
 
 # --- who may import where ---------------------------------------------------------------------------
@@ -137,8 +138,10 @@ class UploadForm(forms.Form):
                                      help_text="The account whose history this is.")
     file = forms.FileField(
         label="History file", allow_empty_file=False,
-        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.xlsx,.txt,text/csv,"
-                                               "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}),
+        widget=forms.ClearableFileInput(attrs={
+            "accept": ".csv,.xlsx,.txt,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            # history_import.js says a file is too big before sending it (the server says it too, unread).
+            "data-max-bytes": limits.HISTORY_FILE_MAX_BYTES, "data-too-big": TOO_BIG}),
         help_text=f"CSV (UTF-8 or Excel's Windows-1252, any common delimiter) or XLSX, at most {MAX_MB} MB, "
                   "in the template's columns.",
         error_messages={"required": "Choose the history file to upload.",
@@ -170,8 +173,7 @@ class UploadForm(forms.Form):
         # A file skipped for its size is missing from the upload: say why, not "choose a file".
         super().full_clean()
         if self.too_big and "file" in self.errors:
-            self.errors["file"] = self.error_class([f"The file is larger than {MAX_MB} MB; split it (by year, say) "
-                                                    "and import each part."])
+            self.errors["file"] = self.error_class([TOO_BIG])
 
 
 # --- the preview: what a job says, in the deal team's words -------------------------------------------
@@ -190,7 +192,6 @@ def figures(job: HistoryImport) -> list[tuple[str, int]]:
 def preview(job: HistoryImport) -> dict[str, Any]:
     """What the finished job would write (a preview) or wrote (an import): the figures of its summary."""
     s = job.summary or {}
-    verb = "Would create" if job.dry_run else "Created"
     created = [
         _count(s.get("deals", job.deals_created), "new deal"),
         _count(s.get("properties", 0), "property", "properties"),
@@ -200,7 +201,7 @@ def preview(job: HistoryImport) -> dict[str, Any]:
     ]
     skipped = s.get("deals_existing", 0)
     return {
-        "verb": verb, "created": created, "rows": s.get("rows", job.rows_read),
+        "created": created, "rows": s.get("rows", job.rows_read),
         "existing": (f"{_count(skipped, 'deal')} already in the account ({_count(s.get('rows_skipped', 0), 'row')} "
                      "skipped: importing a file again creates nothing twice)") if skipped else "",
         "new_lenders": s.get("new_lenders", []) or job.new_lenders,

@@ -2,8 +2,8 @@
 deal team would: the template downloaded, a file uploaded for a preview, a lender name mapped, the preview
 applied; a refused file's rows and report; bad uploads as form errors; tenancy and roles.
 
-The jobs run where the project runs them: eagerly, in-process, when REDIS_URL is unset (SQLite or PostgreSQL
-without Redis); the last test runs them on a real Celery worker with PostgreSQL and Redis.
+The jobs run in-process (eagerly, as the embedded default runs them; `eager_jobs` keeps it so when REDIS_URL is
+set for the run), the last test on a real Celery worker with PostgreSQL and Redis (skipped without them).
 """
 
 from __future__ import annotations
@@ -26,22 +26,16 @@ from lenders.models import Lender
 from lev import limits
 from lev.accounts.models import Membership
 from tests.deals.history.helpers import HEADER, rows_ab, write_csv
+from tests.deals.searches.worker_process import celery_worker, wait_for
 from tests.factories import AccountFactory, LenderFactory, MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
 INDEX = "admin:deals_history_import"
 UNKNOWN = {"deal_external_id": "CRM-3", "deal_title": "Pine Ridge Storage", "loan_amount": "$4M",
-           "loan_type": "bridge", "transaction_type": "acquisition", "state": "GA", "asset_type": "self_storage",
+           "loan_type": "light_bridge", "transaction_type": "acquisition", "state": "GA", "asset_type": "self_storage",
            "lender": "Peachtree Community Lenders", "sent_on": "2025-04-01", "outcome": "no answer"}
 TEAM_PERMISSIONS = ("view_deal", "add_deal", "change_deal")
-
-
-@pytest.fixture(autouse=True)
-def _private_uploads(settings, tmp_path):
-    """The jobs' stored files in this test's own folder (Django drops its storages when STORAGES changes)."""
-    settings.STORAGES = {**settings.STORAGES, "history_imports": {
-        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path / "kept")}}}
 
 
 @pytest.fixture
@@ -185,18 +179,18 @@ def test_a_file_over_the_bound_is_refused_unread_as_a_form_error(team, tmp_path)
         f"The file is larger than {limits.HISTORY_FILE_MAX_BYTES // 2**20} MB; split it (by year, say) and import "
         "each part."]
     assert not HistoryImport.objects.exists()
-    assert not any((tmp_path / "kept").rglob("*"))  # nothing of it was kept
 
 
 # --- the flow ----------------------------------------------------------------------------------------
-def test_upload_preview_map_a_name_apply_and_the_deals_are_there(team, lenders, tmp_path,
+def test_upload_preview_map_a_name_apply_and_the_deals_are_there(team, lenders, tmp_path, eager_jobs,
                                                                  django_capture_on_commit_callbacks):
     client = team["client"]
     path = write_csv(tmp_path / "crm-export.csv", [*rows_ab(), UNKNOWN])
 
     # The upload starts a preview; the name no lender matches refuses it, listed with its choices.
     with django_capture_on_commit_callbacks(execute=True):
-        job, page = job_page(client, upload(client, path))
+        sent = upload(client, path)
+    job, page = job_page(client, sent)
     job.refresh_from_db()
     assert job.dry_run and job.status == HistoryImport.Status.REFUSED
     html = page.content.decode()
@@ -212,13 +206,14 @@ def test_upload_preview_map_a_name_apply_and_the_deals_are_there(team, lenders, 
     # Mapped (added as the team's own lender), previewed again: the preview says what it would create.
     field = page.context["names"][0]["field"]
     with django_capture_on_commit_callbacks(execute=True):
-        preview, page = job_page(client, client.post(reverse("admin:deals_history_import_apply", args=[job.pk]),
-                                                     {field: "new", "then": "preview"}))
+        sent = client.post(reverse("admin:deals_history_import_apply", args=[job.pk]),
+                           {field: "new", "then": "preview"})
+    preview, page = job_page(client, sent)
     preview.refresh_from_db()
     assert preview.dry_run and preview.status == HistoryImport.Status.DONE, preview.message
     assert preview.new_lenders == ["Peachtree Community Lenders"]
     shown = text_of(page)
-    assert "Would create: 3 new deals" in shown or "would create: 3 new deals" in shown.lower()
+    assert "the import will create: 3 new deals" in shown
     assert "6 placements" in shown and "3 quotes" in shown and "1 won deal" in shown
     assert "Will add as your own lender: Peachtree Community Lenders" in shown
     assert "line 2: deal CRM-1" in shown  # the plan, row by row
@@ -228,8 +223,8 @@ def test_upload_preview_map_a_name_apply_and_the_deals_are_there(team, lenders, 
 
     # Applied: the deals, placements and quotes are there, with the team's own new lender.
     with django_capture_on_commit_callbacks(execute=True):
-        applied, page = job_page(client, client.post(reverse("admin:deals_history_import_apply", args=[preview.pk]),
-                                                     {"then": "apply"}))
+        sent = client.post(reverse("admin:deals_history_import_apply", args=[preview.pk]), {"then": "apply"})
+    applied, page = job_page(client, sent)
     applied.refresh_from_db()
     assert not applied.dry_run and applied.status == HistoryImport.Status.DONE, applied.message
     assert Deal.objects.filter(account=team["account"]).count() == 3
@@ -239,7 +234,7 @@ def test_upload_preview_map_a_name_apply_and_the_deals_are_there(team, lenders, 
     assert own.account_id == team["account"].pk
     assert Placement.objects.filter(lender=own, deal__external_id="CRM-3").exists()
     shown = text_of(page)
-    assert "The history is imported" in shown and "Created: 3 new deals" in shown
+    assert "The history is imported" in shown and "the import created: 3 new deals" in shown
     # Its link lists the imported deals.
     deals_url = page.context["deals_url"]
     listed = client.get(deals_url)
@@ -248,13 +243,14 @@ def test_upload_preview_map_a_name_apply_and_the_deals_are_there(team, lenders, 
 
     # The same file again: nothing twice.
     with django_capture_on_commit_callbacks(execute=True):
-        twice, page = job_page(client, upload(client, path))
+        sent = upload(client, path)
+    twice, page = job_page(client, sent)
     twice.refresh_from_db()
     assert twice.status == HistoryImport.Status.DONE and twice.deals_created == 0
     assert "3 deals already in the account" in text_of(page)
 
 
-def test_a_refused_file_shows_its_rows_and_the_report_downloads(team, lenders, tmp_path,
+def test_a_refused_file_shows_its_rows_and_the_report_downloads(team, lenders, tmp_path, eager_jobs,
                                                                  django_capture_on_commit_callbacks):
     rows = rows_ab()
     rows[1]["outcome"] = "maybe later"
@@ -262,7 +258,8 @@ def test_a_refused_file_shows_its_rows_and_the_report_downloads(team, lenders, t
     path = write_csv(tmp_path / "bad.csv", rows)
 
     with django_capture_on_commit_callbacks(execute=True):
-        job, page = job_page(team["client"], upload(team["client"], path))
+        sent = upload(team["client"], path)
+    job, page = job_page(team["client"], sent)
     job.refresh_from_db()
 
     assert job.status == HistoryImport.Status.REFUSED and job.problems
@@ -347,3 +344,46 @@ def test_an_upload_without_the_csrf_token_is_refused(team, tmp_path):
     answer = upload(client, write_csv(tmp_path / "history.csv", rows_ab()))
     assert answer.status_code == 403
     assert not HistoryImport.objects.exists()
+
+
+# --- on PostgreSQL, a real worker ----------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_a_real_worker_runs_the_preview_the_mapped_preview_and_the_import(tmp_path):
+    """The admin's flow where production runs it: the request commits, the job goes through Redis to a
+    Celery worker process on the same PostgreSQL database, and the page follows it until it has finished."""
+    lenders = {name: LenderFactory(name=name) for name in
+               ("JPMorgan Chase Bank, N.A.", "Wells Fargo Bank", "Arbor Realty Trust", "Chase Capital Partners")}
+    account = AccountFactory(name="Northwind Capital")
+    client = Client()
+    client.force_login(team_member(account, "dana"))
+    path = write_csv(tmp_path / "crm-export.csv", [*rows_ab(), {**UNKNOWN, "lender": "Chase"}])
+
+    with celery_worker() as worker:  # (the stored file on the one private storage both processes use)
+        def finished(response):
+            match = re.search(r"/import-history/(\d+)/$", response["Location"])
+            job = HistoryImport.objects.get(pk=int(match.group(1)))
+            wait_for(lambda: client.get(response["Location"]).context["job"].finished, f"job {job.pk}", worker)
+            job.refresh_from_db()
+            return job, client.get(response["Location"])
+
+        # "Chase" is two lenders equally well: refused, both offered, neither chosen for the team.
+        job, page = finished(upload(client, path))
+        assert job.status == HistoryImport.Status.REFUSED and not job.problems
+        (name,) = page.context["names"]
+        assert name["name"] == "Chase"
+        assert {label for _pk, label in name["candidates"]} >= {"JPMorgan Chase Bank, N.A.", "Chase Capital Partners"}
+
+        chosen = str(lenders["Chase Capital Partners"].pk)
+        preview, page = finished(client.post(reverse("admin:deals_history_import_apply", args=[job.pk]),
+                                             {name["field"]: chosen, "then": "preview"}))
+        assert preview.status == HistoryImport.Status.DONE and preview.mapping == {"Chase": int(chosen)}
+        assert Deal.objects.filter(account=account).count() == 0
+
+        applied, page = finished(client.post(reverse("admin:deals_history_import_apply", args=[preview.pk]),
+                                             {"then": "apply"}))
+        assert applied.status == HistoryImport.Status.DONE and not applied.dry_run, applied.message
+
+    assert Deal.objects.filter(account=account).count() == 3
+    assert Placement.objects.get(deal__external_id="CRM-3", deal__account=account).lender_id == int(chosen)
+    assert "the import created: 3 new deals" in text_of(page)
