@@ -309,6 +309,7 @@ def job_view(model_admin: admin.ModelAdmin, request: HttpRequest, job_id: int) -
         # Names can be mapped on a preview refused for its names alone; bad rows need a corrected file.
         can_map=bool(names) and not job.problems and bool(job.file),
         can_apply=job.dry_run and job.status == HistoryImport.Status.DONE and bool(job.file),
+        file_gone=job.dry_run and job.finished and not job.file,
         refresh_seconds=REFRESH_SECONDS,
         apply_url=reverse("admin:deals_history_import_apply", args=[job.pk]),
         report_url=reverse("admin:deals_history_import_refused", args=[job.pk]),
@@ -340,8 +341,11 @@ def apply_view(model_admin: admin.ModelAdmin, request: HttpRequest, job_id: int)
         messages.error(request, "Choose a lender, or “add as our own lender”, for: " + ", ".join(missing) + ".")
         return HttpResponseRedirect(back + "#names")
     dry_run = request.POST.get("then") == "preview"
-    if not dry_run and not (job.status == HistoryImport.Status.DONE or (job.status == HistoryImport.Status.REFUSED
-                                                                        and not job.problems)):
+    if not job.dry_run:
+        messages.error(request, "This import has run; to import the file again, upload it again.")
+        return HttpResponseRedirect(back)
+    if not (job.status == HistoryImport.Status.DONE or (job.status == HistoryImport.Status.REFUSED
+                                                        and not job.problems)):
         messages.error(request, "This file has rows to correct: upload the corrected file.")
         return HttpResponseRedirect(back)
     started = _relay(request, lambda: jobs.import_again(job=job, user=request.user, dry_run=dry_run,

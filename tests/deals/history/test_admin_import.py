@@ -292,6 +292,19 @@ def test_a_running_job_shows_its_progress_and_how_the_page_refreshes(team):
     assert "history_import.js" not in finished and 'data-finished="true"' in finished
 
 
+def test_apply_is_offered_only_on_a_preview_whose_file_is_still_kept(team):
+    gone = HistoryImport.objects.create(account=team["account"], file_name="old.csv", dry_run=True,
+                                        status=HistoryImport.Status.DONE)  # its file deleted past retention
+    page = team["client"].get(reverse("admin:deals_history_import_job", args=[gone.pk])).content.decode()
+    assert 'id="apply"' not in page and 'id="file-gone"' in page
+    ran = HistoryImport.objects.create(account=team["account"], file_name="ran.csv", dry_run=False,
+                                       status=HistoryImport.Status.DONE)
+    answer = team["client"].post(reverse("admin:deals_history_import_apply", args=[ran.pk]), {"then": "apply"},
+                                 follow=True)
+    assert "This import has run" in answer.content.decode()
+    assert HistoryImport.objects.count() == 2
+
+
 # --- who ---------------------------------------------------------------------------------------------
 def test_another_accounts_job_is_not_found_on_every_page(team, tmp_path):
     other = AccountFactory()
