@@ -603,8 +603,9 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "inte
 # died is running again within stale + sweep seconds (20 + 5 by default).
 LEV_SEARCH_SWEEP_SECONDS = env_float("LEV_SEARCH_SWEEP_SECONDS", 5.0)
 # History import jobs (deals.history.jobs; docs/import-export.md "The REST door"). An upload to
-# POST /api/v1/history-imports/ may carry this many bytes (the only path above DATA_UPLOAD_MAX_MEMORY_SIZE:
-# lev.wsgi.body_limit); a bigger one is answered 413 before its body is read.
+# POST /api/v1/history-imports/ and the admin's "Import history" upload may carry this many bytes (the only
+# paths above DATA_UPLOAD_MAX_MEMORY_SIZE: lev.wsgi.body_limit); a bigger one is answered 413 before its body
+# is read.
 LEV_HISTORY_UPLOAD_MAX_BYTES = env_int("LEV_HISTORY_UPLOAD_MAX_BYTES", 64 * 1024 * 1024)
 # A running import beats its heartbeat this often; one silent for LEV_HISTORY_STALE_SECONDS is re-queued
 # by the sweep (every LEV_HISTORY_SWEEP_SECONDS), or failed after LEV_HISTORY_MAX_ATTEMPTS runs.

@@ -33,6 +33,7 @@ from lev.errors import NotFound, ValidationFailed
 from lev.openapi import READ_ERRORS, WRITE_ERRORS
 from lev.pagination import StandardPagination, paginated
 from lev.parsers import JSONParser
+from lev.serializers import PageQuerySerializer
 
 UPLOAD_PATH = "/api/v1/history-imports/"
 
@@ -62,10 +63,11 @@ class HistoryImportListCreateApi(HistoryImportScopedView):
             raise too_large()
         super().initial(request, *args, **kwargs)
 
-    @extend_schema(operation_id="history_imports_list",
+    @extend_schema(operation_id="history_imports_list", parameters=[PageQuerySerializer],
                    responses={200: paginated(HistoryImportSerializer, "PaginatedHistoryImportList"), **READ_ERRORS})
     def get(self, request: Request) -> Response:
         """The account's history imports, newest first (`page`, `page_size` ≤ 100)."""
+        validated(PageQuerySerializer, request.query_params.dict())
         paginator = StandardPagination()
         jobs_ = HistoryImport.objects.filter(account=self.account(request)).order_by("-created_at", "-id")
         page = paginator.paginate_queryset(jobs_, request, view=self)

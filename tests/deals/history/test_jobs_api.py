@@ -181,3 +181,42 @@ def test_another_accounts_import_is_not_found(api, other_api, account, tmp_path,
                                  "details": {"resource": "history_import", "id": str(job["id"])}}
     assert other_api.get(URL).json()["count"] == 0
     assert counts(account) == (0, 0, 0)
+
+
+def test_a_200_mb_upload_is_413_from_its_length_never_read(api, account, eager_jobs):
+    """The view refuses it from Content-Length, before the body is read (this one has a few bytes only)."""
+    answer = api.generic("POST", URL, b"--x--\r\n", content_type="multipart/form-data; boundary=x",
+                         CONTENT_LENGTH=str(200 * 1024 * 1024))
+    assert answer.status_code == 413
+    assert answer.json()["message"] == f"Validation failed: file must be at most {64 * 1024 * 1024} bytes"
+    assert not HistoryImport.objects.exists()
+
+
+def test_the_servers_body_bound_lets_this_path_alone_carry_an_upload(settings):
+    """lev.asgi's BodyGuard and lev.wsgi read the bound of a path from body_limit: 413 from the
+    Content-Length of a 200 MB upload, before any of it is received."""
+    import asyncio
+
+    from lev.asgi import BodyGuard
+    from lev.wsgi import body_limit
+
+    assert body_limit(URL) == settings.LEV_HISTORY_UPLOAD_MAX_BYTES == 64 * 1024 * 1024
+    assert body_limit("/api/v1/deals/") == settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+    sent: list[dict] = []
+
+    async def app(scope, receive, send):  # never reached
+        raise AssertionError("the application ran")
+
+    async def receive():
+        raise AssertionError("the body was read")
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "path": URL, "method": "POST",
+             "headers": [(b"content-length", str(200 * 1024 * 1024).encode())]}
+    asyncio.run(BodyGuard(app)(scope, receive, send))
+    assert sent[0]["status"] == 413
+    body = json.loads(sent[1]["body"])
+    assert body["code"] == "VALIDATION_ERROR" and body["message"].startswith("Validation failed: ")
