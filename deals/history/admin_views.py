@@ -184,8 +184,10 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 def figures(job: HistoryImport) -> list[tuple[str, int]]:
     """The job's counts as the page lists them: while it runs, what its run published so far."""
     now = jobs.progress_of(job)
-    return [("Rows read", now["rows_read"]), ("Rows refused", now["rows_refused"]),
-            ("Deals", now["deals_created"]), ("Placements", now["placements_created"]),
+    rows = [("Rows read", now["rows_read"]), ("Rows refused", now["rows_refused"])]
+    if job.dry_run and job.finished:  # a preview writes nothing: what it would write is its preview
+        return rows
+    return [*rows, ("Deals", now["deals_created"]), ("Placements", now["placements_created"]),
             ("Quotes", now["term_sheets_created"])]
 
 

@@ -97,7 +97,8 @@ def test_the_template_and_the_example_download_as_the_docs_ship_them(team):
 def test_the_page_offers_the_template_the_upload_and_its_accounts_past_imports_only(team):
     other = AccountFactory(name="Other Team")
     HistoryImport.objects.create(account=team["account"], created_by=team["user"], file_name="our-2024.csv",
-                                 dry_run=True, status=HistoryImport.Status.DONE, deals_created=4)
+                                 dry_run=True, status=HistoryImport.Status.DONE,
+                                 summary={"deals": 4, "placements": 9, "term_sheets": 1})
     HistoryImport.objects.create(account=other, file_name="their-secret.csv", status=HistoryImport.Status.DONE)
 
     page = team["client"].get(reverse(INDEX))
@@ -106,7 +107,7 @@ def test_the_page_offers_the_template_the_upload_and_its_accounts_past_imports_o
     html = page.content.decode()
     assert reverse("admin:deals_history_import_download", args=["template"]) in html
     assert 'enctype="multipart/form-data"' in html and 'name="file"' in html
-    assert "our-2024.csv" in html and "would create 4 deals" in text_of(page)
+    assert "our-2024.csv" in html and "would create 4 deals, 9 placements, 1 quote" in text_of(page)
     assert "their-secret.csv" not in html
     # One account: nothing to choose, the form carries it.
     assert 'name="account"' not in html and '<strong id="import-account">Northwind Capital</strong>' in html
@@ -240,6 +241,8 @@ def test_upload_preview_map_a_name_apply_and_the_deals_are_there(team, lenders, 
     listed = client.get(deals_url)
     assert listed.status_code == 200
     assert {d.external_id for d in listed.context["cl"].result_list} == {"CRM-1", "CRM-2", "CRM-3"}
+    past = text_of(client.get(reverse(INDEX)))
+    assert "created 3 deals, 6 placements, 3 quotes" in past and "would create 3 deals, 6 placements" in past
 
     # The same file again: nothing twice.
     with django_capture_on_commit_callbacks(execute=True):
