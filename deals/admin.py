@@ -21,6 +21,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from deals import selectors, services
 from deals.companies import admin as companies_admin  # noqa: F401  (registers companies, contacts; lender contacts)
 from deals.history import admin_export
+from deals.history import admin_views as history_admin_views
 from deals.models import Deal, DealFinancials, DealProperty, Placement, TermSheet
 from deals.notes.admin import DealNoteInline  # (registers notes; their inlines on the company and contact pages)
 from deals.notes.timeline import deal_timeline, deal_timeline_latest
@@ -446,7 +447,8 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
                         name="deals_deal_timeline")
         export = path("export-history/", self.admin_site.admin_view(
             lambda request: admin_export.account_export_view(self, request)), name="deals_deal_export_history")
-        return [export, find, place, winner, timeline, *super().get_urls()]
+        # "Import history" (deals/history/admin_views.py): importing a team's history writes deals.
+        return [export, *history_admin_views.urls(self), find, place, winner, timeline, *super().get_urls()]
 
     def timeline_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The deal's whole timeline, newest first (the deal page shows the latest entries): for

@@ -10,6 +10,7 @@ from django.db.models.functions import Coalesce
 
 from deals import finance
 from deals.companies.models import Company, Contact
+from deals.history.models import HistoryImport
 from deals.notes.models import Note
 from deals.pipeline.models import Stage, StageChange
 from deals.placements.models import Placement, TermSheet
@@ -225,5 +226,5 @@ class DealFinancials(models.Model):
 
 
 # Every model of the app, its rooms' included, so Django registers them with this module.
-__all__ = ["Company", "Contact", "Deal", "DealFinancials", "DealProperty", "LenderMatch", "LenderSearch", "Note",
-           "Placement", "Stage", "StageChange", "TermSheet"]
+__all__ = ["Company", "Contact", "Deal", "DealFinancials", "DealProperty", "HistoryImport", "LenderMatch",
+           "LenderSearch", "Note", "Placement", "Stage", "StageChange", "TermSheet"]

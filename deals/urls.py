@@ -19,4 +19,5 @@ urlpatterns = [
     path("", include("deals.pipeline.urls")),
     path("", include("deals.summaries.urls")),
     path("", include("deals.notes.urls")),
+    path("", include("deals.history.urls")),
 ]

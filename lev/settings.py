@@ -331,6 +331,18 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # `collectstatic`, as runserver only does with DEBUG on; production serves the collected, hashed ones.
 WHITENOISE_USE_FINDERS = not PRODUCTION
 
+# History files uploaded for an import (deals.history.jobs): a private folder, outside MEDIA and STATIC,
+# never served (no base_url; the REST door serves only a job's refused-rows report, never the file).
+LEV_HISTORY_UPLOAD_DIR = env_str("LEV_HISTORY_UPLOAD_DIR", str(BASE_DIR / "private" / "history-imports"))
+_HISTORY_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                    "OPTIONS": {"location": LEV_HISTORY_UPLOAD_DIR,
+                                "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "history_imports": _HISTORY_STORAGE,
+}
+
 REDIS_URL = env_str("REDIS_URL", "")
 
 if REDIS_URL:
@@ -601,9 +613,29 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "inte
 # How often beat runs the stale-search sweep: with LEV_SEARCH_STALE_SECONDS, a search whose worker
 # died is running again within stale + sweep seconds (20 + 5 by default).
 LEV_SEARCH_SWEEP_SECONDS = env_float("LEV_SEARCH_SWEEP_SECONDS", 5.0)
+# History import jobs (deals.history.jobs; docs/import-export.md "The REST door"). An upload to
+# POST /api/v1/history-imports/ and the admin's "Import history" upload may carry this many bytes (the only
+# paths above DATA_UPLOAD_MAX_MEMORY_SIZE: lev.wsgi.body_limit); a bigger one is answered 413 before its body
+# is read.
+LEV_HISTORY_UPLOAD_MAX_BYTES = env_int("LEV_HISTORY_UPLOAD_MAX_BYTES", 64 * 1024 * 1024)
+# A running import beats its heartbeat this often; one silent for LEV_HISTORY_STALE_SECONDS is re-queued
+# by the sweep (every LEV_HISTORY_SWEEP_SECONDS), or failed after LEV_HISTORY_MAX_ATTEMPTS runs.
+LEV_HISTORY_HEARTBEAT_SECONDS = env_float("LEV_HISTORY_HEARTBEAT_SECONDS", 3.0)
+LEV_HISTORY_STALE_SECONDS = env_int("LEV_HISTORY_STALE_SECONDS", 15)
+LEV_HISTORY_SWEEP_SECONDS = env_float("LEV_HISTORY_SWEEP_SECONDS", 5.0)
+LEV_HISTORY_MAX_ATTEMPTS = env_int("LEV_HISTORY_MAX_ATTEMPTS", 3)
+LEV_HISTORY_PENDING_GIVE_UP_SECONDS = env_int("LEV_HISTORY_PENDING_GIVE_UP_SECONDS", 3600)
+# A job that finds another import of its account running waits this long, queued, before it tries again.
+LEV_HISTORY_BUSY_RETRY_SECONDS = env_float("LEV_HISTORY_BUSY_RETRY_SECONDS", 5.0)
+# An import's time limits: below the broker's visibility timeout (CELERY_VISIBILITY_TIMEOUT), like every task.
+LEV_HISTORY_SOFT_TIME_LIMIT = env_int("LEV_HISTORY_SOFT_TIME_LIMIT", 100)
+LEV_HISTORY_TIME_LIMIT = env_int("LEV_HISTORY_TIME_LIMIT", 110)
+# The stored file of a finished job (a preview's, kept for its apply; a refused one's) is deleted after this.
+LEV_HISTORY_FILE_RETENTION_SECONDS = env_int("LEV_HISTORY_FILE_RETENTION_SECONDS", 7 * 24 * 3600)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-lender-searches": {"task": "lenders.tasks.sweep_stale_searches",
                                     "schedule": LEV_SEARCH_SWEEP_SECONDS},
+    "sweep-history-imports": {"task": "deals.tasks.sweep_history_imports", "schedule": LEV_HISTORY_SWEEP_SECONDS},
     "refresh-lender-activity": {"task": "lenders.tasks.refresh_lender_activity",
                                 "schedule": env_float("LEV_ACTIVITY_REFRESH_SECONDS", 3600.0)},
     "refresh-lender-signals": {"task": "lenders.tasks.refresh_lender_signals",
@@ -678,6 +710,7 @@ if PRODUCTION:
     STORAGES = {
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
         "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+        "history_imports": _HISTORY_STORAGE,
     }
 
 # --- Lender discovery (deals.searches.ranking, deals.searches.tasks) ----------------------------------------

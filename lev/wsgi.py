@@ -51,9 +51,19 @@ JSONRPC_PARSE_ERROR = -32700
 UNREADABLE = "could not be read: its chunked framing is malformed or incomplete"
 
 
+# The paths whose body may pass DATA_UPLOAD_MAX_MEMORY_SIZE: a history file's upload, through the API
+# (deals.history.api) and through the admin's "Import history" page (deals.history.admin_views).
+HISTORY_UPLOAD_PATHS = ("/api/v1/history-imports/", "/api/v1/history-imports",
+                        "/admin/deals/deal/import-history/upload/")
+
+
 def body_limit(path: str) -> int | None:
     """The most body a request to `path` may carry: what its view would accept."""
-    return settings.LEV_MCP_MAX_BODY_BYTES if path.startswith("/mcp") else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if path.startswith("/mcp"):
+        return settings.LEV_MCP_MAX_BODY_BYTES
+    if path in HISTORY_UPLOAD_PATHS:
+        return settings.LEV_HISTORY_UPLOAD_MAX_BYTES
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
 def refusal(path: str, status: int, problem: str, *, parse_error: bool = False) -> tuple[int, list, bytes]:

@@ -39,6 +39,7 @@ from xml.etree.ElementTree import ParseError
 from defusedxml import DefusedXmlException
 
 from lev import limits
+from lev.errors import ValidationFailed
 
 CHUNK_BYTES = 1 << 20
 DELIMITERS = (",", ";", "\t", "|")
@@ -55,6 +56,11 @@ class TableError(Exception):
     def __init__(self, message: str, *, line: int | None = None, column: str | None = None) -> None:
         super().__init__(message)
         self.message, self.line, self.column = message, line, column
+
+    @property
+    def app_error(self):
+        """Its place in the error contract (deals.history.errors): a VALIDATION_ERROR on the file."""
+        return ValidationFailed({"file": [str(self)]})
 
     def __str__(self) -> str:
         where = []

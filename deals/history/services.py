@@ -55,6 +55,7 @@ from lev.formatting import money
 
 PROBLEMS_KEPT = 200
 BATCH_ROWS = 2000
+PROGRESS_ROWS = 1000  # pass 1 reports its progress every this many rows (pass 2: after each batch)
 # pg_try_advisory_xact_lock's key: this namespace in the high 32 bits, the account's id in the low ones.
 LOCK_NAMESPACE = 0x4C485349  # "LHSI": Lev history import
 IMPORTED_NOTE = "Imported from the history file {name} (line {line})."
@@ -82,6 +83,8 @@ class ImportResult:
     unresolved: list[tuple[Resolution, int, int]] = field(default_factory=list)  # (name, first line, rows)
     problems: list[TableError] = field(default_factory=list)
     problems_total: int = 0
+    rows_refused: int = 0  # rows with at least one problem
+    last_problem_line: int | None = field(default=None, repr=False)
     dry_run: bool = True
 
     @property
@@ -125,7 +128,9 @@ class _Stages:
 
 def history_import(*, account, path: Path, mapping: dict[str, int] | None = None, dry_run: bool = False,
                    user=None, on_plan: Callable[[str], None] | None = None, today: dt.date | None = None,
-                   new_lenders: list[str] | None = None, own_lenders_path: Path | None = None) -> ImportResult:
+                   new_lenders: list[str] | None = None, own_lenders_path: Path | None = None,
+                   file_name: str | None = None,
+                   on_progress: Callable[[dict[str, int]], None] | None = None) -> ImportResult:
     """Import the history file at `path` into `account` (module docstring). Raises TableError for a file
     that cannot be read at all (kind, encoding, header) or a `new_lenders` name already held, HistoryRefused
     for bad rows or names to map, ImportBusy when another import of the account runs; otherwise returns
@@ -133,9 +138,13 @@ def history_import(*, account, path: Path, mapping: dict[str, int] | None = None
     `new_lenders`: names the user asks to add as lenders of the account's own (the file's rows then match
     them by name), added in the same transaction as the rows: with them, or not at all. The team's own
     lenders and programs the file carries (rows with `lender_own` yes; the own lenders table: an XLSX's
-    second sheet, or the CSV companion at `own_lenders_path`) are added alike (deals.history.own)."""
+    second sheet, or the CSV companion at `own_lenders_path`) are added alike (deals.history.own).
+    `file_name`: the name the user gave the file (the imported deals' notes say it), when `path` is a
+    stored copy. `on_progress` is called with the figures so far ({"rows_read", "rows_refused"} during
+    pass 1; {"deals_created", "placements_created", "term_sheets_created"} after each batch of pass 2):
+    inside the import's transaction, so whatever it publishes must go outside it (deals.history.jobs)."""
     today = today or timezone.localdate()
-    result = ImportResult(file_name=path.name, dry_run=dry_run)
+    result = ImportResult(file_name=file_name or path.name, dry_run=dry_run)
     with transaction.atomic():
         _lock(account)
         existing = set(Deal.objects.filter(account=account).exclude(external_id="")
@@ -153,13 +162,13 @@ def history_import(*, account, path: Path, mapping: dict[str, int] | None = None
             result.own_programs = own_table_import(account=account, rows=own_rows, own=own,
                                                    problem=lambda problem: _problem(result, problem))
         with tempfile.TemporaryFile() as spill:
-            lender_of = _check(account, path, result, existing, matcher, stages, today, spill, own)
+            lender_of = _check(account, path, result, existing, matcher, stages, today, spill, own, on_progress)
             result.new_lenders += own.added
             if result.refused:
                 raise HistoryRefused(result)
             spill.seek(0)
-            _write(account, path, result, existing, lender_of, stages, spill, user=user, dry_run=dry_run,
-                   on_plan=on_plan)
+            _write(account, result, existing, lender_of, stages, spill, user=user, dry_run=dry_run,
+                   on_plan=on_plan, on_progress=on_progress)
         if dry_run:
             transaction.set_rollback(True)  # a dry run's new own lenders were for the plan's names only
         elif result.placements:
@@ -190,6 +199,10 @@ def _add_own_lenders(account, names: list[str]) -> list[tuple[int, str]]:
 
 
 def _problem(result: ImportResult, problem: TableError) -> None:
+    # Problems come in the file's order (pass 1): a line other than the last problem's is a newly refused row.
+    if not result.problems_total or problem.line != result.last_problem_line:
+        result.rows_refused += 1
+    result.last_problem_line = problem.line
     result.problems_total += 1
     if len(result.problems) < PROBLEMS_KEPT:
         result.problems.append(problem)
@@ -200,7 +213,8 @@ def _lender(row: HistoryRow, matcher: LenderMatcher) -> Resolution:
 
 
 def _check(account, path: Path, result: ImportResult, existing: set[str], matcher: LenderMatcher,
-           stages: _Stages, today: dt.date, spill: BinaryIO, own: OwnLenders) -> dict[str, int]:
+           stages: _Stages, today: dt.date, spill: BinaryIO, own: OwnLenders,
+           on_progress: Callable[[dict[str, int]], None] | None = None) -> dict[str, int]:
     """Pass 1: every row checked; returns each lender name's (or id's) lender id. The rows read are
     spilled to `spill` (a temporary file) while no problem is found, for pass 2 to write without
     reading and parsing the file again."""
@@ -213,6 +227,8 @@ def _check(account, path: Path, result: ImportResult, existing: set[str], matche
     unresolved: dict[str, list] = {}
     lender_of: dict[str, int] = {}
     for row in _rows(table, at, today):
+        if on_progress is not None and result.rows and result.rows % PROGRESS_ROWS == 0:
+            on_progress({"rows_read": result.rows, "rows_refused": result.rows_refused})
         if isinstance(row, TableError):
             result.rows += 1
             _problem(result, row)
@@ -281,6 +297,8 @@ def _check(account, path: Path, result: ImportResult, existing: set[str], matche
             result.won += 1 if row.status == "won" else 0
     if not result.rows:
         raise TableError("the file has its header but no rows")
+    if on_progress is not None:
+        on_progress({"rows_read": result.rows, "rows_refused": result.rows_refused})
     result.unresolved = [tuple(v) for v in unresolved.values()]
     return lender_of
 
@@ -307,13 +325,22 @@ def _spilled(spill: BinaryIO) -> Iterator[HistoryRow]:
             return
 
 
-def _write(account, path: Path, result: ImportResult, existing: set[str], lender_of: dict[str, int],
-           stages: _Stages, spill: BinaryIO, *, user, dry_run: bool, on_plan) -> None:
+def _write(account, result: ImportResult, existing: set[str], lender_of: dict[str, int],
+           stages: _Stages, spill: BinaryIO, *, user, dry_run: bool, on_plan, on_progress=None) -> None:
     """Pass 2: the rows again (as pass 1 read them), written in batches (or, on a dry run, each row's
     plan said)."""
     made: dict[str, int] = {}  # external id -> the new deal's id
     batch: list[HistoryRow] = []
     author = user if getattr(user, "pk", None) else None
+    written = {"deals_created": 0, "placements_created": 0, "term_sheets_created": 0}
+
+    def flush() -> None:
+        for key, count in zip(written, _flush(account, batch, made, lender_of, stages, author, result.file_name),
+                              strict=True):
+            written[key] += count
+        if on_progress is not None:
+            on_progress(dict(written))
+
     for row in _spilled(spill):
         if dry_run:
             if on_plan is not None:
@@ -324,10 +351,10 @@ def _write(account, path: Path, result: ImportResult, existing: set[str], lender
             continue
         batch.append(row)
         if len(batch) >= BATCH_ROWS:
-            _flush(account, batch, made, lender_of, stages, author, path.name)
+            flush()
             batch = []
     if batch and not dry_run:
-        _flush(account, batch, made, lender_of, stages, author, path.name)
+        flush()
 
 
 def _plan_line(row: HistoryRow, existing: set[str], made: dict[str, int], result: ImportResult) -> str:
@@ -352,7 +379,8 @@ def _plan_line(row: HistoryRow, existing: set[str], made: dict[str, int], result
 
 
 def _flush(account, rows: list[HistoryRow], made: dict[str, int], lender_of: dict[str, int], stages: _Stages,
-           author, file_name: str) -> None:
+           author, file_name: str) -> tuple[int, int, int]:
+    """One batch written; returns the deals, placements and term sheets it created."""
     new_rows: dict[str, HistoryRow] = {}
     for row in rows:
         if row.external_id not in made and row.external_id not in new_rows:
@@ -373,8 +401,9 @@ def _flush(account, rows: list[HistoryRow], made: dict[str, int], lender_of: dic
             for ext, row in new_rows.items()])
     placed = [row for row in rows if row.has_placement]
     placements = Placement.objects.bulk_create([_placement(row, made, lender_of, author) for row in placed])
-    TermSheet.objects.bulk_create([
+    sheets = TermSheet.objects.bulk_create([
         _term_sheet(row, placement, author) for row, placement in zip(placed, placements, strict=True) if row.quote])
+    return len(new_rows), len(placements), len(sheets)
 
 
 def _deal(account, row: HistoryRow, stages: _Stages, author) -> Deal:

@@ -12,6 +12,7 @@ from lev import limits
 from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
 from lev.errors import ErrorCode
 from lev.limits import LOAN_AMOUNT_MIN
+from mcp_tools import budget
 from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -401,3 +402,70 @@ def summarize_deal(
     sources [n]: record, field, value, API path. Parts a scope (placements:read, lenders:read)
     keeps out are named in left_out."""
     return {"summary": lev().get(f"/deals/{deal_id}/summary/", {"detail": detail})}
+
+
+# --- History imports (deals.history.jobs; uploaded through POST /api/v1/history-imports/) ---------------
+ImportId = Id(None)
+IMPORT_NOT_FOUND_HINT = ("Check import_id: list_imports lists the account's history imports (newest first); do "
+                         "not retry with the same id.")
+IMPORT_PROBLEMS_SHOWN = 20
+
+
+def _import_item(job: dict[str, Any]) -> dict[str, Any]:
+    item = {k: job[k] for k in ("id", "status", "dry_run", "file_name", "progress", "created_at", "finished_at")}
+    if job.get("message"):
+        item["message"] = job["message"]
+    return item
+
+
+def _import(job: dict[str, Any], shown: int = IMPORT_PROBLEMS_SHOWN, text: int = 300) -> dict[str, Any]:
+    """The job as get_import answers it: `shown` problems, names and plan lines at most, each text clipped
+    to `text` characters (both lowered until the answer fits the byte budget)."""
+    summary = dict(job.get("summary") or {})
+    unresolved = summary.pop("unresolved", [])
+    new_lenders = summary.get("new_lenders") or []
+    summary["new_lenders"] = [clip(name, text) for name in new_lenders[:shown]]
+    result = {**_import_item(job), "file_name": clip(job["file_name"], text), "summary": summary,
+              "problems": [{**p, "column": clip(p["column"], 40), "message": clip(p["message"], text)}
+                           for p in job.get("problems", [])[:shown]],
+              "problems_total": summary.get("problems_total", len(job.get("problems", []))),
+              "names_to_map": [{**n, "name": clip(n["name"], text), "candidates": [
+                  {**c, "name": clip(c["name"], text)} for c in n.get("candidates", [])]} for n in unresolved[:shown]],
+              "names_to_map_total": len(unresolved), "report_url": job["links"]["report"]}
+    if job.get("message"):
+        result["message"] = clip(job["message"], text)
+    if job.get("plan"):
+        result["plan"] = [clip(line, text) for line in job["plan"][:shown]]
+    if unresolved:
+        result["next_step"] = (f"Map each name to a lender id (a candidate's, or one from search_lender_directory) and "
+                               f"POST {job['links']['apply']} with mapping {{name: lender_id}}.")
+    return result
+
+
+@tool(title="Get a history import", scope=DEALS_READ, read_only=True)
+def get_import(import_id: ImportId) -> dict[str, Any]:
+    """A history import (past deals, placements and quotes from a CSV/XLSX uploaded to the REST API):
+    status (queued, running, done, refused, failed), progress, summary, the first problems, lender
+    names to map (with candidates) and the refused rows' report URL (CSV)."""
+    try:
+        job = lev().get(f"/history-imports/{import_id}/")
+    except ToolFailure as failure:
+        if failure.code == ErrorCode.NOT_FOUND:
+            failure.hint = IMPORT_NOT_FOUND_HINT
+        raise
+    for shown, text in ((IMPORT_PROBLEMS_SHOWN, 300), (10, 120), (5, 60), (3, 40)):
+        payload = {"import": _import(job, shown, text)}
+        if budget.fits(payload):
+            break
+    if shown < IMPORT_PROBLEMS_SHOWN:
+        payload["truncated"] = True  # the report (report_url) and GET links.self have them all
+    return payload
+
+
+@tool(title="List history imports", scope=DEALS_READ, read_only=True)
+def list_imports(limit: Limit = limits.PAGE_SIZE_DEFAULT, cursor: Cursor = None) -> dict[str, Any]:
+    """The account's history imports, newest first: id, status, preview or not, file name, progress.
+    Returns {"imports", "total", "has_more", "next_cursor"}; get_import(import_id) has the details."""
+    page, size, skip = decode_page_cursor(cursor, limit)
+    body = get_page("/history-imports/", {"page": page, "page_size": size}, page)
+    return read_page(body, "imports", page, size, skip, [_import_item(j) for j in body["results"]])

@@ -3,7 +3,8 @@ Debian's Chromium through Playwright on every page the deal team's walk visits, 
 and a laptop's 1024 px, as the demo's deal-team user (dana) and as the admin: the home page, the deal
 list and a deal's page, the winner's confirmation, placements, a placement's page and its "Record a
 quote" form, term sheets, the lender list and a lender's page, a lender search, companies, market
-rates — and, signed out, /accounts/login/, the admin's sign-in and the OAuth consent page. No serious
+rates, "Import history" and its job pages (a preview, a refusal with its names to match, a running import)
+— and, signed out, /accounts/login/, the admin's sign-in and the OAuth consent page. No serious
 or critical violation anywhere; a failure lists each one (rule, impact, element, page). Skips without the
 browser or axe unless CI=true, where either fails.
 """
@@ -15,6 +16,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from deals.history.models import HistoryImport
 from deals.models import Deal, LenderSearch, Placement, TermSheet
 from lenders.models import Lender
 from tests.browser.axe import AXE_CONTEXT, axe_script, describe, run_axe
@@ -38,13 +40,45 @@ def walk(db) -> dict[str, object]:
     lender = Lender.objects.order_by("pk").first()
     waiting = Placement.objects.filter(deal=deal, status="sent").order_by("pk").first()
     assert search and quote and lender and waiting, "seed_demo's deal has a search, quotes and a sent placement"
+    imports = history_imports(deal.account, lender)
     pages = ["/admin/", "/admin/deals/deal/", f"/admin/deals/deal/{deal.pk}/change/",
              f"/admin/deals/deal/{deal.pk}/choose-winner/{quote.pk}/", f"/admin/deals/deal/{deal.pk}/timeline/",
              "/admin/deals/placement/",
              f"/admin/deals/placement/{waiting.pk}/change/", f"/admin/deals/placement/{waiting.pk}/record-quote/",
              "/admin/deals/termsheet/", "/admin/lenders/lender/", f"/admin/lenders/lender/{lender.pk}/change/",
-             f"/admin/deals/lendersearch/{search.pk}/change/", "/admin/deals/company/", "/admin/lenders/marketrate/"]
+             f"/admin/deals/lendersearch/{search.pk}/change/", "/admin/deals/company/", "/admin/lenders/marketrate/",
+             "/admin/deals/deal/import-history/",
+             *(f"/admin/deals/deal/import-history/{job.pk}/" for job in imports)]
     return {"passwords": passwords, "pages": pages}
+
+
+def history_imports(account, lender) -> list[HistoryImport]:
+    """"Import history"'s job pages in each state a deal team meets: a preview ready to apply (its plan), one
+    refused for its rows and its lender names (the names' choices), one still running (its progress)."""
+    done = HistoryImport.objects.create(
+        account=account, file_name="crm-export.csv", dry_run=True, status=HistoryImport.Status.DONE, rows_read=5,
+        deals_created=2, placements_created=5, term_sheets_created=3, file="0/kept.csv",
+        summary={"rows": 5, "deals": 2, "properties": 2, "placements": 5, "term_sheets": 3, "won": 1,
+                 "deals_existing": 1, "rows_skipped": 2, "encoding": "UTF-8", "new_lenders": ["Peachtree Lenders"]},
+        plan=[f'line {n}: deal CRM-{n} "Deal {n}" (new) -> {lender.name} (lender {lender.pk}): quoted' for n in
+              range(2, 7)])
+    refused = HistoryImport.objects.create(
+        account=account, file_name="crm-export.xlsx", dry_run=True, status=HistoryImport.Status.REFUSED, rows_read=9,
+        rows_refused=2, file="0/kept.xlsx",
+        message="2 rows to correct and 1 lender name to match; nothing was written.",
+        problems=[{"line": 3, "column": "outcome", "message": 'unknown outcome "maybe later"'},
+                  {"line": 5, "column": "sent_on", "message": "a date in the future"}],
+        summary={"unresolved": [{"name": "Chase", "first_line": 4, "rows": 2,
+                                 "candidates": [{"id": lender.pk, "name": lender.name}]}]})
+    names = HistoryImport.objects.create(
+        account=account, file_name="names.csv", dry_run=True, status=HistoryImport.Status.REFUSED, rows_read=9,
+        file="0/names.csv", summary={"unresolved": [{"name": "Chase", "first_line": 4, "rows": 2,
+                                                     "candidates": [{"id": lender.pk, "name": lender.name}]},
+                                                    {"name": "Peachtree Lenders", "first_line": 7, "rows": 1,
+                                                     "candidates": []}]})
+    running = HistoryImport.objects.create(account=account, file_name="big.csv", status=HistoryImport.Status.RUNNING,
+                                           rows_read=1200)
+    return [done, refused, names, running]
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 from django.test import Client
 
 from deals.companies.models import Company, Contact
+from deals.history.models import HistoryImport
 from deals.models import DealProperty, Note, Stage
 from deals.pipeline import services as pipeline
 from lenders import selectors as lender_selectors
@@ -378,6 +379,8 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
         "add_note": {"deal_id": deal.pk, "kind": "meeting", "body": wide(limits.NOTE_BODY_MAX)},
         "list_notes": {"deal_id": deal.pk, "limit": 100},
         "get_deal_timeline": {"deal_id": deal.pk, "limit": 100},
+        "get_import": {"import_id": refused_import(account).pk},
+        "list_imports": {"limit": 100},
     }
     assert set(arguments) == set(TOOLS), f"add {sorted(set(TOOLS) - set(arguments))} to this table"
     sizes = {}
@@ -387,6 +390,20 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
         sizes[name] = sent.result_bytes
     # The worst cases are real: without trimming several would be far over.
     assert max(sizes.values()) > budget.limit() * 0.6, sizes
+
+
+def refused_import(account):
+    """The fullest history import: 200 problems and names to map, each at its longest, and 99 more imports."""
+    job = HistoryImport.objects.create(
+        account=account, file_name=wide(255), status="refused", message=wide(300),
+        problems=[{"line": n, "column": wide(40), "message": wide(400)} for n in range(200)],
+        summary={"kind": "csv", "rows": 250_000, "problems_total": 250_000, "new_lenders": [wide(200)] * 20,
+                 "unresolved": [{"name": wide(200), "first_line": n, "rows": 9, "candidates": [
+                     {"id": n, "name": wide(200)}] * 3} for n in range(200)]},
+        plan=[wide(300)] * 500)
+    HistoryImport.objects.bulk_create(HistoryImport(account=account, file_name=wide(255), status="failed",
+                                                    message=wide(300)) for _ in range(99))
+    return job
 
 
 # --- the final guard ------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from deals.companies.serializers import (
     ContactInputSerializer,
     ContactListQuerySerializer,
 )
+from deals.history.models import HistoryImport
 from deals.models import Company, Contact, Deal, DealProperty
 from deals.notes.serializers import NoteInputSerializer, NoteListQuerySerializer
 from deals.pipeline.serializers import DealMoveSerializer
@@ -277,8 +278,9 @@ API_INPUTS = {
     "add_note": (NoteInputSerializer, {}),
     "list_notes": (NoteListQuerySerializer, {"limit": "page_size"}),
     "get_deal_timeline": (PageQuerySerializer, {"limit": "page_size"}),
+    "list_imports": (PageQuerySerializer, {"limit": "page_size"}),
 }
-IDS = {"deal_id", "lender_id", "search_id", "property_id", "placement_id", "term_sheet_id", "program_id",
+IDS = {"deal_id", "lender_id", "search_id", "property_id", "placement_id", "term_sheet_id", "program_id", "import_id",
        "company_id", "contact_id", "sponsor_id", "borrower_id"}
 TOOL_ONLY = {"cursor", "idempotency_key", "include"}  # checked by the tool itself (or tested below)
 
@@ -426,6 +428,8 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "get_pipeline": {}, "move_deal_stage": {"deal_id": deal.id, "stage": "underwriting"},
         "get_deal_stage_history": {"deal_id": deal.id}, "summarize_deal": {"deal_id": deal.id},
         "add_note": {"deal_id": deal.id, "body": "B"}, "list_notes": {}, "get_deal_timeline": {"deal_id": deal.id},
+        "get_import": {"import_id": HistoryImport.objects.create(account=account, file_name="h.csv").id},
+        "list_imports": {},
         "get_market_rates": {"index": "sofr"},
         "create_lender": {"name": "N"},
         "add_lender_program": {"lender_id": LenderFactory().id, "title": "P", "loan_types": ["permanent"],

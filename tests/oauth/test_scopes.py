@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from deals.models import Company, Contact
+from deals.models import Company, Contact, HistoryImport
 from lev.accounts import scopes
 from lev.accounts.models import ApiKey
 from lev.accounts.permissions import HasRequiredScope, required_scope
@@ -143,6 +143,9 @@ def _arguments(objects, search_id):
         "update_contact": {"contact_id": objects["contact"].pk, "title": "Principal"},
         "add_note": {"placement_id": placement.pk, "kind": "call", "body": "Asked for the rent roll."},
         "list_notes": {"deal_id": deal}, "get_deal_timeline": {"deal_id": deal},
+        "get_import": {"import_id": HistoryImport.objects.create(account=objects["deal"].account,
+                                                                 file_name="h.csv").pk},
+        "list_imports": {},
     }
 
 
@@ -200,7 +203,8 @@ def test_a_key_without_lender_scopes_cannot_read_the_directory(user, account):
     assert refused.status_code == 403 and refused.json()["details"] == {"required_scope": "lenders:read"}
     assert tool_names(key) == {"list_deals", "get_deal", "list_deal_properties", "get_deal_financials", "get_account",
                                "get_pipeline", "get_deal_stage_history", "list_companies", "get_company",
-                               "list_contacts", "summarize_deal", "list_notes", "get_deal_timeline"}
+                               "list_contacts", "summarize_deal", "list_notes", "get_deal_timeline",
+                               "get_import", "list_imports"}
 
 
 def test_a_method_a_view_does_not_have_is_still_405(user, account):
