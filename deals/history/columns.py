@@ -55,6 +55,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("square_feet", "Rentable square feet, a whole number.", ("sf", "square_footage")),
     Column("noi", "In-place net operating income, US dollars a year.", ("in_place_noi",)),
     Column("value", "The property's estimated value, US dollars.", ("estimated_value",)),
+    Column("description", "The deal's description, free text."),
+    Column("deal_archived", "yes when the deal is archived (a past deal, kept out of the active lists); no or "
+                            "empty: active.", ("archived",)),
     Column("lender", "The lender's name as you write it; matched to the directory (docs/import-export.md).",
            ("lender_name",)),
     Column("lender_id", "The directory lender's id (wins over the name when both are given)."),
@@ -81,7 +84,10 @@ KEYS = tuple(c.key for c in COLUMNS)
 QUOTE_KEYS = ("quote_amount", "fixed_rate", "rate_index", "spread_bps", "term_months", "amortization_months",
               "max_ltv", "min_dscr", "origination_fee", "exit_fee")
 DEAL_KEYS = ("deal_title", "loan_amount", "loan_type", "transaction_type", "business_plan", "close_date", "stage",
-             "property_name", "state", "asset_type", "units", "square_feet", "noi", "value")
+             "property_name", "state", "asset_type", "units", "square_feet", "noi", "value", "description",
+             "deal_archived")
+# How the deal_archived column's yes and no may be written (an XLSX TRUE/FALSE cell too).
+YES, NO = ("yes", "y", "true", "1", "archived"), ("no", "n", "false", "0", "active")
 
 # Outcome words as people write them -> the placement status they record.
 OUTCOMES = {
@@ -269,6 +275,15 @@ class _Cells:
             raise self.refuse(key, f"must be {minimum} to {maximum:,}")
         return int(value)
 
+    def yes(self, key: str) -> bool:
+        value = self.raw(key)
+        if value is None or isinstance(value, bool):
+            return bool(value)
+        word = str(value if not isinstance(value, float) or not value.is_integer() else int(value)).lower()
+        if word not in YES + NO:
+            raise self.refuse(key, f'"{value}" is not yes or no')
+        return word in YES
+
     def choice(self, key: str, values: tuple[str, ...]) -> str:
         value = self.raw(key)
         if value is None:
@@ -392,6 +407,8 @@ def parse_row(line: int, values: list[Any], at: dict[str, int], header: list[str
         "square_footage": cells.whole("square_feet", maximum=limits.SQUARE_FOOTAGE_MAX),
         "in_place_noi": cells.money("noi"),
         "estimated_value": cells.money("value"),
+        "description": cells.text("description", limits.DEAL_DESCRIPTION_MAX),
+        "archived": cells.yes("deal_archived"),
     }
     row = HistoryRow(line=line, external_id=external_id, deal=deal, stage=cells.text("stage", 100))
     row.lender_name = cells.text("lender", 200)

@@ -47,6 +47,8 @@ def _rows(change: dict, index: int = 0) -> list[dict]:
       "term_months": ""}, 1, "line 3, column lender: JPMorgan Chase Bank, N.A. is already placed on the deal CRM-1"),
     ({"stage": "Nowhere"}, 3, 'line 5, column stage: "Nowhere" is not a stage of this account'),
     ({"decline_reason": "Out\x07side"}, 2, "line 4, column decline_reason: holds control characters"),
+    ({"deal_archived": "maybe"}, 0, 'line 2, column deal_archived: "maybe" is not yes or no'),
+    ({"deal_archived": "yes"}, 1, "line 3, column deal_archived: the deal CRM-1 says otherwise on line 2"),
 ])
 def test_a_bad_row_is_refused_naming_line_and_column_and_nothing_is_written(tmp_path, account, change, index,
                                                                          expected):
