@@ -19,6 +19,11 @@ directory's order by website, not database ids). Idempotent: nothing is created 
 history is already there (its archived past deals with placements; the demo deal's own placements do
 not count). A database seeded before the history moved into the demo account has it in an account of
 its own (`LEGACY_HISTORY_ACCOUNT_SLUG`, no members): `retire_legacy_history` deletes that account.
+
+seed_demo does not generate it at seed time: it imports it (`import_demo_history`) through the history
+import (deals.history.services), the path a team's own file takes, from `DEMO_HISTORY_FILE`, which
+`manage.py demo_history_file` writes from `seed_market_history` and the exporter (docs/import-export.md,
+"The demo's history"). The ranking's back-test still generates its markets here.
 `seed_demo_pipeline` puts one demo deal in mid-placement (sent to a few lenders, two quotes in) through
 the placement services, so the workflow can be tried at once. The market rates the quotes are compared
 with (a dated history of every index) are lenders.rates.demo's.
@@ -26,20 +31,25 @@ with (a dated history of every index) are lenders.rates.demo's.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import math
 import random
+import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 
 from django.db import transaction
 from django.utils import timezone
 
+from deals.history.services import history_import
 from deals.models import Deal, DealFinancials, DealProperty, Placement, TermSheet
 from deals.placements.workflow import OPEN_STATUSES
-from lenders.models import LenderProgram
+from lenders.models import Lender, LenderProgram
+from lev import limits
 from lev.accounts.models import Account
 from lev.enums import ASSET_TYPES
 
@@ -57,6 +67,10 @@ APPETITES = (("keen", 0.35), ("steady", 0.45), ("declines", 0.2))
 # Where the demo deals are: the directory's headquarters markets (lenders.demo.CITIES) and a few more.
 MARKETS = ("TX", "FL", "CA", "NY", "GA", "AZ", "NC", "CO", "IL", "TN", "WA", "OH", "PA", "MA", "MN", "NV", "UT")
 FLOATING_TYPES = ("debt_fund", "private")
+# The demo account's history as seed_demo imports it (`import_demo_history`): this module's history of the
+# default demo directory, exported (`manage.py demo_history_file` writes it again).
+DEMO_HISTORY_FILE = Path(__file__).resolve().parent / "demo" / "history.csv"
+DEMO_HISTORY_DATES = ("sent_on", "answered_on", "decided_on")
 
 
 @dataclass(frozen=True)
@@ -156,6 +170,76 @@ def retire_legacy_history() -> int:
     deals = Deal.objects.filter(account=account).count()
     account.delete()
     return deals
+
+
+@dataclass(frozen=True)
+class DemoImport:
+    """What `import_demo_history` did: `stats`, what it wrote (zeros: nothing new); `rows`, the file's rows;
+    `left_out`, those naming a lender the directory lacks; `shift_days`, how far its days were moved;
+    `generated`: the account has a history this module generated (an older seed_demo), kept as it is."""
+
+    stats: HistoryStats = HistoryStats()
+    rows: int = 0
+    left_out: int = 0
+    shift_days: int = 0
+    generated: bool = False
+
+
+def import_demo_history(account: Account, *, path: Path = DEMO_HISTORY_FILE, today: dt.date | None = None,
+                        user=None) -> DemoImport:
+    """Import the bundled demo history (`DEMO_HISTORY_FILE`) into `account` through the history import
+    (deals.history.services.history_import: the one path a team's own file takes), in three steps:
+
+    1. its days moved by whole days so its last one is yesterday (the file was written on its own
+       reference day; a demo seeded later has a history just as recent);
+    2. its lenders matched by exact name to directory lenders, and given to the import as its mapping
+       (never fuzzy: a smaller directory, `seed_demo --lenders N`, lacks some of the default directory's
+       lenders, and a name it lacks must not land on a similar one): rows naming a lender the directory
+       lacks are left out (counted in `left_out`), a deal with none left is not imported;
+    3. that copy (a temporary file of the same name, so the deals' notes name the bundled file) imported.
+
+    Once: the import skips the deals the account has by external id, so a second run writes nothing (and
+    when the account has every deal of the file, the import is not even run: seed_demo stays quick). A
+    past deal whose placements went with their lenders (a directory seeded afresh) is deleted first, to be
+    imported anew. An account with a history generated in code (`seed_market_history`: marked, no external
+    ids) keeps it, and nothing is imported. Raises what history_import raises (a bundled file it refuses
+    is a bug: tests/deals/test_demo_history.py imports it)."""
+    if Placement.objects.filter(deal__in=history_deals(account).filter(external_id="")).exists():
+        return DemoImport(generated=True)
+    history_deals(account).exclude(external_id="").exclude(
+        pk__in=Placement.objects.values("deal_id")).delete()
+    today = today or timezone.localdate()
+    with path.open(encoding="utf-8-sig", newline="") as file:
+        reader = csv.reader(file)
+        header = next(reader)
+        rows = list(reader)
+    at = {name: index for index, name in enumerate(header)}
+    days = [dt.date.fromisoformat(row[at[key]]) for row in rows for key in DEMO_HISTORY_DATES if row[at[key]]]
+    shift = (today - dt.timedelta(days=1)) - max(days) if days else dt.timedelta()
+    names = {row[at["lender"]] for row in rows}
+    found: dict[str, list[int]] = defaultdict(list)
+    for pk, name in Lender.objects.filter(account__isnull=True, name__in=names).values_list("pk", "name"):
+        found[name].append(pk)
+    mapping = {name: pks[0] for name, pks in found.items() if len(pks) == 1}
+    kept = [row for row in rows if row[at["lender"]] in mapping]
+    done = DemoImport(rows=len(rows), left_out=len(rows) - len(kept), shift_days=shift.days)
+    ids = {row[at["deal_external_id"]] for row in kept}
+    if not kept or len(ids) == Deal.objects.filter(account=account, external_id__in=ids).count():
+        return done  # nothing to import, or every deal is there (the import would skip them all)
+    for row in kept:
+        for key in (*DEMO_HISTORY_DATES, "close_date"):
+            if key in at and row[at[key]]:
+                row[at[key]] = (dt.date.fromisoformat(row[at[key]]) + shift).isoformat()
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / path.name
+        with copy.open("w", encoding="utf-8", newline="") as file:
+            writer = csv.writer(file)
+            writer.writerow(header)
+            writer.writerows(kept)
+        result = history_import(account=account, path=copy, mapping=mapping, today=today, user=user)
+    stats = HistoryStats(deals=result.deals, placements=result.placements, term_sheets=result.term_sheets,
+                         won=result.won)
+    return DemoImport(stats=stats, rows=done.rows, left_out=done.left_out, shift_days=done.shift_days)
 
 
 def _money(value: float) -> Decimal:
@@ -300,6 +384,12 @@ def seed_market_history(account: Account, *, seed: int = 7, deals: int = 400, no
     return HistoryStats(deals=len(deal_objects), placements=len(placements), term_sheets=len(quotes), won=won)
 
 
+def _exit_fee(rng: random.Random) -> Decimal:
+    """0 to 1 percent; none under the quote form's floor (0.1: a smaller figure reads as a fraction)."""
+    fee = Decimal(str(round(rng.uniform(0, 1), 2)))
+    return fee if fee >= limits.FEE_PERCENT_FLOOR else Decimal(0)
+
+
 def quote_terms(rng: random.Random, kind: str, amount: Decimal, received: dt.datetime, now: dt.datetime) -> dict:
     """A term sheet's fields as a lender of `kind` (its first lender type) would quote `amount`, received at
     `received` (never after `now`): floating for funds and private lenders, else mostly fixed."""
@@ -317,7 +407,7 @@ def quote_terms(rng: random.Random, kind: str, amount: Decimal, received: dt.dat
         "min_dscr": Decimal(str(round(rng.uniform(1.15, 1.35), 2))),
         "recourse": rng.choice(("full", "partial", "non_recourse")),
         "origination_fee_percent": Decimal(str(round(rng.uniform(0.25, 1.5), 2))),
-        "exit_fee_percent": Decimal(str(round(rng.uniform(0, 1), 2))) if bridge else None,
+        "exit_fee_percent": _exit_fee(rng) if bridge else None,
         "prepayment": ("open after 12 months" if bridge
                        else rng.choice(("yield maintenance", "5-4-3-2-1", "defeasance"))),
         "expires_on": (received + dt.timedelta(days=30)).date(),

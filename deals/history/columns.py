@@ -55,6 +55,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("square_feet", "Rentable square feet, a whole number.", ("sf", "square_footage")),
     Column("noi", "In-place net operating income, US dollars a year.", ("in_place_noi",)),
     Column("value", "The property's estimated value, US dollars.", ("estimated_value",)),
+    Column("description", "The deal's description, free text."),
+    Column("deal_archived", "yes when the deal is archived (a past deal, kept out of the active lists); no or "
+                            "empty: active.", ("archived",)),
     Column("lender", "The lender's name as you write it; matched to the directory (docs/import-export.md).",
            ("lender_name",)),
     Column("lender_id", "The directory lender's id (wins over the name when both are given)."),
@@ -83,7 +86,12 @@ KEYS = tuple(c.key for c in COLUMNS)
 QUOTE_KEYS = ("quote_amount", "fixed_rate", "rate_index", "spread_bps", "term_months", "amortization_months",
               "max_ltv", "min_dscr", "origination_fee", "exit_fee")
 DEAL_KEYS = ("deal_title", "loan_amount", "loan_type", "transaction_type", "business_plan", "close_date", "stage",
-             "property_name", "state", "asset_type", "units", "square_feet", "noi", "value")
+             "property_name", "state", "asset_type", "units", "square_feet", "noi", "value", "description",
+             "deal_archived")
+# How a yes/no column's yes and no may be written (an XLSX TRUE/FALSE cell too): deal_archived also takes
+# "archived"/"active", lender_own "own"/"x".
+YES = ("yes", "y", "true", "1", "own", "x", "archived")
+NO = ("no", "n", "false", "0", "active")
 
 # Outcome words as people write them -> the placement status they record.
 OUTCOMES = {
@@ -100,8 +108,6 @@ QUOTE_ALLOWED = QUOTE_REQUIRED | {"lost", "archived"}
 OUTCOME_OF_STATUS = {"draft": "draft", "sent": "sent", "reviewing": "reviewing", "quoted": "quoted",
                      "declined": "declined", "no_response": "no answer", "won": "won", "lost": "lost",
                      "archived": "archived"}
-YES = ("yes", "y", "true", "1", "own", "x")
-NO = ("no", "n", "false", "0")
 # An Excel date stored as a number (days since 1899-12-30): 1950 to 2100 are dates; other numbers are not.
 EXCEL_EPOCH = dt.date(1899, 12, 30)
 EXCEL_SERIAL_RANGE = (18264, 73051)
@@ -276,14 +282,12 @@ class _Cells:
 
     def yes_no(self, key: str) -> bool:
         value = self.raw(key)
-        if value is None:
-            return False
-        word = str(value).strip().lower() if not isinstance(value, bool) else ("yes" if value else "no")
-        if word in YES:
-            return True
-        if word in NO:
-            return False
-        raise self.refuse(key, f'"{value}" is not yes or no')
+        if value is None or isinstance(value, bool):
+            return bool(value)
+        word = str(value if not isinstance(value, float) or not value.is_integer() else int(value)).strip().lower()
+        if word not in YES + NO:
+            raise self.refuse(key, f'"{value}" is not yes or no')
+        return word in YES
 
     def choice(self, key: str, values: tuple[str, ...]) -> str:
         value = self.raw(key)
@@ -408,6 +412,8 @@ def parse_row(line: int, values: list[Any], at: dict[str, int], header: list[str
         "square_footage": cells.whole("square_feet", maximum=limits.SQUARE_FOOTAGE_MAX),
         "in_place_noi": cells.money("noi"),
         "estimated_value": cells.money("value"),
+        "description": cells.text("description", limits.DEAL_DESCRIPTION_MAX),
+        "archived": cells.yes_no("deal_archived"),
     }
     row = HistoryRow(line=line, external_id=external_id, deal=deal, stage=cells.text("stage", 100))
     row.lender_name = cells.text("lender", 200)

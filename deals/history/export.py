@@ -81,7 +81,7 @@ def _rows(account, deals: Iterable[int] | QuerySet | None = None) -> Iterator[li
     while True:
         chunk = list(chosen.filter(pk__gt=last).values_list(
             "pk", "external_id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan",
-            "estimated_close_date", "stage__name")[:DEALS_PER_READ])
+            "estimated_close_date", "stage__name", "description", "archived")[:DEALS_PER_READ])
         if not chunk:
             return
         last = chunk[-1][0]
@@ -104,11 +104,12 @@ def _rows(account, deals: Iterable[int] | QuerySet | None = None) -> Iterator[li
                 "placement_id", "loan_amount", "fixed_rate", "rate_index", "spread_bps", "term_months",
                 "amortization_months", "max_ltv", "min_dscr", "origination_fee_percent", "exit_fee_percent"):
             quotes[quote[0]] = quote[1:]  # the last wins: the winning one, else the latest
-        for (pk, external_id, title, amount, loan_type, transaction_type, plan, close, stage) in chunk:
+        for (pk, external_id, title, amount, loan_type, transaction_type, plan, close, stage, description,
+             archived) in chunk:
             prop = properties.get(pk) or (None,) * 5
             money = financials.get(pk) or (None, None)
             base = [external_id or f"lev-{pk}", title, amount, loan_type, transaction_type, plan or None, close,
-                    stage, *prop, *money]
+                    stage, *prop, *money, description or None, "yes" if archived else None]
             for placement in placements.get(pk, (None,)):
                 if placement is None:
                     yield base + [None] * (width - len(base))

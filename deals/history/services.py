@@ -304,7 +304,7 @@ def _check(account, path: Path, result: ImportResult, existing: set[str], matche
 
 
 _DEAL_COLUMN = {"title": "deal_title", "estimated_close_date": "close_date", "square_footage": "square_feet",
-                "in_place_noi": "noi", "estimated_value": "value"}
+                "in_place_noi": "noi", "estimated_value": "value", "archived": "deal_archived"}
 
 
 def _deal_column(key: str) -> str:
@@ -411,6 +411,8 @@ def _deal(account, row: HistoryRow, stages: _Stages, author) -> Deal:
     return Deal(account=account, external_id=row.external_id, title=deal["title"], loan_amount=deal["loan_amount"],
                 loan_type=deal["loan_type"], transaction_type=deal["transaction_type"],
                 business_plan=deal["business_plan"], estimated_close_date=deal["estimated_close_date"],
+                description=deal["description"], archived=deal["archived"],
+                archived_at=timezone.now() if deal["archived"] else None,
                 stage_id=stages.get(row.stage) if row.stage else None, created_by=author)
 
 

@@ -96,6 +96,9 @@ class PlacementUpdateInputSerializer(StrictSerializer):
                        help_text="The next status (quoted comes from recording a term sheet, won from choosing "
                                  "the winning term sheet).")
     notes = text_field(max_length=limits.PLACEMENT_NOTES_MAX)
+    decline_reason = text_field(max_length=limits.DECLINE_REASON_MAX,
+                                help_text="Why the lender declined, in its words (the ranking's evidence quotes the "
+                                          "latest one); blank clears it.")
     contact_name = text_field(max_length=limits.CONTACT_NAME_MAX, help_text="The lender contact's name.")
     contact_email = email_field()
     contact_id = id_field("The account's contact at this placement's lender (null clears it); contact_name and "
@@ -183,8 +186,8 @@ class PlacementSerializer(serializers.ModelSerializer):
         model = Placement
         fields = ("id", "deal_id", "lender_id", "lender_name", "program_id", "program_title", "contact_id",
                   "contact_name", "contact_email", "status", "allowed_next_statuses", "automatic_next_statuses",
-                  "notes", "source_search_id", "source_rank", "term_sheet_count", "sent_at", "first_response_at",
-                  "decided_at", "archived_at", "created_at", "updated_at")
+                  "notes", "decline_reason", "source_search_id", "source_rank", "term_sheet_count", "sent_at",
+                  "first_response_at", "decided_at", "archived_at", "created_at", "updated_at")
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_program_title(self, placement: Placement) -> str | None:

@@ -224,7 +224,7 @@ def _lock_placement(placement: Placement) -> Placement:
 
 @transaction.atomic
 def placement_update(*, placement: Placement, data: dict[str, Any]) -> Placement:
-    """Change status (along MANUAL_TRANSITIONS), notes, contact or program. Asking for the status
+    """Change status (along MANUAL_TRANSITIONS), notes, decline reason, contact or program. Asking for the status
     the placement already has changes nothing (safe to repeat). An archived placement is final."""
     _lock_placement(placement)
     changed: list[str] = []

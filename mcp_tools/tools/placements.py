@@ -64,6 +64,7 @@ LenderIds = Annotated[
 ]
 Notes = Text(limits.PLACEMENT_NOTES_MAX, "Replaces the notes.")
 ContactName = Text(limits.CONTACT_NAME_MAX)
+DeclineReason = Text(limits.DECLINE_REASON_MAX, "Why the lender declined, in its words; \"\" clears it.")
 ContactEmail = Annotated[str, Field(max_length=limits.EMAIL_MAX, pattern=limits.EMAIL_PATTERN,
                                     description="e.g. name@lender.com")]
 
@@ -89,7 +90,8 @@ FeePercent = Percent(limits.FEE_PERCENT_MAX, limits.FEE_PERCENT_FLOOR, limits.FE
 # --- shapes -------------------------------------------------------------------------------------------
 PLACEMENT_KEYS = ("id", "deal_id", "lender_id", "lender_name", "status", "allowed_next_statuses",
                   "automatic_next_statuses", "program_id", "source_rank", "term_sheet_count", "contact_id",
-                  "contact_name", "contact_email", "sent_at", "first_response_at", "decided_at", "notes")
+                  "contact_name", "contact_email", "sent_at", "first_response_at", "decided_at", "notes",
+                  "decline_reason")
 TERM_SHEET_KEYS = ("id", "placement_id", "lender_id", "lender_name", "quote_type", "loan_amount", "rate_type",
                    "fixed_rate", "rate_index", "spread_bps", "term_months", "amortization_months",
                    "interest_only_months", "max_ltv", "min_dscr", "recourse", "origination_fee_percent",
@@ -113,7 +115,8 @@ TERM_SHEETS_SHOWN = limits.PAGE_SIZE_DEFAULT
 
 PLACEMENT_STEPS = [
     lambda item: {**item, "notes": clip(item.get("notes") or "", 200)},
-    lambda item: {k: v for k, v in item.items() if k not in ("notes", "contact_name", "contact_email")},
+    lambda item: {k: v for k, v in item.items() if k not in ("notes", "decline_reason", "contact_name",
+                                                             "contact_email")},
     # What the next call needs: get_placement has the rest.
     lambda item: {k: item.get(k) for k in ("id", "lender_id", "lender_name", "status", "term_sheet_count")},
 ]
@@ -223,17 +226,18 @@ def update_placement(
         description="sent, reviewing, declined, no_response, lost, archived. quoted: add_term_sheet; "
                     "won: select_winning_term_sheet.")] = None,
     notes: Notes | None = None,
+    decline_reason: DeclineReason | None = None,
     contact_id: Id(None) | None = None,
     contact_name: ContactName | None = None,
     contact_email: ContactEmail | None = None,
     program_id: Id(None) | None = None,
 ) -> dict[str, Any]:
-    """Record a lender's progress on a placement, or change its notes, contact (contact_id: see
-    list_contacts) or program; at least one. Status only moves on (allowed_next_statuses);
+    """Record a lender's progress on a placement (with declined: decline_reason), or change its notes,
+    contact (contact_id: see list_contacts) or program; at least one. Status only moves on (allowed_next_statuses);
     declined, lost, archived are final: confirm with the user (and before sent).
     """
-    body = drop_none(status=status, notes=notes, contact_id=contact_id, contact_name=contact_name,
-                     contact_email=contact_email, program_id=program_id)
+    body = drop_none(status=status, notes=notes, decline_reason=decline_reason, contact_id=contact_id,
+                     contact_name=contact_name, contact_email=contact_email, program_id=program_id)
     require_change(body, "placement_id")
     return {"placement": _placement(lev().patch(f"/placements/{placement_id}/", body))}
 

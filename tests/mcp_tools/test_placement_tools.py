@@ -18,6 +18,7 @@ from deals.models import Placement, TermSheet
 from deals.placements.serializers import CREATE_TARGET_MESSAGE
 from deals.placements.services import RATE_TERMS_MESSAGE
 from lenders.rates.services import market_rate_set
+from lev import limits
 from mcp_tools import budget
 from tests.deals.fixtures import eager_jobs
 from tests.deals.placements.helpers import deal_with_financials, lenders, place, quote
@@ -156,6 +157,23 @@ def test_rules_come_back_as_errors_an_agent_can_act_on(mcp, account):
     mcp.ok("archive_deal", {"deal_id": deal.id})
     payload = mcp.error("create_placements", {"deal_id": deal.id, "lender_ids": [lenders(1)[0].id]})
     assert payload["code"] == "BUSINESS_RULE" and "create a new deal" in payload["customerMessage"]
+
+
+def test_a_decline_is_recorded_with_its_reason_trimmed_and_bounded(mcp, account):
+    deal = deal_with_financials(account)
+    sent = mcp.ok("create_placements", {"deal_id": deal.id, "lender_ids": [lenders(1)[0].id],
+                                        "send": True})["placements"][0]
+    declined = mcp.ok("update_placement", {"placement_id": sent["id"], "status": "declined",
+                                           "decline_reason": "  No office in Miami  "})["placement"]
+    assert declined["status"] == "declined" and declined["decline_reason"] == "No office in Miami"
+    assert Placement.objects.get(pk=sent["id"]).decline_reason == "No office in Miami"
+    assert mcp.ok("get_placement", {"placement_id": sent["id"]})["placement"]["decline_reason"] == "No office in Miami"
+    payload = mcp.error("update_placement", {"placement_id": sent["id"],
+                                             "decline_reason": "x" * (limits.DECLINE_REASON_MAX + 1)})
+    assert payload["code"] == "VALIDATION_ERROR" and "decline_reason" in payload["message"]
+    assert Placement.objects.get(pk=sent["id"]).decline_reason == "No office in Miami"
+    assert mcp.ok("update_placement", {"placement_id": sent["id"], "decline_reason": ""})["placement"][
+        "decline_reason"] == ""
 
 
 def test_every_tool_answers_not_found_for_another_accounts_objects(mcp, live_server, other_account, other_api):

@@ -12,7 +12,8 @@ from django.core.management.base import CommandError
 
 HEADER = ["deal_external_id", "deal_title", "loan_amount", "loan_type", "transaction_type", "business_plan",
           "close_date", "stage", "property_name", "state", "asset_type", "units", "square_feet", "noi", "value",
-          "lender", "lender_id", "sent_on", "answered_on", "decided_on", "outcome", "decline_reason",
+          "description", "deal_archived", "lender", "lender_id", "sent_on", "answered_on", "decided_on", "outcome",
+          "decline_reason",
           "quote_amount", "fixed_rate", "rate_index", "spread_bps", "term_months", "amortization_months", "max_ltv",
           "min_dscr", "origination_fee", "exit_fee"]
 

@@ -47,6 +47,8 @@ def _rows(change: dict, index: int = 0) -> list[dict]:
       "term_months": ""}, 1, "line 3, column lender: JPMorgan Chase Bank, N.A. is already placed on the deal CRM-1"),
     ({"stage": "Nowhere"}, 3, 'line 5, column stage: "Nowhere" is not a stage of this account'),
     ({"decline_reason": "Out\x07side"}, 2, "line 4, column decline_reason: holds control characters"),
+    ({"deal_archived": "maybe"}, 0, 'line 2, column deal_archived: "maybe" is not yes or no'),
+    ({"deal_archived": "yes"}, 1, "line 3, column deal_archived: the deal CRM-1 says otherwise on line 2"),
 ])
 def test_a_bad_row_is_refused_naming_line_and_column_and_nothing_is_written(tmp_path, account, change, index,
                                                                          expected):
@@ -71,7 +73,8 @@ def test_every_bad_row_is_reported_at_once(tmp_path, account):
 @pytest.mark.parametrize(("header", "expected"), [
     ([h for h in HEADER if h != "outcome"], "line 1: the header lacks the column outcome"),
     ([h for h in HEADER if h not in ("lender", "lender_id")], "the header lacks the column lender (or lender_id)"),
-    ([*HEADER, "Outcome"], 'line 1, column Outcome: the column "outcome" is named twice (columns 21 and 33)'),
+    ([*HEADER, "Outcome"], 'line 1, column Outcome: the column "outcome" is named twice (columns '
+                           f'{HEADER.index("outcome") + 1} and {len(HEADER) + 1})'),
 ])
 def test_a_header_with_missing_or_duplicated_columns_is_refused(tmp_path, account, header, expected):
     message = refused(write_csv(tmp_path / "h.csv", rows_ab(), header=header), account)
@@ -199,5 +202,5 @@ def test_a_line_without_end_and_a_header_of_too_many_columns_are_refused(tmp_pat
     assert "line 2, column loan_amount: a cell is longer than 10,000 characters" in refused(endless, account)
     wide = tmp_path / "wide.csv"
     wide.write_text(",".join([*HEADER, *(f"extra{i}" for i in range(80))]) + "\n", encoding="utf-8")
-    assert "line 1: the header has 112 columns; at most 100 are read" in refused(wide, account)
+    assert f"line 1: the header has {len(HEADER) + 80} columns; at most 100 are read" in refused(wide, account)
     assert counts(account) == (0, 0, 0)

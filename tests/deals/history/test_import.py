@@ -73,6 +73,17 @@ def test_a_history_file_is_imported_with_its_outcomes_quotes_and_real_dates(tmp_
     assert (lenders["jpm"].pk, "q", True) in seen and (lenders["arbor"].pk, "d", False) in seen
 
 
+def test_a_deal_is_imported_archived_with_its_description_when_the_file_says_so(tmp_path, lenders):
+    """deal_archived and description: a past deal kept out of the active lists (the demo's history is one)."""
+    account = AccountFactory()
+    rows = [{**row, "deal_archived": "Yes", "description": "Closed in 2025."} if row["deal_external_id"] == "CRM-1"
+            else {**row, "deal_archived": "no"} for row in rows_ab()]
+    run_import(write_csv(tmp_path / "history.csv", rows), account)
+    past, active = Deal.objects.get(external_id="CRM-1"), Deal.objects.get(external_id="CRM-2")
+    assert (past.archived, past.description) == (True, "Closed in 2025.") and past.archived_at is not None
+    assert (active.archived, active.description, active.archived_at) == (False, "", None)
+
+
 def test_a_dry_run_prints_each_rows_plan_and_writes_nothing(tmp_path, lenders):
     account = AccountFactory()
     path = write_csv(tmp_path / "history.csv", rows_ab())

@@ -43,7 +43,7 @@ def _history(account) -> dict:
                       DealProperty.objects.filter(deal=deal).values("name", "state", "asset_type", "units",
                                                                     "square_footage").first(),
                       DealFinancials.objects.filter(deal=deal).values_list("in_place_noi", "estimated_value").first()
-                      or (None, None))
+                      or (None, None), deal.description, deal.archived)
     placed = {}
     for p in Placement.objects.filter(deal__account=account).select_related("deal", "lender"):
         key = (p.deal.external_id or f"lev-{p.deal_id}", p.lender.name, p.lender.account_id is not None)
@@ -88,6 +88,8 @@ def source(tmp_path, directory):
     program_create(account=account, lender=directory["Wells Fargo Bank"], data={
         "title": "Our Wells agency desk", "status": "inactive", "loan_types": ["permanent"],
         "fixed_rate_min": Decimal("5.5"), "fixed_rate_max": Decimal("6.25"), "rate_type": "fixed"})
+    # A deal filed away with its description: both travel (the demo's past deals are such deals).
+    Deal.objects.filter(account=account, external_id="CRM-2").update(archived=True, description="Lost to a cash buyer.")
     # A placement with the own lender recorded in the product, declined; another imported, quoted.
     deal = Deal.objects.get(account=account, external_id="CRM-1")
     batch = placements.placements_create(deal=deal, lender_ids=[harbor.pk], send=True)

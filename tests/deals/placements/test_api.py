@@ -15,6 +15,7 @@ from deals.placements.serializers import CREATE_TARGET_MESSAGE
 from deals.placements.services import RATE_TERMS_MESSAGE
 from deals.searches.models import LenderSearch
 from lenders.rates.services import market_rate_set
+from lev import limits
 from lev.accounts.models import Membership
 from lev.accounts.services import api_key_create
 from tests.conftest import client_with_key
@@ -247,6 +248,24 @@ def test_an_archived_placement_keeps_its_notes(api, account):
     assert_error(patch(api, placement.id, {"notes": "late"}), 409, "BUSINESS_RULE",
                  f"Not allowed: placement {placement.id} is archived")
     assert patch(api, placement.id, {"status": "archived"}).status_code == 200  # a repeat is fine
+
+
+def test_a_decline_is_recorded_with_its_reason_trimmed_and_bounded(api, account):
+    placement = place(deal_with_financials(account), lenders(1)[0])
+    declined = patch(api, placement.id, {"status": "declined", "decline_reason": "  Outside our box: no office  "})
+    assert declined.status_code == 200
+    assert declined.json()["decline_reason"] == "Outside our box: no office"
+    assert Placement.objects.get(pk=placement.id).decline_reason == "Outside our box: no office"
+    assert api.get(f"/api/v1/placements/{placement.id}/").json()["decline_reason"] == "Outside our box: no office"
+    body = assert_error(patch(api, placement.id, {"decline_reason": "x" * (limits.DECLINE_REASON_MAX + 1)}), 400,
+                        "VALIDATION_ERROR",
+                        f"Validation failed: decline_reason must be at most {limits.DECLINE_REASON_MAX} characters")
+    assert "decline_reason" in body["details"]["fields"]
+    assert_error(patch(api, placement.id, {"decline_reason": "bad\x00reason"}), 400, "VALIDATION_ERROR",
+                 "Validation failed: decline_reason")
+    assert Placement.objects.get(pk=placement.id).decline_reason == "Outside our box: no office"  # refused whole
+    assert patch(api, placement.id, {"decline_reason": "x" * limits.DECLINE_REASON_MAX}).status_code == 200
+    assert patch(api, placement.id, {"decline_reason": "   "}).json()["decline_reason"] == ""  # blank clears it
 
 
 def test_program_must_be_one_of_the_lenders(api, account):
