@@ -12,6 +12,7 @@ from rest_framework import serializers
 from deals.history import jobs
 from deals.history.models import HistoryImport
 from lev import limits
+from lev.serializers import StrictSerializer
 
 NEW_LENDERS_MAX = 200
 MAPPING_MAX = 1000
@@ -49,15 +50,21 @@ def _mapping(value: Any) -> dict[str, int]:
     return mapping
 
 
+def _json_names(text: str) -> list[str] | str:
+    """A form's JSON list of names, or the text itself: a name that only begins with "["."""
+    try:
+        names = json.loads(text)
+    except ValueError:
+        return text
+    return names if isinstance(names, list) and all(isinstance(n, str) for n in names) else text
+
+
 def _names(value: Any) -> list[str]:
     items = value if isinstance(value, list) else [value]
     names: list[str] = []
     for item in items:
         if isinstance(item, str) and item.strip().startswith("["):
-            try:
-                item = json.loads(item)
-            except ValueError:
-                raise serializers.ValidationError("is not a JSON list of names") from None
+            item = _json_names(item)
         for name in item if isinstance(item, list) else [item]:
             if not isinstance(name, str) or not " ".join(name.split()) or len(name) > limits.LENDER_NAME_MAX:
                 raise serializers.ValidationError(f"each name has 1 to {limits.LENDER_NAME_MAX} characters")
@@ -67,8 +74,15 @@ def _names(value: Any) -> list[str]:
     return names
 
 
-@extend_schema_field({"oneOf": [{"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
-                                {"type": "string"}], "description": MAPPING_HELP})
+# A form's "name=lender_id" (the name: something other than blanks, the id: a positive integer).
+MAPPING_PAIR = r"^\s*[^\s=][^=]{0,199}=[1-9][0-9]{0,17}$"
+
+
+@extend_schema_field({"oneOf": [{"type": "object", "maxProperties": MAPPING_MAX,
+                                 "propertyNames": {"minLength": 1, "maxLength": limits.LENDER_NAME_MAX,
+                                                   "pattern": r"\S"},
+                                 "additionalProperties": {"type": "integer", "minimum": 1, "maximum": 10**18 - 1}},
+                                {"type": "string", "pattern": MAPPING_PAIR}], "description": MAPPING_HELP})
 class MappingField(serializers.Field):
     def to_internal_value(self, data: Any) -> dict[str, int]:
         return _mapping(data)
@@ -77,9 +91,11 @@ class MappingField(serializers.Field):
         return value
 
 
-@extend_schema_field({"oneOf": [{"type": "array", "items": {"type": "string", "minLength": 1,
-                                                             "maxLength": limits.LENDER_NAME_MAX}},
-                                {"type": "string"}],
+@extend_schema_field({"oneOf": [{"type": "array", "maxItems": NEW_LENDERS_MAX, "items": {
+                                    "type": "string", "minLength": 1, "maxLength": limits.LENDER_NAME_MAX,
+                                    "pattern": r"\S"}},
+                                {"type": "string", "minLength": 1, "maxLength": limits.LENDER_NAME_MAX,
+                                 "pattern": r"\S"}],
                       "description": "Names of the file to add as lenders of the account's own (a JSON list, or "
                                      "repeated values in a form)."})
 class NamesField(serializers.Field):
@@ -105,8 +121,13 @@ class _MultiValue:
         return data if isinstance(data, dict) else {}
 
 
-class HistoryUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="The history file: CSV or XLSX (docs/import-export.md), at most "
+@extend_schema_field({"type": "string", "format": "binary", "minLength": 1})
+class UploadField(serializers.FileField):
+    """A file part of a multipart body (the schema says binary, not a URL as a FileField's output is)."""
+
+
+class HistoryUploadSerializer(StrictSerializer):
+    file = UploadField(help_text="The history file: CSV or XLSX (docs/import-export.md), at most "
                                            "LEV_HISTORY_UPLOAD_MAX_BYTES.", allow_empty_file=False)
     dry_run = serializers.BooleanField(required=False, default=False,
                                        help_text="A preview: every row checked and its plan said, nothing written.")
@@ -114,7 +135,7 @@ class HistoryUploadSerializer(serializers.Serializer):
     new_lenders = NamesField(required=False)
 
 
-class HistoryApplySerializer(serializers.Serializer):
+class HistoryApplySerializer(StrictSerializer):
     dry_run = serializers.BooleanField(required=False, default=False,
                                        help_text="Preview again (with the new mapping) instead of applying.")
     mapping = MappingField(required=False, help_text=MAPPING_HELP + " Replaces the earlier job's mapping.")

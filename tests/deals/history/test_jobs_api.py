@@ -220,3 +220,9 @@ def test_the_servers_body_bound_lets_this_path_alone_carry_an_upload(settings):
     assert sent[0]["status"] == 413
     body = json.loads(sent[1]["body"])
     assert body["code"] == "VALIDATION_ERROR" and body["message"].startswith("Validation failed: ")
+
+
+def test_an_unknown_field_is_refused_not_ignored(api, account, tmp_path, lenders, eager_jobs):
+    answer = upload(api, csv_bytes(tmp_path, rows_ab()), dryrun="true")
+    assert answer.status_code == 400 and answer.json()["details"]["fields"] == {"dryrun": ["is not a known field"]}
+    assert not HistoryImport.objects.exists()

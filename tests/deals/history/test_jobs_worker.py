@@ -97,3 +97,26 @@ def test_a_broker_that_is_down_leaves_the_job_queued_with_a_message(tmp_path, le
     job.refresh_from_db()
     assert job.status == "queued" and job.queued_at is None and job.message == jobs.NOT_QUEUED
     assert counts(account) == (0, 0, 0)
+
+
+def test_a_job_that_finds_another_import_of_its_account_running_goes_back_to_the_queue(tmp_path, lenders,
+                                                                                        eager_jobs):
+    if connection.vendor != "postgresql":
+        pytest.skip("the account's advisory lock is PostgreSQL's")
+    from deals.history.services import LOCK_NAMESPACE
+
+    account, other = AccountFactory(), AccountFactory()
+    with broker(f"redis://127.0.0.1:{free_port()}/0"):  # queued, not run, while the lock is held
+        job = start(account, tmp_path)
+    with psycopg.connect(database_url(), autocommit=False) as holder:  # another import of the account, mid-way
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", [(LOCK_NAMESPACE << 32) | account.pk])
+        assert jobs.import_run(job_id=job.pk, owner="task-1") == "queued"
+        job.refresh_from_db()
+        assert job.status == "queued" and job.message == jobs.BUSY and job.attempts == 0
+        assert counts(account) == (0, 0, 0)
+        # Another account's import runs beside it.
+        beside = start(other, tmp_path)
+        beside.refresh_from_db()
+        assert beside.status == "done" and counts(other) == (2, 5, 3)
+    assert jobs.import_run(job_id=job.pk, owner="task-2") == "done"
+    assert counts(account) == (2, 5, 3)
