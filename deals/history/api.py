@@ -101,7 +101,8 @@ class HistoryImportDetailApi(HistoryImportScopedView):
 class HistoryImportApplyApi(HistoryImportScopedView):
     required_scopes = {"POST": DEALS_WRITE}
 
-    @extend_schema(request=HistoryApplySerializer, responses={202: HistoryImportDetailSerializer, **WRITE_ERRORS})
+    @extend_schema(request={"application/json": HistoryApplySerializer},
+                   responses={202: HistoryImportDetailSerializer, **WRITE_ERRORS})
     def post(self, request: Request, import_id: int) -> Response:
         """A new job on this import's stored file: apply what was previewed, or try again with lender
         names mapped (`mapping`) or added as the account's own (`new_lenders`). 202 with the new job."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django.urls import reverse
@@ -39,7 +40,7 @@ def _mapping(value: Any) -> dict[str, int]:
         else:
             raise serializers.ValidationError('must be a JSON object {"name": lender_id} or "name=lender_id"')
         for name, lender in pairs:
-            name = " ".join(str(name).split())
+            name = _name(name)
             if not name or len(name) > limits.LENDER_NAME_MAX:
                 raise serializers.ValidationError(f"names have 1 to {limits.LENDER_NAME_MAX} characters")
             if isinstance(lender, bool) or not str(lender).isdigit() or not 0 < int(lender) < 2**63:
@@ -48,6 +49,13 @@ def _mapping(value: Any) -> dict[str, int]:
     if len(mapping) > MAPPING_MAX:
         raise serializers.ValidationError(f"may map at most {MAPPING_MAX} names")
     return mapping
+
+
+def _name(raw: Any) -> str:
+    """A name as the file's names are compared: blanks collapsed (a name of blanks alone kept as written,
+    so what a client sends is never read as empty when it was not)."""
+    text = str(raw)
+    return " ".join(text.split()) or text
 
 
 def _json_names(text: str) -> list[str] | str:
@@ -66,9 +74,9 @@ def _names(value: Any) -> list[str]:
         if isinstance(item, str) and item.strip().startswith("["):
             item = _json_names(item)
         for name in item if isinstance(item, list) else [item]:
-            if not isinstance(name, str) or not " ".join(name.split()) or len(name) > limits.LENDER_NAME_MAX:
+            if not isinstance(name, str) or not name or len(name) > limits.LENDER_NAME_MAX:
                 raise serializers.ValidationError(f"each name has 1 to {limits.LENDER_NAME_MAX} characters")
-            names.append(" ".join(name.split()))
+            names.append(_name(name))
     if len(names) > NEW_LENDERS_MAX:
         raise serializers.ValidationError(f"may name at most {NEW_LENDERS_MAX} lenders")
     return names
@@ -106,6 +114,35 @@ class NamesField(serializers.Field):
         return value
 
 
+# In a multipart upload a field is text: the mapping as repeated "name=lender_id" values, new lenders as
+# repeated names (an empty value is no name, as an empty form field is). The schema says so for that body, in
+# a pattern every regex dialect reads alike.
+FORM_PAIR = r"^[^=]{1,200}=[1-9][0-9]{0,17}$"
+
+
+@extend_schema_field({"type": "array", "maxItems": MAPPING_MAX, "items": {"type": "string", "pattern": FORM_PAIR},
+                      "description": 'Lender names of the file mapped to lenders: repeated "name=lender_id" values.'})
+class FormMappingField(MappingField):
+    def to_internal_value(self, data: Any) -> dict[str, int]:
+        items = data if isinstance(data, list) else [data]
+        if not all(isinstance(item, str) and re.fullmatch(FORM_PAIR, item) for item in items):
+            raise serializers.ValidationError('each value is "name=lender_id" (a name, then a positive integer)')
+        mapping = {_name(name): int(lender) for name, _, lender in (item.rpartition("=") for item in items)}
+        if len(mapping) > MAPPING_MAX:
+            raise serializers.ValidationError(f"may map at most {MAPPING_MAX} names")
+        return mapping
+
+
+@extend_schema_field({"type": "array", "maxItems": NEW_LENDERS_MAX, "items": {
+                          "type": "string", "maxLength": limits.LENDER_NAME_MAX},
+                      "description": "Names of the file to add as lenders of the account's own (repeated values; "
+                                     "an empty one is no name)."})
+class FormNamesField(NamesField):
+    def to_internal_value(self, data: Any) -> list[str]:
+        items = [item for item in (data if isinstance(data, list) else [data]) if item != ""]
+        return _names(items) if items else []
+
+
 class _MultiValue:
     """A form's repeated values of `mapping` and `new_lenders` as lists (a QueryDict keeps only the last)."""
 
@@ -131,8 +168,8 @@ class HistoryUploadSerializer(StrictSerializer):
                                            "LEV_HISTORY_UPLOAD_MAX_BYTES.", allow_empty_file=False)
     dry_run = serializers.BooleanField(required=False, default=False,
                                        help_text="A preview: every row checked and its plan said, nothing written.")
-    mapping = MappingField(required=False)
-    new_lenders = NamesField(required=False)
+    mapping = FormMappingField(required=False)
+    new_lenders = FormNamesField(required=False)
 
 
 class HistoryApplySerializer(StrictSerializer):
