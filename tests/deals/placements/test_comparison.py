@@ -274,7 +274,7 @@ def test_quotes_not_alike_are_not_ranked_into_one_best_but_traded_off_in_words(a
 def test_the_chosen_winner_comes_first_and_is_the_best(account):
     from deals.placements.services import term_sheet_select_winner
 
-    deal, floating, ten_year = _broker_deal(account)
+    deal, floating, _ten_year = _broker_deal(account)
     term_sheet_select_winner(term_sheet=floating)
     comparison = term_sheet_comparison(deal=deal)
     assert comparison.quotes[0].term_sheet_id == floating.pk and comparison.quotes[0].winning
