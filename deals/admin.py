@@ -26,7 +26,7 @@ from deals.models import Deal, DealFinancials, DealProperty, Placement, TermShee
 from deals.notes.admin import DealNoteInline  # (registers notes; their inlines on the company and contact pages)
 from deals.notes.timeline import deal_timeline, deal_timeline_latest
 from deals.pipeline import services as pipeline_services
-from deals.pipeline.admin import StageChangeInline, StageFilter
+from deals.pipeline.admin import DealStatusFilter, StageChangeInline, StageFilter
 from deals.placements import admin as placements_admin  # noqa: F401  (registers placements, term sheets)
 from deals.placements import selectors as placement_selectors
 from deals.placements import services as placement_services
@@ -53,7 +53,7 @@ from lev.accounts.admin_bases import (
 )
 from lev.accounts.selectors import check_staff_can_write
 from lev.admin_forms import money_field, percent_field
-from lev.admin_lists import DealStatusFilter, DefaultScopeMixin, WordsChoicesFilter, change_url, two_lines
+from lev.admin_lists import DefaultScopeMixin, WordsChoicesFilter, change_url, two_lines
 from lev.enums import ASSET_TYPES, US_STATES
 from lev.errors import UPSTREAM_MESSAGE, ApplicationError, BusinessRuleViolation
 from lev.outages import is_dependency_outage, report_outage
@@ -177,12 +177,15 @@ class DealFinancialsInline(admin.StackedInline):
 
 # --- list filters -------------------------------------------------------------------------------------
 class ArchivedFilter(DealStatusFilter):
-    """Active deals unless archived ones are asked for (archiving is the product's delete)."""
+    """Active deals (not archived, in an open stage) unless another status is asked for; with a stage
+    chosen and no status, that stage's deals that are not archived (its pipeline column)."""
 
     title = "status"
-    parameter_name = "archived"
-    archived_field = "archived"
-    choice_labels = [("active", "Active"), ("archived", "Archived"), ("all", "All")]
+    parameter_name = "archived"  # the list's links keep their name: ?archived=dead
+    deal_path = ""
+    stage_params = (StageFilter.parameter_name, StageFilter.by_id)
+    choice_labels = [("active", "Active"), ("closed", "Closed"), ("dead", "Dead"), ("archived", "Archived"),
+                     ("all", "All")]
 
 
 class PropertyFilter(admin.SimpleListFilter):

@@ -12,7 +12,7 @@ from deals import finance
 from deals.companies.models import Company, Contact
 from deals.history.models import HistoryImport
 from deals.notes.models import Note
-from deals.pipeline.models import Stage, StageChange
+from deals.pipeline.models import Stage, StageChange, active_deals
 from deals.placements.models import Placement, TermSheet
 from deals.searches.models import LenderMatch, LenderSearch
 from lev import limits
@@ -37,6 +37,10 @@ DEAL_SORT_VALUES = {
 
 
 class DealQuerySet(models.QuerySet):
+    def active(self) -> DealQuerySet:
+        """Deals being worked: not archived, in an open stage (deals.pipeline.models.active_deals)."""
+        return self.filter(active_deals())
+
     def bulk_create(self, objs, *args, **kwargs):
         """As `save()` does one by one: each deal without a stage starts in its account's first stage,
         and is owned by its creator unless an owner is given."""

@@ -10,6 +10,7 @@ from django.db.models import IntegerField, OuterRef, Prefetch, Q, QuerySet, Subq
 from django.db.models.functions import Coalesce
 
 from deals.models import DEAL_SORT_VALUES, Deal, DealFinancials, DealProperty
+from deals.pipeline.models import deal_status_q
 from deals.searches.ranking.criteria import READINESS_FIELDS
 from lev.accounts.models import Account
 from lev.compiled import CompiledRead
@@ -30,6 +31,7 @@ class DealFilters:
     business_plan: str | None = None
     min_loan_amount: Decimal | None = None
     max_loan_amount: Decimal | None = None
+    status: str | None = None  # lev.enums.DEAL_STATUSES; None: deal_list says
     archived: bool = False
     search: str | None = None
     stage: str | None = None
@@ -58,8 +60,18 @@ def deal_list_scope(*, account: Account, filters: DealFilters) -> str:
     return list_scope("deals", account=account.pk, **vars(filters))
 
 
+def deal_status_filter(filters: DealFilters) -> Q:
+    """Which deals a list shows by their status (deals.pipeline.models.deal_status_q): the status
+    asked for (`archived` true is status archived); without one, a stage's deals that are not archived
+    when a stage is named (its column of the pipeline), else the active deals."""
+    status = filters.status or ("archived" if filters.archived else None)
+    if status is None:
+        return Q(archived=False) if filters.stage else deal_status_q("active")
+    return deal_status_q(status)
+
+
 def deal_list(*, account: Account, filters: DealFilters) -> QuerySet[Deal]:
-    qs = Deal.objects.filter(account=account, archived=filters.archived)
+    qs = Deal.objects.filter(deal_status_filter(filters), account=account)
     if filters.loan_type:
         qs = qs.filter(loan_type=filters.loan_type)
     if filters.transaction_type:

@@ -10,7 +10,7 @@ from deals.pipeline.serializers import STAGE_HELP, StageRefSerializer, UserRefSe
 from deals.searches.ranking.criteria import missing_for_search
 from deals.selectors import DEAL_ORDERINGS, DealFilters
 from lev import limits
-from lev.enums import ASSET_TYPES, BUSINESS_PLANS, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
+from lev.enums import ASSET_TYPES, BUSINESS_PLANS, DEAL_STATUSES, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
 from lev.serializers import (
     EnumField,
     FieldsBuiltOnce,
@@ -109,7 +109,10 @@ class DealListQuerySerializer(StrictSerializer):
     min_loan_amount = money_field(positive=False, allow_null=False,
                                   help_text="US dollars, rounded to the cent; not above max_loan_amount.")
     max_loan_amount = money_field(positive=False, allow_null=False)
-    archived = bool_field()
+    status = EnumField(DEAL_STATUSES, required=False, help_text=(
+        "active (default): not archived, in an open stage; closed / dead: not archived, in a won / dead "
+        "stage; archived; all. With `stage` and no status: that stage's deals that are not archived."))
+    archived = bool_field(help_text="true: the same as status=archived.")
     search = text_field(max_length=limits.SEARCH_TEXT_MAX)
     stage = text_field(max_length=limits.STAGE_NAME_MAX, help_text=STAGE_HELP)
     ordering = EnumField(DEAL_ORDERINGS, required=False)
@@ -122,6 +125,8 @@ class DealListQuerySerializer(StrictSerializer):
         low, high = attrs.get("min_loan_amount"), attrs.get("max_loan_amount")
         if low is not None and high is not None and low > high:
             raise serializers.ValidationError({"min_loan_amount": ["must not exceed max_loan_amount"]})
+        if "status" in attrs and "archived" in attrs and attrs["archived"] != (attrs["status"] == "archived"):
+            raise serializers.ValidationError({"archived": ["contradicts status: give status alone"]})
         return attrs
 
     def to_filters(self) -> DealFilters:

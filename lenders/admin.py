@@ -19,7 +19,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import Avg, Count, Max, Min, Prefetch, Q, Sum
+from django.db.models import Count, Max, Min, Prefetch, Q, Sum
 from django.http import HttpRequest
 from django.utils.html import format_html
 
@@ -112,13 +112,13 @@ def lender_profile(lender: Lender, account_ids: list[int] | None, *,
 
 def activity_in_words(lender: Lender, account_ids: list[int] | None) -> dict[str, Any]:
     """The given accounts' LenderActivity with the lender (quotes and closings in the last 90 days per
-    market, answer time, score) as sentences, with its most active markets (two queries). Another
+    market, score) as sentences, with its most active markets (two queries). Another
     account's placements never show here."""
     rows = lender.activity.all()
     if account_ids is not None:
         rows = rows.filter(account_id__in=account_ids)
     totals = rows.aggregate(markets=Count("id"), quotes=Sum("quotes_90d"), closings=Sum("closings_90d"),
-                            response=Avg("avg_response_hours"), score=Max("score"))
+                            score=Max("score"))
     if not totals["markets"]:
         return {"markets": 0, "sentences": [], "top": []}
     top = list(rows.filter(Q(quotes_90d__gt=0) | Q(closings_90d__gt=0))
@@ -128,11 +128,8 @@ def activity_in_words(lender: Lender, account_ids: list[int] | None) -> dict[str
     sentences = [f"{quotes:,} quote{'s' if quotes != 1 else ''} and {closings:,} closing"
                  f"{'s' if closings != 1 else ''} in the last 90 days, across {markets} market"
                  f"{'s' if markets != 1 else ''}."]
-    if totals["response"] is not None:
-        hours = totals["response"]
-        sentences.append(f"Answers a placement in about {hours:,.0f} hours" if hours < 48
-                         else f"Answers a placement in about {hours / 24:,.0f} days")
-        sentences[-1] += " on average."
+    # The answer time is not said here: an average of the markets' medians is no figure of the
+    # lender's. Its one figure (a median over its placements, with the span) is the deal team's panel's.
     level = totals["score"] or 0
     if level > 0:
         words = "Very active" if level >= 0.66 else "Active" if level >= 0.33 else "Quiet"
@@ -532,7 +529,8 @@ class LenderActivityAdmin(AccountScopedAdmin):
     def closings(self, row: LenderActivity) -> int:
         return row.closings_90d
 
-    @admin.display(description="Avg response", ordering="avg_response_hours")
+    # The market's median first answer (deals.placements.activity), said as what it is.
+    @admin.display(description="Median answer (90 d)", ordering="avg_response_hours")
     def response(self, row: LenderActivity) -> str:
         return formatting.EMPTY if row.avg_response_hours is None else f"{row.avg_response_hours:,.0f} h"
 

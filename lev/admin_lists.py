@@ -1,32 +1,51 @@
-"""What the deal team's lists share: the "Active deals" default (archived deals' rows — the demo
-account's market history among them — only when asked for), totals that count that default rather than the
-hidden archive, and row cells written as a deal team reads them (two lines: a link over a quiet line)."""
+"""What the deal team's lists share: the "Active deals" default (deals being worked; closed, dead and
+archived deals' rows — the demo account's market history among them — only when asked for), totals
+that count that default rather than what it hides, and row cells written as a deal team reads them
+(two lines: a link over a quiet line)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
+from django.db.models import Q
 from django.urls import reverse
 from django.utils.html import format_html
 
 from lev import formatting
 
+IN_STAGE = "in_stage"  # no status chosen, a stage named: its deals that are not archived
+
 
 class DealStatusFilter(admin.SimpleListFilter):
-    """Rows of active deals unless archived ones (or all) are asked for. `archived_field` is the
-    deal's `archived` flag as seen from the listed model."""
+    """Rows of active deals unless another status (lev.enums.DEAL_STATUSES) is asked for. What each
+    status is, is the deals app's one definition (deals.pipeline.models.deal_status_q), which a
+    subclass there gives as `status_q(status, prefix)`; `deal_path` is the path to the deal from the
+    listed model ("" for deals)."""
 
     title = "deal"
     parameter_name = "deal_status"
     default = "active"
-    archived_field = "deal__archived"
-    choice_labels = [("active", "Active deals"), ("archived", "Archived deals"), ("all", "All deals")]
+    deal_path = "deal__"
+    choice_labels = [("active", "Active deals"), ("closed", "Closed deals"), ("dead", "Dead deals"),
+                     ("archived", "Archived deals"), ("all", "All deals")]
+    # The list's stage filters: with one of them and no status asked for, the rows are the stage's deals
+    # that are not archived (IN_STAGE), as the pipeline's column of that stage counts them.
+    stage_params: tuple[str, ...] = ()
+
+    def __init__(self, request, params, model, model_admin):
+        self._stage_named = any(name in request.GET for name in self.stage_params)
+        super().__init__(request, params, model, model_admin)
+
+    def status_q(self, status: str, prefix: str) -> Q:
+        raise NotImplementedError("the deals app says what each status is")
 
     def lookups(self, request, model_admin):
         return self.choice_labels
 
     def chosen(self) -> str:
-        return self.value() if self.value() in ("archived", "all") else self.default
+        if self.value() in {value for value, _ in self.choice_labels}:
+            return self.value()
+        return IN_STAGE if self._stage_named else self.default
 
     def choices(self, changelist):
         for lookup, title in self.lookup_choices:
@@ -34,8 +53,7 @@ class DealStatusFilter(admin.SimpleListFilter):
                    "query_string": changelist.get_query_string({self.parameter_name: lookup})}
 
     def queryset(self, request, queryset):
-        chosen = self.chosen()
-        return queryset if chosen == "all" else queryset.filter(**{self.archived_field: chosen == "archived"})
+        return queryset.filter(self.status_q(self.chosen(), self.deal_path))
 
 
 class DefaultScopeChangeList(ChangeList):

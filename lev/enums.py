@@ -63,6 +63,10 @@ RATE_INDEX_NAMES = {
 # The pipeline (deals/pipeline): what a stage means for a deal in it. `open` deals are being worked;
 # `won` (closed) and `dead` end a deal's run, so no automatic move takes a deal out of them.
 STAGE_KINDS = ("open", "won", "dead")
+# Where a deal is in its run, as the lists filter by it (deals.pipeline.models.deal_status_q says what
+# each means): `active` is being worked — not archived, in an `open` stage; `closed` and `dead` are not
+# archived, in a `won` or a `dead` stage; `archived` is kept for the record; `all` is every deal.
+DEAL_STATUSES = ("active", "closed", "dead", "archived", "all")
 # The default stages every account starts with, in order: (key, name, kind). The key is the stage's
 # role, stable whatever an admin renames it to: the automatic moves find "in_market" and "closing" by it.
 DEFAULT_STAGES = (

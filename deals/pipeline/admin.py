@@ -8,7 +8,9 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 
 from deals.pipeline import services
-from deals.pipeline.models import Stage, StageChange
+from deals.pipeline.models import Stage, StageChange, deal_status_q
+from deals.pipeline.selectors import IN_STAGE
+from lev import admin_lists
 from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin, staff_account_ids
 from lev.accounts.models import Membership
 from lev.errors import ApplicationError
@@ -20,6 +22,15 @@ def check_staff_can_administer(*, user, account_id: int) -> None:
         return
     if not Membership.objects.filter(user=user, account_id=account_id, role=Membership.Role.OWNER).exists():
         raise PermissionDenied("Only an account admin (owner) can change the pipeline's stages.")
+
+
+class DealStatusFilter(admin_lists.DealStatusFilter):
+    """The lists' deal status (Active by default) as deals.pipeline.models.deal_status_q says it."""
+
+    def status_q(self, status: str, prefix: str) -> Q:
+        if status == admin_lists.IN_STAGE:
+            return Q(**{f"{prefix}archived": False})
+        return deal_status_q(status, prefix)
 
 
 class StageFilter(admin.SimpleListFilter):
@@ -76,10 +87,10 @@ class StageAdmin(AccountScopedAdmin):
         css = ADMIN_CSS
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(
-            active=Count("deals", filter=Q(deals__archived=False)))
+        # As the pipeline's column of the stage counts them (deals.pipeline.selectors.IN_STAGE).
+        return super().get_queryset(request).annotate(active=Count("deals", filter=IN_STAGE))
 
-    @admin.display(description="Active deals", ordering="active")
+    @admin.display(description="Deals (not archived)", ordering="active")
     def active_deals(self, stage: Stage) -> int:
         return stage.active
 

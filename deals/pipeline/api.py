@@ -43,8 +43,9 @@ class StageListCreateApi(PipelineView):
 
     @extend_schema(operation_id="pipeline_stages_list", responses={200: PipelineSerializer, **READ_ERRORS})
     def get(self, request: Request) -> Response:
-        """The account's stages in order, each with its active deals counted and their loan amounts added
-        up, and the totals of the whole pipeline."""
+        """The account's stages in order, each with its deals that are not archived counted and their
+        amounts added up (a winner's loan amount once chosen), and the active deals' totals (the open
+        stages': never a closed or dead stage's)."""
         return self.pipeline(request)
 
     @extend_schema(request=StageCreateSerializer, parameters=[IDEMPOTENCY_KEY],

@@ -18,6 +18,28 @@ from django.utils import timezone
 from lev import limits
 from lev.enums import DEFAULT_STAGES, STAGE_KEYS, STAGE_KINDS, choices
 
+# --- what "active" means -------------------------------------------------------------------------------
+# One definition for every door (the home page, the admin lists and their filters, REST, MCP): a deal
+# is ACTIVE when it is being worked — not archived, and in an `open` stage (not closed, not dead).
+_STATUS_KIND = {"active": "open", "closed": "won", "dead": "dead"}
+
+
+def deal_status_q(status: str, prefix: str = "") -> Q:
+    """The deals of a status of lev.enums.DEAL_STATUSES, seen through `prefix` (the path to the deal
+    from the listed model: "" for deals, "deal__" for placements, "deals__" for stages). `active`:
+    not archived, in an open stage; `closed` / `dead`: not archived, in a won / dead stage;
+    `archived`: archived (whatever its stage); `all`: every deal."""
+    if status == "all":
+        return Q()
+    if status == "archived":
+        return Q(**{f"{prefix}archived": True})
+    return Q(**{f"{prefix}archived": False, f"{prefix}stage__kind": _STATUS_KIND[status]})
+
+
+def active_deals(prefix: str = "") -> Q:
+    """Deals being worked: not archived and in an open stage (deal_status_q("active"))."""
+    return deal_status_q("active", prefix)
+
 
 class StageQuerySet(models.QuerySet):
     def ensure_defaults(self, account_id: int) -> None:

@@ -6,21 +6,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 
 from deals.pipeline.models import Stage, StageChange
+from deals.placements.models import TermSheet
 from lev.accounts.models import Account
 from lev.errors import NotFound
 from lev.limits import MAX_ID
 
-ACTIVE = Q(deals__archived=False)
+# A stage's column counts its deals that are not archived (a Closed or Dead column shows the deals in
+# it); the pipeline's totals add up the open stages' columns only: its ACTIVE deals (active_deals).
+IN_STAGE = Q(deals__archived=False)
+
+
+def deal_amount(prefix: str = "") -> Coalesce:
+    """What a deal adds to a loan total: its winning quote's loan amount once it has a winner (the
+    loan as it will close), else the loan amount asked; nothing for a deal with neither. `prefix`
+    is the path to the deal ("deals__" from a stage)."""
+    winner = TermSheet.objects.filter(deal=OuterRef(f"{prefix}pk"), winning=True, deleted_at=None).values(
+        "loan_amount")[:1]
+    return Coalesce(Subquery(winner), f"{prefix}loan_amount")
 
 
 @dataclass(frozen=True)
 class Pipeline:
-    stages: list[Stage]  # each with deal_count and loan_total
-    deal_count: int
-    loan_total: Decimal
+    stages: list[Stage]  # each with deal_count and loan_total of its deals that are not archived
+    deal_count: int  # the active deals: the open stages' deals
+    loan_total: Decimal  # their amounts (deal_amount) added up
 
 
 def stage_list(*, account: Account) -> QuerySet[Stage]:
@@ -29,13 +42,17 @@ def stage_list(*, account: Account) -> QuerySet[Stage]:
 
 
 def pipeline_get(*, account: Account) -> Pipeline:
-    """The account's stages in order, each with its active (not archived) deals counted and their loan
-    amounts added up (a deal without an amount counts, and adds nothing); one query."""
+    """The account's stages in order, each with its deals that are not archived counted and their
+    amounts added up (deal_amount: the winner's loan amount once chosen, else the ask; a deal without
+    either counts and adds nothing), and the totals of the ACTIVE deals — the open stages' columns,
+    never a closed or dead stage's; one query."""
     stages = list(stage_list(account=account).annotate(
-        deal_count=Count("deals", filter=ACTIVE), loan_total=Sum("deals__loan_amount", filter=ACTIVE)))
+        deal_count=Count("deals", filter=IN_STAGE), loan_total=Sum(deal_amount("deals__"), filter=IN_STAGE)))
     for stage in stages:
         stage.loan_total = stage.loan_total or Decimal("0")
-    return Pipeline(stages, sum(s.deal_count for s in stages), sum((s.loan_total for s in stages), Decimal("0")))
+    open_stages = [s for s in stages if s.kind == "open"]
+    return Pipeline(stages, sum(s.deal_count for s in open_stages),
+                    sum((s.loan_total for s in open_stages), Decimal("0")))
 
 
 def stage_get(*, account: Account, stage_id: int) -> Stage:

@@ -60,9 +60,10 @@ class StageSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
 
 
 class PipelineStageSerializer(StageSerializer):
-    deal_count = serializers.IntegerField(help_text="Active (not archived) deals in this stage.")
+    deal_count = serializers.IntegerField(help_text="The deals in this stage that are not archived.")
     loan_total = serializers.DecimalField(max_digits=TOTAL_DIGITS, decimal_places=2,
-                                          help_text="Their loan amounts added up, US dollars.")
+                                          help_text="Their amounts added up, US dollars: a deal's winning quote's "
+                                                    "loan amount once chosen, else its loan amount.")
 
     class Meta(StageSerializer.Meta):
         fields = (*StageSerializer.Meta.fields, "deal_count", "loan_total")
@@ -70,8 +71,10 @@ class PipelineStageSerializer(StageSerializer):
 
 class PipelineSerializer(serializers.Serializer):
     results = PipelineStageSerializer(many=True, source="stages")
-    deal_count = serializers.IntegerField(help_text="Active deals in every stage.")
-    loan_total = serializers.DecimalField(max_digits=TOTAL_DIGITS, decimal_places=2)
+    deal_count = serializers.IntegerField(help_text="Active deals: not archived, in an open stage (the open "
+                                                    "stages' deal_count added up; never a closed or dead stage's).")
+    loan_total = serializers.DecimalField(max_digits=TOTAL_DIGITS, decimal_places=2,
+                                          help_text="The active deals' amounts added up, US dollars.")
 
 
 class UserRefSerializer(serializers.Serializer):

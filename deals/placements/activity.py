@@ -7,8 +7,10 @@ account's figures from its own placements only, never another account's (issue 3
 * `closings_90d` — placements the lender won in the window (a winning quote chosen);
 * `avg_response_hours` — the MEDIAN hours from sending the deal to the lender's first answer
   (reviewing, a quote or a decline), over first answers in the window, to 0.1 h. The column keeps
-  its historical name (the lender page and the admin read it); what it holds is
-  the median, which one slow outlier cannot move.
+  its historical name (the activity list reads it, per market); what it holds is the median, which
+  one slow outlier cannot move. A lender's one figure over all its markets (the lender page's) is
+  `lender_response_time`: the same definition over each placement once, never an average of the
+  markets' medians.
 
 `lender_activity_recompute` replaces the whole LenderActivity table with these figures in one
 transaction and one INSERT … SELECT over placements and term sheets, scored in the same statement
@@ -22,10 +24,13 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import statistics
 import time
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from lenders.activity import activity_score_expression
@@ -127,6 +132,41 @@ def _statement(since, stamp) -> tuple[str, list]:
     sql = ("WITH" + events + "," + _FRESH[vendor]
            + _INSERT.format(activity=LenderActivity._meta.db_table, score=score))
     return sql, [since] * 5 + list(score_params) + [stamp]
+
+
+@dataclass(frozen=True)
+class ResponseTime:
+    """A lender's answer time: the median hours from sending a deal to its first answer, over the
+    placements first answered in the last `days` days (`answers` of them, each placement once)."""
+
+    median_hours: float
+    answers: int
+    days: int = WINDOW_DAYS
+
+    def in_words(self) -> str:
+        """"median 47 hours (12 answers in the last 90 days)"; days from 48 hours on."""
+        figure = (f"median {self.median_hours:,.0f} hours" if self.median_hours < 48
+                  else f"median {self.median_hours / 24:,.1f} days".replace(".0 days", " days"))
+        return f"{figure} ({self.answers} answer{'s' if self.answers != 1 else ''} in the last {self.days} days)"
+
+
+def lender_response_time(*, lender_id: int, account_ids: list[int], now: dt.datetime | None = None
+                         ) -> ResponseTime | None:
+    """The lender's one answer-time figure for these accounts (a lender page shows it): the same
+    definition as the per-market `avg_response_hours` (the median of the hours from `sent_at` to
+    `first_response_at`, over first answers in the last WINDOW_DAYS days, an answer before the send
+    left out), over every market at once — each placement once, not an average of the markets'
+    medians. None without an answer in the window. One query."""
+    from deals.placements.models import Placement
+
+    since = (now or timezone.now()) - dt.timedelta(days=WINDOW_DAYS)
+    rows = (Placement.objects.filter(lender_id=lender_id, deal__account_id__in=account_ids,
+                                     first_response_at__gte=since, sent_at__isnull=False)
+            .filter(first_response_at__gte=F("sent_at")).values_list("sent_at", "first_response_at"))
+    hours = [(answered - sent).total_seconds() / 3600 for sent, answered in rows]
+    if not hours:
+        return None
+    return ResponseTime(round(statistics.median(hours), 1), len(hours))
 
 
 def lender_activity_recompute(*, now: dt.datetime | None = None) -> int:

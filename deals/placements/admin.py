@@ -18,6 +18,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from deals.pipeline.admin import DealStatusFilter
 from deals.placements import selectors as placement_selectors
 from deals.placements import services
 from deals.placements.errors import ArchivedDealNotPlaceable, PlacementNotQuotable
@@ -27,7 +28,7 @@ from deals.placements.workflow import QUOTABLE_STATUSES
 from lev import formatting
 from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedHistoryAdmin
 from lev.accounts.selectors import check_staff_can_write
-from lev.admin_lists import DealStatusFilter, DefaultScopeMixin, WordsChoicesFilter, change_url, two_lines
+from lev.admin_lists import DefaultScopeMixin, WordsChoicesFilter, change_url, two_lines
 from lev.enums import RATE_INDEX_NAMES, RECOURSE_TYPES
 from lev.errors import ApplicationError, Forbidden
 from lev.formatting import money, percent

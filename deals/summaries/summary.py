@@ -137,15 +137,21 @@ class Citations:
                                  "value": value, "path": path})
         return f"[{self._refs[key]}]"
 
-    def numbered(self, text: str) -> tuple[str, list[dict[str, Any]]]:
-        """The text with its references renumbered 1, 2, … in reading order, and their sources in
-        that order; a source the text does not cite (a next step not shown) is dropped."""
+    def numbered(self, text: str, steps: list[dict[str, str]]) -> tuple[str, list[dict[str, str]],
+                                                                     list[dict[str, Any]]]:
+        """The text with its references renumbered 1, 2, … in reading order, the next steps (lines of
+        that text) renumbered alike, and their sources in that order; a source the text does not cite
+        (a next step not shown) is dropped."""
         order: dict[int, int] = {}
         for ref in REF.findall(text):
             order.setdefault(int(ref), len(order) + 1)
-        text = REF.sub(lambda match: f"[{order[int(match.group(1))]}]", text)
+
+        def renumber(words: str) -> str:
+            return REF.sub(lambda match: f"[{order[int(match.group(1))]}]", words)
+
         by_ref = {source["ref"]: source for source in self.sources}
-        return text, [{**by_ref[old], "ref": new} for old, new in order.items()]
+        return (renumber(text), [{**step, "text": renumber(step["text"])} for step in steps],
+                [{**by_ref[old], "ref": new} for old, new in order.items()])
 
 
 # --- the summary --------------------------------------------------------------------------------------
@@ -214,7 +220,8 @@ class _Writer:
         lines += [f"{n}. {step['text']}" for n, step in enumerate(shown, start=1)]
         if len(steps) > len(shown) and self.detail != "brief":
             lines.append(f"({plural(len(steps) - len(shown), 'more step')}: ask for detail=memo.)")
-        text, sources = self.c.numbered("\n".join(line for line in lines if line))
+        # The steps are numbered as the text is: a step cites the sources the text lists for it.
+        text, shown, sources = self.c.numbered("\n".join(line for line in lines if line), shown)
         return Summary(deal_id=self.deal.pk, detail=self.detail, as_of=self.today, text=text,
                        next_steps=shown, left_out=self.left_out, sources=sources)
 

@@ -43,8 +43,9 @@ def _pipeline(account, pipeline) -> dict:
     return {"account": account.name, "deal_count": pipeline.deal_count,
             "loan_total": formatting.money(pipeline.loan_total),
             "stages": [{"name": stage.name, "deal_count": stage.deal_count,
-                        "loan_total": formatting.money(stage.loan_total),
-                        "url": f"{changelist}?stage__id__exact={stage.pk}"} for stage in pipeline.stages]}
+                        "loan_total": formatting.money(stage.loan_total), "active": stage.kind == "open",
+                        "url": f"{changelist}?stage__id__exact={stage.pk}"} for stage in pipeline.stages],
+            "ended": [stage.name for stage in pipeline.stages if stage.kind != "open"]}
 
 
 def _panel(found: selectors.Rows, row, more_url: str) -> dict:

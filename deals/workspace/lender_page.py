@@ -6,7 +6,7 @@ imports `deals`).
 Whose: the accounts the person is a member of, a superuser's too (like the home page: a team's view,
 never another account's contacts or placements; an account nobody is a member of is on no one's page;
 the demo account's market history, archived past deals, counts here as its record with the lender).
-Six queries at most, whatever the number of placements."""
+Seven queries at most, whatever the number of placements."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from django.db.models import Count
 from django.urls import reverse
 
 from deals.companies.models import Contact
+from deals.placements.activity import lender_response_time
 from deals.placements.models import Placement
 from deals.placements.selectors import live_term_sheets
 from deals.placements.workflow import DECIDED_STATUSES, STATES, STATUSES
@@ -66,4 +67,7 @@ def lender_history(request, lender: Lender) -> dict:
                     "url": reverse("admin:deals_placement_change", args=[p.pk]),
                     "deal_url": reverse("admin:deals_deal_change", args=[p.deal_id])} for p in latest],
         "placements_url": _placements_url(lender),
+        # The lender's one answer-time figure, with the span it covers (said nowhere else on the page).
+        "answer_time": (answered.in_words() if total and (answered := lender_response_time(
+            lender_id=lender.pk, account_ids=account_ids)) else ""),
     }

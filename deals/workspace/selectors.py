@@ -1,5 +1,6 @@
 """Reads of the home page, kept to the accounts given (the accounts the person is a member of) and to
-their active deals. Each list is a page of at most `limits.HOME_PANEL_ROWS` rows with its total, so
+their active deals (deals.pipeline.models.active_deals: not archived, in an open stage — a closed or
+dead deal is no one's work today). Each list is a page of at most `limits.HOME_PANEL_ROWS` rows with its total, so
 the page reads a bounded number of rows in a bounded number of queries whatever the number of deals
 (two per list, one per account for the pipeline)."""
 
@@ -13,6 +14,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from deals.models import Deal
+from deals.pipeline.models import active_deals
 from deals.pipeline.selectors import Pipeline, pipeline_get
 from deals.placements.models import Placement
 from deals.placements.selectors import live_term_sheets
@@ -47,20 +49,21 @@ def home_accounts(*, user) -> list[Account]:
 
 
 def account_pipelines(*, accounts: Sequence[Account]) -> list[tuple[Account, Pipeline]]:
-    """Each account's stages with their active deals counted and totalled (pipeline_get: one query each)."""
+    """Each account's stages with their deals counted and totalled, and its active deals' totals
+    (pipeline_get: one query each)."""
     return [(account, pipeline_get(account=account)) for account in accounts]
 
 
 def deals_owned(*, accounts: Sequence[Account], user) -> Rows:
     """The person's own active deals, the latest changed first."""
-    return _page(Deal.objects.filter(account__in=accounts, owner=user, archived=False)
+    return _page(Deal.objects.active().filter(account__in=accounts, owner=user)
                  .select_related("stage").order_by("-updated_at", "-pk"))
 
 
 def placements_waiting(*, accounts: Sequence[Account], now: dt.datetime) -> Rows:
     """Placements sent at least HOME_WAITING_DAYS ago that the lender has not answered, longest first."""
     sent_before = now - dt.timedelta(days=limits.HOME_WAITING_DAYS)
-    return _page(Placement.objects.filter(deal__account__in=accounts, deal__archived=False,
+    return _page(Placement.objects.filter(active_deals("deal__"), deal__account__in=accounts,
                                           status=Placement.Status.SENT, first_response_at=None,
                                           sent_at__lte=sent_before)
                  .select_related("deal", "lender").order_by("sent_at", "pk"))
@@ -69,14 +72,14 @@ def placements_waiting(*, accounts: Sequence[Account], now: dt.datetime) -> Rows
 def quotes_received(*, accounts: Sequence[Account], now: dt.datetime) -> Rows:
     """Live quotes received in the last HOME_QUOTES_DAYS days, the newest first."""
     since = now - dt.timedelta(days=limits.HOME_QUOTES_DAYS)
-    return _page(live_term_sheets().filter(deal__account__in=accounts, deal__archived=False, received_at__gte=since)
+    return _page(live_term_sheets().filter(active_deals("deal__"), deal__account__in=accounts, received_at__gte=since)
                  .select_related("deal").order_by("-received_at", "-pk"))
 
 
 def term_sheets_expiring(*, accounts: Sequence[Account], today: dt.date) -> Rows:
     """Live quotes still in play that expire today or within HOME_EXPIRING_DAYS days, soonest first."""
     until = today + dt.timedelta(days=limits.HOME_EXPIRING_DAYS)
-    return _page(live_term_sheets().filter(deal__account__in=accounts, deal__archived=False,
+    return _page(live_term_sheets().filter(active_deals("deal__"), deal__account__in=accounts,
                                            placement__status__in=IN_PLAY, expires_on__gte=today,
                                            expires_on__lte=until)
                  .select_related("deal").order_by("expires_on", "pk"))
@@ -84,6 +87,6 @@ def term_sheets_expiring(*, accounts: Sequence[Account], today: dt.date) -> Rows
 
 def searches_running(*, accounts: Sequence[Account]) -> Rows:
     """Lender searches waiting to run or running, the oldest first."""
-    return _page(LenderSearch.objects.filter(account__in=accounts, deal__archived=False,
+    return _page(LenderSearch.objects.filter(active_deals("deal__"), account__in=accounts,
                                              status__in=[LenderSearch.Status.PENDING, LenderSearch.Status.RUNNING])
                  .select_related("deal").order_by("created_at", "pk"))

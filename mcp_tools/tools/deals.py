@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lev import limits
 from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
+from lev.enums import DEAL_STATUSES
 from lev.errors import ErrorCode
 from lev.limits import LOAN_AMOUNT_MIN
 from mcp_tools import budget
@@ -113,6 +114,7 @@ def require_change(body: dict[str, Any], target: str, *, what: str = "field") ->
 # The deal fields update_deal can empty (null elsewhere means "unchanged").
 CLEARABLE = ("sponsor_id", "borrower_id", "estimated_close_date")
 Clearable = Literal[CLEARABLE]
+DealStatus = Literal[DEAL_STATUSES]
 GIVEN_AND_CLEARED = "a field is both given a value and named in clear"
 
 
@@ -129,7 +131,12 @@ def list_deals(
     business_plan: BusinessPlan | None = None,
     min_loan_amount: Annotated[MoneyFilter | None, Field(description="US dollars, rounded to the cent.")] = None,
     max_loan_amount: Annotated[MoneyFilter | None, Field(description="US dollars, rounded to the cent.")] = None,
-    archived: Annotated[bool, Field(description="true: archived deals instead of active ones.")] = False,
+    status: Annotated[DealStatus | None, Field(description=(
+        "active (default): being worked, i.e. not archived and in an open stage; closed / dead: not "
+        "archived, in a won / dead stage; archived; all. With stage and no status: that stage's deals "
+        "that are not archived."))] = None,
+    archived: Annotated[bool, Field(description="true: archived deals instead of active ones "
+                                                "(status archived).")] = False,
     search: Annotated[Text(limits.SEARCH_TEXT_MAX) | None, Field(description="Words in the deal title.")] = None,
     stage: Annotated[Text(limits.STAGE_NAME_MAX) | None, Field(description="Stage name, key or id.")] = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
@@ -137,18 +144,19 @@ def list_deals(
 ) -> dict[str, Any]:
     """List the user's deals, newest first: find a deal id, see which are ready for a lender search.
 
-    Filters combine with AND. Returns {"deals", "total", "has_more", "next_cursor"}: pass
-    next_cursor back with the same filters for the next page. total counts up to 1,000, then
-    "total_capped": true. Each deal: id, title, loan fields, stage, archived, property_count,
-    ready_for_search (search_lenders_for_deal can rank it now) and missing_for_search (what to add
-    first). A very large page may be trimmed (compacted: true).
+    Active deals unless status says otherwise (the ones get_pipeline totals). Filters combine with
+    AND. Returns {"deals", "total", "has_more", "next_cursor"}: pass next_cursor back with the
+    same filters for the next page. total counts up to 1,000, then "total_capped": true. Each deal:
+    id, title, loan fields, stage, archived, property_count, ready_for_search
+    (search_lenders_for_deal can rank it now) and missing_for_search (what to add first). A very
+    large page may be trimmed (compacted: true).
     """
     page = list_page_query(cursor, limit)
     try:
         body = lev().get("/deals/", drop_none(
             loan_type=loan_type, transaction_type=transaction_type, business_plan=business_plan,
             min_loan_amount=min_loan_amount, max_loan_amount=max_loan_amount,
-            archived="true" if archived else None, search=search, stage=stage, **page,
+            status=status, archived="true" if archived else None, search=search, stage=stage, **page,
         ))
     except ToolFailure as failure:
         # Only a page-number cursor can miss its page: the list got shorter since it was made.

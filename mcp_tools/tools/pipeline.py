@@ -16,8 +16,10 @@ StageText = Text(limits.STAGE_NAME_MAX, required=True)
 
 @tool(title="Get the pipeline", scope=DEALS_READ, read_only=True)
 def get_pipeline() -> dict[str, Any]:
-    """The account's deal stages in order, each with deal_count and loan_total (USD) of its
-    active deals, and the totals. list_deals(stage=...) lists a stage's deals."""
+    """The account's deal stages in order, each with deal_count and loan_total (USD) of its deals
+    that are not archived, and the totals of the active deals: the open stages' (never a closed or
+    dead stage's). A deal with a winning quote adds the winner's loan amount, else the amount asked.
+    list_deals(stage=...) lists a stage's deals."""
     body = lev().get("/pipeline/stages/")
     stages = [{k: s[k] for k in ("id", "key", "name", "kind", "deal_count", "loan_total")} for s in body["results"]]
     return {"stages": stages, "deal_count": body["deal_count"], "loan_total": body["loan_total"]}

@@ -76,3 +76,25 @@ def test_the_pipeline_tools_refuse_in_the_contract(mcp, account, other_account):
     blank = mcp.error("move_deal_stage", {"deal_id": deal.pk, "stage": "  "})
     assert blank["code"] == "VALIDATION_ERROR"
     assert Stage.objects.get(account=other_account, key="intake").deals.get() == foreign
+
+
+def test_get_pipeline_and_list_deals_agree_on_active_deals_and_count_a_winner_s_amount(mcp, account):
+    """Issue 39: a dead or closed deal is not active (its stage's column still counts it), and a deal
+    with a winner adds the winning quote's amount, not the ask — in get_pipeline and list_deals alike."""
+    from deals.placements.services import term_sheet_select_winner
+
+    deal = make_deal(account)
+    deal.loan_amount = Decimal("24000000")
+    deal.save()
+    term_sheet_select_winner(term_sheet=quote(place(deal, lender_with("Harbor Bank").lender),
+                                              loan_amount=Decimal("22500000")))
+    DealFactory(account=account, title="Dead one", loan_amount=Decimal("4200000"),
+                stage=Stage.objects.get(account=account, key="dead"))
+    pipeline = mcp.ok("get_pipeline")
+    by_key = {s["key"]: s for s in pipeline["stages"]}
+    assert (by_key["closing"]["deal_count"], by_key["closing"]["loan_total"]) == (1, 22500000)
+    assert (by_key["dead"]["deal_count"], by_key["dead"]["loan_total"]) == (1, 4200000)
+    assert (pipeline["deal_count"], pipeline["loan_total"]) == (1, 22500000)
+    assert [d["id"] for d in mcp.ok("list_deals")["deals"]] == [deal.pk]
+    assert [d["title"] for d in mcp.ok("list_deals", {"status": "dead"})["deals"]] == ["Dead one"]
+    assert [d["title"] for d in mcp.ok("list_deals", {"stage": "Dead"})["deals"]] == ["Dead one"]

@@ -187,3 +187,33 @@ def test_a_viewer_reads_the_lender_s_lists_in_words_not_json(account):
     editor_form = editor[editor.index('id="lender_form"'):]
     assert 'name="lender_types"' in editor_form and '-0-asset_types"' in editor_form
     assert "Multifamily, Office" not in editor_form and "Bank, Credit Union" not in editor_form
+
+
+def test_the_lender_s_answer_time_is_one_median_with_the_span_it_covers(account):
+    """Issue 39: the lender page said "about N hours on average" — an average of per-market medians,
+    with no word of what it covered. It is now one figure: the median hours from sending to the
+    lender's first answer, over the person's accounts' placements answered in the last 90 days, each
+    placement once (a deal in two markets is not counted twice), with the span and the count."""
+    from deals.models import DealProperty
+    from deals.placements.activity import WINDOW_DAYS, lender_activity_recompute
+
+    dana = member(account, "dana")
+    lender = LenderFactory(name="Answer Time Bank")
+    now = timezone.now()
+    for n, (hours, states) in enumerate([(10, ("TX", "CA")), (40, ("TX",)), (300, ("CA",)), (2, ("TX",))]):
+        deal = Deal.objects.create(account=account, title=f"Answered {n}", loan_amount=Decimal("9000000"),
+                                   loan_type="permanent", transaction_type="refinance")
+        for state in states:
+            DealProperty.objects.create(deal=deal, name=f"{state} building", state=state, asset_type="multifamily")
+        # The last one was answered before the window: it is not in the figure.
+        sent = now - dt.timedelta(days=WINDOW_DAYS + 20 if n == 3 else 20)
+        Placement.objects.create(deal=deal, lender=lender, status="reviewing", sent_at=sent,
+                                 first_response_at=sent + dt.timedelta(hours=hours))
+    lender_activity_recompute(now=now)
+    html = page(lender, dana)
+    assert "on average" not in html
+    history_panel = section(html, "lender-history")
+    assert "median 40 hours" in history_panel, history_panel
+    assert f"3 answers in the last {WINDOW_DAYS} days" in history_panel, history_panel
+    # Said once on the page: the activity panel does not give a second figure.
+    assert html.count("median 40 hours") == 1 and "hours" not in section(html, "lender-activity")
