@@ -348,6 +348,17 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
         inlines = super().get_inlines(request, obj)
         return inlines if obj is not None else [i for i in inlines if i is not StageChangeInline]
 
+    def get_inline_instances(self, request, obj=None):
+        """On a saved deal's page its properties, financials and stage history are folded (<details>, one
+        click open; open by themselves when they hold an error): the summary above shows their figures and
+        the timeline their moves, so the page opens on what a broker reads first (issue 39: 5,849 px)."""
+        instances = super().get_inline_instances(request, obj)
+        if obj is not None:
+            for inline in instances:
+                if isinstance(inline, DealPropertyInline | DealFinancialsInline | StageChangeInline):
+                    inline.classes = [*(inline.classes or []), "collapse"]
+        return instances
+
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "owner":  # members of the staff user's accounts only, never everyone's users
             users = db_field.related_model._default_manager.order_by("username")

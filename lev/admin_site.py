@@ -9,18 +9,26 @@ them, and a home page the feature apps fill in (a seam: `lev` names no app above
   connected apps — what it runs for its own team. Everyone else on the deal team sees neither.
   Hiding a section changes no permission: each page still answers whoever its admin lets in.
 * The home page (`register_home`): a read the app gives the request to, and the template it fills.
+* What people typed is shown as it reads: every page the site serves (each view goes through
+  `admin_view`) and its autocomplete answers leave out the bidirectional and other invisible format
+  characters (`lev.invisible`), so a U+202E in a note, a description or a term sheet cannot reorder what
+  a reader sees. A form that shows such a text shows it without them, so saving it stores it without them.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib import admin
-from django.http import HttpRequest
+from django.contrib.admin.views.autocomplete import AutocompleteJsonView
+from django.http import HttpRequest, HttpResponse
+from django.template.response import SimpleTemplateResponse
 
 from lev.accounts.admin_bases import staff_roles
 from lev.accounts.models import Membership
+from lev.invisible import without_invisible, without_invisible_utf8
 
 # The site's operations: lev's own apps and the third-party ones it runs on.
 OPERATIONS_APPS = ("accounts", "auth", "oauth", "oauth2_provider", "axes", "idempotency")
@@ -81,6 +89,34 @@ def grouped(app_list: list[dict], *, superuser: bool, owner: bool) -> list[dict]
     return sections
 
 
+def _neutralised(response: HttpResponse) -> HttpResponse:
+    """An HTML page without the invisible format characters (a template response once it is rendered)."""
+    if isinstance(response, SimpleTemplateResponse) and not response.is_rendered:
+        response.add_post_render_callback(_neutralised)
+    elif not response.streaming and response.get("Content-Type", "").startswith("text/html") \
+            and response.charset.lower().replace("-", "") == "utf8":
+        response.content = without_invisible_utf8(response.content)
+    return response
+
+
+def shown_as_it_reads(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """`view` whose HTML pages leave out the invisible format characters (lev.invisible)."""
+
+    @functools.wraps(view)
+    def inner(request, *args, **kwargs):
+        return _neutralised(view(request, *args, **kwargs))
+
+    return inner
+
+
+class AutocompleteWithoutInvisible(AutocompleteJsonView):
+    """The admin's autocomplete, each choice's text without the invisible format characters."""
+
+    def serialize_result(self, obj, to_field_name):
+        result = super().serialize_result(obj, to_field_name)
+        return {**result, "text": without_invisible(str(result["text"]))}
+
+
 class LevAdminSite(admin.AdminSite):
     site_header = "Lev"
     site_title = "Lev"
@@ -93,6 +129,12 @@ class LevAdminSite(admin.AdminSite):
         superuser = request.user.is_superuser
         owner = not superuser and Membership.Role.OWNER in staff_roles(request).values()
         return grouped(app_list, superuser=superuser, owner=owner)
+
+    def admin_view(self, view, cacheable=False):
+        return super().admin_view(shown_as_it_reads(view), cacheable)
+
+    def autocomplete_view(self, request):
+        return AutocompleteWithoutInvisible.as_view(admin_site=self)(request)
 
     @property
     def index_template(self) -> str | None:

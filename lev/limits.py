@@ -206,8 +206,9 @@ CONTACT_NOTES_MAX = 2000
 CONTACT_PHONE_MAX = 40
 # Notes on deals, placements, companies and contacts (deals.notes): a note's body; a timeline page.
 NOTE_BODY_MAX = 10000
-# The deal page's timeline panel shows the latest entries (the API pages through all of them).
-ADMIN_TIMELINE_ENTRIES = 50
+# The deal page's timeline panel shows the latest entries, a screenful (issue 39: 50 made the demo deal's
+# page 1,000 px taller); the whole timeline is its own page, and the API pages through all of them.
+ADMIN_TIMELINE_ENTRIES = 8
 # http(s) and a host, nothing else (no javascript: or data: links in the admin); the same in the API and
 # the tools' schemas. The path is printable ASCII (percent-encode the rest): Python and ECMA-262 read this
 # pattern alike, which `\s` would not.

@@ -324,6 +324,9 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+# One date format everywhere the admin shows a date ("Dec 7, 2026") or a moment ("Dec 7, 2026 01:21"):
+# lev/formats/en/formats.py, ahead of Django's English locale ("Dec. 7, 2026, 1:21 a.m.").
+FORMAT_MODULE_PATH = ["lev.formats"]
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"

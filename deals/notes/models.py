@@ -11,11 +11,14 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
+from django.utils.formats import date_format
 
 from lev import limits
 from lev.enums import NOTE_KINDS, choices
 
 TARGETS = ("deal", "placement", "company", "contact")
+NAME_MAX = 60  # characters of a note's first line in its name (str)
 
 
 def _only(target: str) -> Q:
@@ -54,7 +57,15 @@ class Note(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} {self.pk}"
+        """The note named by what it says and when: its first line (shortened) and its day, e.g. "Call with
+        Granite Bank: credit committee on Thursday — Dec 7, 2026" (a list, a page's title, the history)."""
+        line = " ".join(self.body.strip().splitlines()[0].split()) if self.body.strip() else ""
+        if len(line) > NAME_MAX:
+            line = line[: NAME_MAX - 1].rstrip() + "…"
+        line = line or self.get_kind_display()
+        if self.created_at is None:
+            return line
+        return f"{line} — {date_format(timezone.localtime(self.created_at), 'DATE_FORMAT')}"
 
     @property
     def target(self) -> tuple[str, int]:

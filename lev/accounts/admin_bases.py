@@ -35,7 +35,10 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import get_fields_from_path, unquote
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Model, Q, QuerySet
-from django.http import HttpRequest, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.template.response import TemplateResponse
+from django.utils.text import capfirst
+from django.utils.translation import gettext
 from simple_history.admin import SimpleHistoryAdmin
 
 # The admin's own stylesheet (deals/static/lev_admin/admin.css), served by the site itself.
@@ -101,10 +104,49 @@ class _NarrowedChoices:
         return super().formfield_for_manytomany(db_field, request, **self._narrowed(db_field, request, kwargs))
 
 
+def _titled(response: HttpResponse, title: Callable[[dict], str | None]) -> HttpResponse:
+    """`response` with its page's title (the <title> and the <h1>) set to `title(its context)` when that
+    is not None: a template response is rendered after the view returns, so its context can still change."""
+    if isinstance(response, TemplateResponse) and response.context_data is not None:
+        text = title(response.context_data)
+        if text is not None:
+            response.context_data.update(title=text, subtitle=None)
+    return response
+
+
 class TenancyAdmin(_NarrowedChoices, admin.ModelAdmin):
-    """The base of the three kinds; `tenancy` names which one a model is."""
+    """The base of the three kinds; `tenancy` names which one a model is.
+
+    Its pages are titled in the product's words, not Django's stock ones: a list is "Deals" (not "Select
+    deal to change"), a record's page "Deal: Riverside Apartments Refinance" (not "Change deal" over the
+    name), a new one's "New deal", and "History of …" and "Delete …?" (tests/admin/test_titles.py walks
+    every page)."""
 
     tenancy: ClassVar[str]
+
+    def changelist_view(self, request, extra_context=None):
+        return _titled(super().changelist_view(request, extra_context),
+                       lambda context: capfirst(self.opts.verbose_name_plural))
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        def title(context: dict) -> str:
+            original = context.get("original")
+            if context.get("add") or original is None:
+                return f"New {self.opts.verbose_name}"
+            return f"{capfirst(self.opts.verbose_name)}: {original}"
+
+        return _titled(super().changeform_view(request, object_id, form_url, extra_context), title)
+
+    def history_view(self, request, object_id, extra_context=None):
+        return _titled(super().history_view(request, object_id, extra_context),
+                       lambda context: f"History of {self.opts.verbose_name} {context['object']}"
+                       if context.get("object") is not None else None)
+
+    def delete_view(self, request, object_id, extra_context=None):
+        # Django's "Cannot delete deal" (what stops it is listed below) stays as it is.
+        return _titled(super().delete_view(request, object_id, extra_context),
+                       lambda context: f"Delete {self.opts.verbose_name} {context['object']}?"
+                       if context.get("object") is not None and context.get("title") == gettext("Delete") else None)
 
     def visible(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         """The rows of `queryset` the staff user may see."""

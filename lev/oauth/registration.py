@@ -7,6 +7,7 @@ import unicodedata
 from typing import Any
 
 from lev import limits
+from lev.invisible import BIDI_CONTROLS, LINE_SEPARATORS
 from lev.oauth.validators import redirect_uri_problem
 
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
@@ -14,11 +15,8 @@ GRANT_TYPES = {"authorization_code", "refresh_token"}
 
 # Characters that change how text around them is shown rather than being shown: the bidirectional
 # formatting characters (U+202E RIGHT-TO-LEFT OVERRIDE makes "Evil\u202Egpj.exe" read "Evilexe.jpg") and
-# the line and paragraph separators. A client's name is shown to a person deciding whether to trust it.
-BIDI_CONTROLS = frozenset(
-    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-)
-LINE_SEPARATORS = frozenset("\u2028\u2029")
+# the line and paragraph separators (lev.invisible, the admin's list too). A client's name is shown to a
+# person deciding whether to trust it.
 
 
 def is_forbidden_char(char: str) -> bool:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcp_tools.registry import TOOLS
+from mcp_tools.toolsets import toolsets
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
@@ -40,3 +41,16 @@ def test_the_tools_table_lists_every_tool_with_its_kind():
         hints = spec.annotations
         kind = "read" if hints.readOnlyHint else "write, destructive" if hints.destructiveHint else "write"
         assert rows[name] == kind, name
+
+
+def test_the_connect_section_names_the_servers_toolsets():
+    """Issue 39: the Connect section named five toolsets where the server had seven. Each place the README
+    lists them — the `/mcp/x/<toolsets>` address and "The toolsets are …" — names exactly the server's."""
+    connect = README.split("## Connect an MCP client", 1)[1].split("\n## ", 1)[0]
+    address = re.search(r"`/mcp/x/<toolsets>` \(([^)]*)\)", connect)
+    assert address, "the Connect section's /mcp/x/<toolsets> list"
+    listed = re.findall(r"`(\w+)`", address.group(1))
+    sentence = connect.split("The toolsets are", 1)[1].split(";", 1)[0]
+    described = re.findall(r"`(\w+)`(?: \(|,| and)", sentence)
+    assert tuple(listed) == toolsets(), listed
+    assert tuple(described) == toolsets(), described
