@@ -6,6 +6,8 @@ One place for the REST serializers (`lev.serializers`) and the MCP argument type
 * enum values are matched ignoring case and separators: "Value-Add", "value add" and "VALUE_ADD"
   all mean `value_add`;
 * a US state may be sent by name: "Texas" or "new york" mean TX and NY;
+* the words people use for a value are that value (`SYNONYMS`, one table, documented in
+  docs/vocabulary.md): "apartments" or "Multi-Family" mean multifamily, "refi" means refinance;
 * "bridge" is not a loan type: the message explains light vs heavy bridge and names both values;
 * money is a number of US dollars: "18.5M" or "$18,500,000" get a message saying so, with the
   number meant when the text reads as an amount;
@@ -24,7 +26,18 @@ import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-from lev.enums import LOAN_TYPES, US_STATES
+from lev.enums import (
+    ASSET_TYPES,
+    BUSINESS_PLANS,
+    LENDER_TYPES,
+    LOAN_TYPES,
+    PROGRAM_LOAN_TYPES,
+    QUOTE_TYPES,
+    RATE_TYPES,
+    RECOURSE_TYPES,
+    TRANSACTION_TYPES,
+    US_STATES,
+)
 from lev.limits import LOAN_AMOUNT_MIN, MONEY_MAX
 
 
@@ -62,10 +75,102 @@ ALIASES: dict[tuple[str, ...], dict[str, str]] = {
     US_STATES: STATE_NAMES,
 }
 
+# The words agents and people write for a value, per enum: value -> its synonyms, written as a person
+# would (matched ignoring case, and with spaces, hyphens, underscores, slashes and dots all alike:
+# "Multi-Family", "multi family" and "MULTI_FAMILY" are one synonym). Only words that name one value
+# with no doubt: "bridge" names two loan types and stays a slip (BRIDGE_MESSAGE); "medical office"
+# (office or healthcare?) and "flex" are left out. docs/vocabulary.md shows this table; a test
+# checks the two agree.
+SYNONYMS: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {
+    ASSET_TYPES: {
+        "multifamily": ("apartments", "apartment", "apartment building", "multi family", "mf"),
+        "self_storage": ("storage", "mini storage", "self storage facility"),
+        "hospitality": ("hotel", "hotels", "motel", "lodging"),
+        "industrial": ("warehouse", "warehouses", "logistics", "distribution"),
+        "retail": ("shopping center", "shopping centre", "strip center", "strip mall"),
+        "office": ("offices", "office building"),
+        "senior_housing": ("seniors housing", "assisted living", "independent living"),
+        "manufactured_housing": ("mobile home park", "mobile homes", "mhp", "manufactured home community"),
+        "healthcare": ("health care",),
+    },
+    LOAN_TYPES: {
+        "permanent": ("perm", "perm loan", "permanent loan", "permanent financing"),
+        "construction": ("construction loan",),
+        "land": ("land loan",),
+        "predevelopment": ("pre development", "predevelopment loan"),
+        "light_bridge": ("light bridge loan",),
+        "heavy_bridge": ("heavy bridge loan",),
+        "tbd": ("to be determined",),
+    },
+    TRANSACTION_TYPES: {
+        "acquisition": ("purchase", "acq"),
+        "refinance": ("refi", "refinancing", "cash out refi", "cash out refinance"),
+        "new_construction": ("ground up", "ground up construction", "development"),
+        "tbd": ("to be determined",),
+    },
+    BUSINESS_PLANS: {
+        "stabilized": ("stabilised",),
+    },
+    LENDER_TYPES: {
+        "life_company": ("life co", "lifeco", "life insurance company", "insurance company"),
+        "cmbs": ("conduit",),
+        "debt_fund": ("credit fund",),
+        "agency": ("fannie mae", "freddie mac", "gse"),
+        "private": ("private lender", "hard money"),
+    },
+    RECOURSE_TYPES: {
+        "non_recourse": ("nonrecourse",),
+        "full": ("full recourse",),
+        "partial": ("partial recourse",),
+    },
+    RATE_TYPES: {
+        "fixed": ("fixed rate",),
+        "floating": ("floating rate", "variable", "variable rate", "adjustable"),
+    },
+    QUOTE_TYPES: {
+        "indicative": ("indication", "indicative quote"),
+        "soft_quote": ("soft",),
+        "commitment": ("commitment letter",),
+    },
+}
+_PHRASE_SEPARATORS = re.compile(r"[\s\-_/.,]+")
+
+
+def phrase(text: str) -> str:
+    """How a synonym is matched: lower case, words apart by one space ("Multi-Family" -> "multi family")."""
+    return _PHRASE_SEPARATORS.sub(" ", text).strip().lower()
+
+
+def _synonym_index() -> dict[tuple[str, ...], dict[str, str]]:
+    index: dict[tuple[str, ...], dict[str, str]] = {}
+    for values, table in SYNONYMS.items():
+        found = index.setdefault(values, {})
+        for value, words in table.items():
+            if value not in values:
+                raise ValueError(f"synonyms of {value!r}, which is not a value of its enum")
+            for word in words:
+                if found.setdefault(phrase(word), value) != value:
+                    raise ValueError(f"{word!r} is a synonym of two values")
+    return index
+
+
+_SYNONYM_INDEX = _synonym_index()
+
+
+def synonyms_of(values: tuple[str, ...]) -> dict[str, str]:
+    """The synonyms (matched phrase -> value) of an enum; a program's loan types are the deal's less
+    tbd, so they take the deal's synonyms of the values they hold."""
+    if values in _SYNONYM_INDEX:
+        return _SYNONYM_INDEX[values]
+    if values == PROGRAM_LOAN_TYPES:
+        return {word: value for word, value in _SYNONYM_INDEX[LOAN_TYPES].items() if value in values}
+    return {}
+
 
 def canonical_choice(value: str, values: tuple[str, ...]) -> str:
     """The value of `values` that `value` names, ignoring case, surrounding space and separators
-    (spaces and hyphens read as underscores), or a known alias such as a state's name.
+    (spaces and hyphens read as underscores), or a known alias such as a state's name, or a synonym
+    (`SYNONYMS`: "apartments" is multifamily).
 
     What names none comes back normalised (the caller refuses it, listing the values); a known
     slip raises `Slip` with a message that says what to send instead.
@@ -81,6 +186,9 @@ def canonical_choice(value: str, values: tuple[str, ...]) -> str:
     alias = ALIASES.get(values, {}).get(name)
     if alias is not None:
         return alias
+    synonym = synonyms_of(values).get(phrase(text))
+    if synonym is not None:
+        return synonym
     slip = SLIPS.get(values, {}).get(key)
     if slip is not None:
         raise Slip(slip)
