@@ -22,6 +22,7 @@ validation message of the API does.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -304,3 +305,92 @@ WHOLE_NUMBER_MESSAGE = "must be a whole number"
 def _number(value: Decimal) -> str:
     """7.25, 30, 0.1: the JSON number to send, without trailing zeros or an exponent."""
     return format(value.normalize(), "f")
+
+
+# --- basis points --------------------------------------------------------------------------------
+def bps_from_percent(value: Any, *, maximum: int) -> int | None:
+    """The basis points a spread sent with decimals was likely meant as: a percent (2.85 -> 285 bps),
+    when value x 100 is a whole number of basis points from 1 to `maximum`; None otherwise (2.855 or
+    285.5 read as no percent anyone writes, and are only told to be whole)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
+        return None
+    try:
+        number = Decimal(str(value).strip())
+    except InvalidOperation:
+        return None
+    if not number.is_finite() or number == number.to_integral_value():
+        return None
+    meant = number.scaleb(2)
+    if meant != meant.to_integral_value() or not 1 <= meant <= maximum:
+        return None
+    return int(meant)
+
+
+def bps_message(value: Any, *, maximum: int) -> str:
+    """The message for a spread in basis points that is not a whole number: with the basis points meant
+    when it reads as a percent ("2.85" -> "did you mean 285 (2.85 % over the index)?")."""
+    meant = bps_from_percent(value, maximum=maximum)
+    if meant is None:
+        return WHOLE_NUMBER_MESSAGE
+    return (f"{WHOLE_NUMBER_MESSAGE} of basis points (a percent times 100); did you mean {meant} "
+            f"({_number(Decimal(meant).scaleb(-2))} % over the index)?")
+
+
+# --- dates ---------------------------------------------------------------------------------------
+# Dates are ISO (YYYY-MM-DD) everywhere; one written another common way is refused with the date read
+# from it, so the agent resends it without guessing. Month names are English; "2/26/2027" is read as
+# month/day (26 is no month), "26.02.2027" as day.month; "3/4/2027" could be either and names both.
+_MONTHS = {name: number for number, names in enumerate((
+    ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
+    ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
+    ("dec", "december"),
+), start=1) for name in names}
+_MONTH = r"(?P<month>[a-z]+)\.?"
+_DAY = r"(?P<day>[0-9]{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>[0-9]{4})"
+_WRITTEN_DATES = (
+    re.compile(rf"^(?:[a-z]+,?\s+)?{_MONTH}\s+{_DAY},?\s+{_YEAR}$"),    # Feb 26, 2027 / Friday, February 26th 2027
+    re.compile(rf"^(?:[a-z]+,?\s+)?{_DAY}\s+{_MONTH},?\s+{_YEAR}$"),    # 26 Feb 2027
+    re.compile(rf"^{_YEAR}[/.](?P<month>[0-9]{{1,2}})[/.](?P<day>[0-9]{{1,2}})$"),  # 2027/02/26
+    re.compile(r"^(?P<day>[0-9]{1,2})\.(?P<month>[0-9]{1,2})\.(?P<year>[0-9]{4})$"),  # 26.02.2027
+)
+_SLASHED = re.compile(r"^(?P<first>[0-9]{1,2})[/-](?P<second>[0-9]{1,2})[/-](?P<year>[0-9]{4})$")  # 2/26/2027
+_DATE_TEXT_MAX = 40
+
+
+def _day_of(year: str, month: str | int, day: str) -> dt.date | None:
+    number = month if isinstance(month, int) else (int(month) if month.isdigit() else _MONTHS.get(month))
+    if number is None:
+        return None
+    try:
+        return dt.date(int(year), number, int(day))
+    except ValueError:
+        return None
+
+
+def dates_from_text(text: Any) -> list[dt.date]:
+    """The dates that text written another common way stands for: one ("Feb 26, 2027", "26 Feb 2027",
+    "2/26/2027"), two ("3/4/2027": March 4 or April 3) or none."""
+    if not isinstance(text, str) or len(text) > _DATE_TEXT_MAX:
+        return []
+    cleaned = " ".join(text.strip().lower().split())
+    for pattern in _WRITTEN_DATES:
+        match = pattern.match(cleaned)
+        if match:
+            day = _day_of(match["year"], match["month"], match["day"])
+            return [day] if day else []
+    match = _SLASHED.match(cleaned)
+    if match is None:
+        return []
+    first, second, year = match["first"], match["second"], match["year"]
+    found = [d for d in (_day_of(year, first, second), _day_of(year, second, first)) if d is not None]
+    return sorted(set(found))
+
+
+def date_message(text: Any, message: str) -> str:
+    """`message` (the field's "must be a date in YYYY-MM-DD format"), with the ISO date meant when the
+    text is a date written another common way."""
+    found = dates_from_text(text)
+    if not found:
+        return message
+    return message + "; did you mean " + " or ".join(d.isoformat() for d in found) + "?"
