@@ -24,6 +24,7 @@ from lev.enums import (
 )
 from lev.limits import MONEY_COLUMN, SEARCH_TEXT_MAX
 from lev.serializers import (
+    BasisPointsField,
     EnumField,
     EnumListField,
     StrictSerializer,
@@ -154,11 +155,15 @@ def percent(help_text: str, name: str) -> serializers.DecimalField:
 def whole_number(help_text: str, name: str) -> serializers.IntegerField:
     """A whole number within lenders.program_terms' bounds for `name`, refused in its words."""
     least, most = program_terms.WHOLE_NUMBERS[name]
-    return serializers.IntegerField(
+    # A spread's field also says which basis points a percent such as 2.85 meant (285).
+    kind, extra = ((BasisPointsField, {"sentence_case": True}) if name.endswith("_bps")
+                   else (serializers.IntegerField, {}))
+    return kind(
         required=False, allow_null=True, min_value=least, max_value=most, help_text=help_text,
         error_messages=_messages(invalid=program_terms.WHOLE_NUMBER, max_value=program_terms.at_most(most),
                                  min_value=program_terms.at_least(least) if least else program_terms.ZERO_OR_MORE,
-                                 max_string_length=program_terms.at_most(most)))
+                                 max_string_length=program_terms.at_most(most)),
+        **extra)
 
 
 # Decimal places each judged number is stored with (the rest are whole numbers).

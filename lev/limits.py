@@ -236,3 +236,14 @@ HISTORY_COLUMNS_MAX = 100
 HISTORY_ROWS_MAX = 250_000
 DEAL_EXTERNAL_ID_MAX = 100
 DECLINE_REASON_MAX = 500
+
+
+# Per-user rate limits (lev.throttling; settings LEV_RATE_LIMIT_READS / LEV_RATE_LIMIT_WRITES override them).
+# Writes are sized from a measured agent run (tests/mcp_tools/test_write_limits.py; README, "Per-user rate limits"):
+# setting up one real deal through MCP (sponsor and borrower with their people, a $24M deal of three
+# properties, its figures, a contact at each of six lenders, a stage move, a search, placements to the top
+# five, updates, three quotes, the winner, notes) makes 33 writes; all in one minute, that is the
+# peak. The limit leaves room for three such deals in a minute (30/min throttled the one: issue 39), and a
+# runaway loop is still refused within a minute.
+RATE_LIMIT_READS_DEFAULT = "200/min"
+RATE_LIMIT_WRITES_DEFAULT = "120/min"

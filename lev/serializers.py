@@ -37,10 +37,14 @@ from lev.vocabulary import (
     MONEY_EXAMPLE,
     WHOLE_NUMBER_MESSAGE,
     Slip,
+    bps_from_percent,
+    bps_message,
     canonical_choice,
+    date_message,
     loan_amount_too_small_message,
     money_text_message,
     percent_fraction_message,
+    sentence,
 )
 
 COMMON_MESSAGES = {
@@ -474,8 +478,47 @@ def int_field(*, min_value: int | None = None, max_value: int | None = None, req
     )
 
 
+class BasisPointsField(serializers.IntegerField):
+    """Whole basis points; a number with decimals that reads as a percent (a spread of 2.85 sent for
+    285 bps) is refused with the basis points meant (lev.vocabulary.bps_message). `sentence_case`: the
+    message as a form shows it (the lender program fields' words)."""
+
+    def __init__(self, *args: Any, sentence_case: bool = False, **kwargs: Any):
+        self.sentence_case = sentence_case
+        super().__init__(*args, **kwargs)
+
+    def to_internal_value(self, data: Any) -> int:
+        if bps_from_percent(data, maximum=self.max_value or 0) is not None:
+            message = bps_message(data, maximum=self.max_value or 0)
+            raise serializers.ValidationError(sentence(message) if self.sentence_case else message, code="invalid")
+        return super().to_internal_value(data)
+
+
+def bps_field(*, max_value: int, help_text: str = "") -> BasisPointsField:
+    """A spread in whole basis points from 0 to `max_value` (a term sheet's spread_bps)."""
+    return BasisPointsField(
+        min_value=0, max_value=max_value, required=False, allow_null=True, help_text=help_text,
+        error_messages=_messages(invalid=WHOLE_NUMBER_MESSAGE, min_value="must be at least 0",
+                                 max_value=f"must be at most {max_value}", max_string_length="is too long"),
+    )
+
+
+class IsoDateField(serializers.DateField):
+    """A date in YYYY-MM-DD; one written another common way ("Feb 26, 2027", "2/26/2027") is refused
+    with the ISO date read from it ("did you mean 2027-02-26?")."""
+
+    def to_internal_value(self, value: Any) -> Any:
+        try:
+            return super().to_internal_value(value)
+        except serializers.ValidationError:
+            hinted = date_message(value, self.error_messages["invalid"])
+            if hinted != self.error_messages["invalid"]:
+                raise serializers.ValidationError(hinted, code="invalid") from None
+            raise
+
+
 def date_field(*, required: bool = False, help_text: str = "") -> serializers.DateField:
-    return serializers.DateField(
+    return IsoDateField(
         required=required,
         allow_null=True,
         help_text=help_text,

@@ -561,8 +561,13 @@ LEV_BREAKER_NAME = env_str("LEV_BREAKER_NAME", "lev_api")
 # After a success has reset the shared breaker (one Redis round trip), this process's successes skip
 # Redis for this long; failures always count in Redis at once (mcp_tools.resilience).
 LEV_BREAKER_SYNC_SECONDS = env_float("LEV_BREAKER_SYNC_SECONDS", 1.0)
-LEV_RATE_LIMIT_READS = env_str("LEV_RATE_LIMIT_READS", "200/min")
-LEV_RATE_LIMIT_WRITES = env_str("LEV_RATE_LIMIT_WRITES", "30/min")
+LEV_RATE_LIMIT_READS = env_str("LEV_RATE_LIMIT_READS", limits.RATE_LIMIT_READS_DEFAULT)
+# 120 writes a minute per user, sized from a measured agent run: setting up one whole $24M deal through
+# MCP (companies and people, three properties, figures, lender contacts, a search, five placements, three
+# quotes, the winner, notes) makes 33 writes in 35 tool calls, all in one minute at a test's pace (the
+# peak); 120 leaves room for three such deals a minute, where 30 throttled the one (issue 39). A runaway
+# loop is still refused after 120. Measured and guarded by tests/mcp_tools/test_write_limits.py (lev/limits.py, README).
+LEV_RATE_LIMIT_WRITES = env_str("LEV_RATE_LIMIT_WRITES", limits.RATE_LIMIT_WRITES_DEFAULT)
 # Each process leases batches of a user's window from the shared count in Redis and spends them
 # locally, so only one request a batch waits on Redis (lev.throttling: the design and its tolerance).
 # Off (0): every request is counted in Redis, one round trip each (the long way).

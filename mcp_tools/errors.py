@@ -42,6 +42,24 @@ HINTS = {
     ErrorCode.INTERNAL_ERROR: "Report the time of the call to Lev support; retrying will not help.",
 }
 
+# NOT_FOUND by what was not found (the API's details.resource): the tool that lists valid ids of it.
+# Every tool named here exists (tests/mcp_tools/test_hint_tools.py walks every hint that names one).
+_NOT_AGAIN = "; do not retry with the same id."
+NOT_FOUND_HINTS = {
+    "deal": "Check the deal id (list_deals lists the account's deals)" + _NOT_AGAIN,
+    "property": "Check the property id (list_deal_properties(deal_id) lists a deal's properties)" + _NOT_AGAIN,
+    "lender": "Check the lender id (search_lender_directory finds lenders)" + _NOT_AGAIN,
+    "lender_program": "Check the program id (list_lender_programs(lender_id) lists a lender's programs)" + _NOT_AGAIN,
+    "lender_search": "Check the search id (list_lender_searches(deal_id) lists a deal's searches; "
+                     "search_lenders_for_deal starts one)" + _NOT_AGAIN,
+    "placement": "Check the placement id (list_placements(deal_id) lists a deal's placements)" + _NOT_AGAIN,
+    "term_sheet": "Check the term sheet id (list_term_sheets(deal_id) lists a deal's quotes)" + _NOT_AGAIN,
+    "company": "Check the company id (list_companies lists the account's companies)" + _NOT_AGAIN,
+    "contact": "Check the contact id (list_contacts(company_id or lender_id) lists contacts)" + _NOT_AGAIN,
+    "note": "Check the note id (list_notes(deal_id) lists a deal's notes)" + _NOT_AGAIN,
+    "stage": "Check the stage (get_pipeline lists the account's stages)" + _NOT_AGAIN,
+}
+
 STATUS_CODES = {
     400: ErrorCode.VALIDATION_ERROR, 422: ErrorCode.VALIDATION_ERROR, 401: ErrorCode.AUTH_ERROR,
     403: ErrorCode.FORBIDDEN, 404: ErrorCode.NOT_FOUND, 409: ErrorCode.CONFLICT, 429: ErrorCode.RATE_LIMITED,
@@ -81,12 +99,18 @@ class ToolFailure(Exception):
             body["retryAfterMs"] = int(self.retry_after_ms or DEFAULT_RETRY_AFTER_MS[code])
         if self.customer_message:
             body["customerMessage"] = self.customer_message
-        hint = self.hint or _field_hint(self.details) or HINTS.get(code)
+        hint = self.hint or _field_hint(self.details) or self._not_found_hint() or HINTS.get(code)
         if hint:
             body["hint"] = hint
         if self.details:
             body["details"] = self.details
         return body
+
+
+    def _not_found_hint(self) -> str | None:
+        if self.code != ErrorCode.NOT_FOUND:
+            return None
+        return NOT_FOUND_HINTS.get(str((self.details or {}).get("resource", "")))
 
 
 def _field_hint(details: dict[str, Any]) -> str | None:

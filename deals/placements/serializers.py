@@ -22,6 +22,7 @@ from lev.serializers import (
     TextRegexField,
     _messages,
     bool_field,
+    bps_field,
     date_field,
     decimal_field,
     int_field,
@@ -112,7 +113,7 @@ class TermSheetInputSerializer(StrictSerializer):
     rate_type = EnumField(RATE_TYPES, required=True)
     fixed_rate = rate_field("Fixed quotes: percent per year (6.125 = 6.125 %).")
     rate_index = EnumField(RATE_INDEXES, required=False, allow_null=True, help_text="Floating quotes: the index.")
-    spread_bps = int_field(min_value=0, max_value=limits.SPREAD_BPS_MAX,
+    spread_bps = bps_field(max_value=limits.SPREAD_BPS_MAX,
                            help_text="Floating quotes: basis points over the index (275 = 2.75 %).")
     term_months = int_field(min_value=1, max_value=limits.TERM_MONTHS_MAX)
     amortization_months = int_field(min_value=1, max_value=limits.AMORTIZATION_MONTHS_MAX,

@@ -1,5 +1,5 @@
-"""REST views of lender searches: start one for a deal, read its status and ranked results. Validate →
-service/selector → serialize."""
+"""REST views of lender searches: list a deal's, start one for a deal, read its status and ranked
+results. Validate → service/selector → serialize."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from deals.api import DealScopedView
 from deals.searches import services
-from deals.searches.selectors import lender_match_page, lender_search_get
+from deals.searches.selectors import lender_match_page, lender_search_get, lender_search_list
 from deals.searches.serializers import (
+    LenderSearchListItemSerializer,
     LenderSearchResultsSerializer,
     LenderSearchStartSerializer,
     SearchResultsQuerySerializer,
@@ -21,14 +22,28 @@ from deals.searches.serializers import (
 from lev.accounts.api import validated
 from lev.accounts.scopes import LENDERS_READ, SEARCHES_WRITE
 from lev.openapi import READ_ERRORS, WRITE_ERRORS, nullable_fields
-from lev.pagination import StandardPagination
+from lev.pagination import StandardPagination, paginated
+from lev.serializers import PageQuerySerializer
 
 # `finished_at` is null until the search finishes.
 LenderSearchResultsDoc = nullable_fields(LenderSearchResultsSerializer, "finished_at")
 
 
 class DealLenderSearchApi(DealScopedView):
-    required_scopes = {"POST": SEARCHES_WRITE}
+    required_scopes = {"GET": LENDERS_READ, "POST": SEARCHES_WRITE}
+
+    @extend_schema(operation_id="deals_lender_searches_list", parameters=[PageQuerySerializer],
+                   responses={200: paginated(LenderSearchListItemSerializer, "PaginatedLenderSearchList"),
+                              **READ_ERRORS})
+    def get(self, request: Request, deal_id: int) -> Response:
+        """The deal's lender searches, newest first, one page at a time (`page`, `page_size` ≤ 100):
+        each one's id, status and match count. Read one's ranked lenders with GET /lender-searches/{id}/."""
+        validated(PageQuerySerializer, request.query_params.dict())
+        deal = self.deal(request, deal_id, refs_only=True)
+        paginator = StandardPagination()
+        page = paginator.paginate_queryset(lender_search_list(deal=deal), request, view=self)
+        body = LenderSearchListItemSerializer(page, many=True, context={"deal_version": deal.version}).data
+        return paginator.get_paginated_response(body)
 
     @extend_schema(request=SearchStartInputSerializer,
                    responses={202: LenderSearchStartSerializer, 200: LenderSearchStartSerializer, **WRITE_ERRORS})

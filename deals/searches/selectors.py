@@ -114,6 +114,12 @@ def lender_searches_of_deal(*, deal: Deal, limit: int) -> list[LenderSearch]:
                 [:limit])
 
 
+def lender_search_list(*, deal: Deal) -> QuerySet[LenderSearch]:
+    """Every search of the deal, newest first (the (deal, created_at) index): what the deal's searches
+    list pages over."""
+    return LenderSearch.objects.filter(deal=deal).order_by("-created_at", "-id")
+
+
 def lender_search_latest_completed(*, deal: Deal) -> LenderSearch | None:
     return (LenderSearch.objects.filter(deal=deal, status=LenderSearch.Status.COMPLETED)
             .order_by("-created_at", "-id").first())

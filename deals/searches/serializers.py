@@ -92,6 +92,30 @@ class LenderSearchStartSerializer(serializers.Serializer):
         return poll_after_ms(search)
 
 
+class LenderSearchListItemSerializer(serializers.Serializer):
+    """One search of a deal, as the deal's searches list shows it: read its ranks with
+    GET /lender-searches/{search_id}/ (MCP: get_lender_search_results)."""
+
+    search_id = serializers.IntegerField(source="pk")
+    deal_id = serializers.IntegerField()
+    deal_version = serializers.IntegerField(help_text="The deal's version the search ranked.")
+    deal_changed = serializers.SerializerMethodField(
+        help_text="The deal changed after this search started; start a new search to rank it again.")
+    status = serializers.CharField()
+    progress = serializers.IntegerField()
+    total_matches = serializers.IntegerField(help_text="Lenders matched (0 until the search is scored).")
+    results_removed = serializers.SerializerMethodField(
+        help_text="The ranks were removed after retention (a newer search replaced this one).")
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_deal_changed(self, search: LenderSearch) -> bool:
+        return search.deal_version != self.context["deal_version"]
+
+    def get_results_removed(self, search: LenderSearch) -> bool:
+        return search.matches_purged_at is not None
+
+
 def poll_after_ms(search: LenderSearch) -> int:
     final = (LenderSearch.Status.COMPLETED, LenderSearch.Status.FAILED)
     return 0 if search.status in final else settings.LEV_SEARCH_POLL_AFTER_MS

@@ -50,7 +50,11 @@ from lev.limits import (
 from lev.vocabulary import (
     MONEY_EXAMPLE,
     Slip,
+    bps_from_percent,
+    bps_message,
     canonical_choice,
+    date_message,
+    dates_from_text,
     loan_amount_too_small_message,
     money_text_message,
     percent_fraction_message,
@@ -237,6 +241,10 @@ _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 def _iso_date(value: Any) -> dt.date:
     # pydantic alone also reads 0, "0" or "1700000000" as a Unix time; the schema promises YYYY-MM-DD.
     if not (isinstance(value, str) and _ISO_DATE.fullmatch(value)):
+        # "Feb 26, 2027" or "2/26/2027": the API's words, with the ISO date read from it (lev.vocabulary).
+        wanted = "must be a date in YYYY-MM-DD format"
+        if dates_from_text(value):
+            raise PydanticCustomError("date_written", date_message(value, wanted))
         raise PydanticCustomError("date_type", "must be a date string in YYYY-MM-DD format")
     try:
         return dt.date.fromisoformat(value)
@@ -245,6 +253,19 @@ def _iso_date(value: Any) -> dt.date:
 
 
 Date = Annotated[dt.date, BeforeValidator(_iso_date)]
+
+
+# --- basis points --------------------------------------------------------------------------------
+def BasisPoints(minimum: int, maximum: int, description: str | None = None) -> Any:
+    """Whole basis points from `minimum` to `maximum`; a number with decimals that reads as a percent
+    (2.85 for 285 bps) is refused with the basis points meant, in the API's words."""
+
+    def not_a_percent(value: Any) -> Any:
+        if _is_number(value) and bps_from_percent(value, maximum=maximum) is not None:
+            raise PydanticCustomError("bps_from_percent", bps_message(value, maximum=maximum))
+        return value
+
+    return Annotated[int, Field(ge=minimum, le=maximum, description=description), BeforeValidator(not_a_percent)]
 
 
 # --- pages ---------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
     AssetType,
+    BasisPoints,
     CapitalSource,
     Cursor,
     Date,
@@ -187,6 +188,8 @@ def _some(item: Any, values: tuple[str, ...], least: int | None = None) -> Any:
 
 def _whole(name: str) -> Any:
     least, most = WHOLE_NUMBERS[name]
+    if name.endswith("_bps"):  # 2.85 is refused with "did you mean 285?"
+        return BasisPoints(least, most) | None
     return Annotated[int | None, Field(ge=least, le=most)]
 
 
@@ -293,6 +296,21 @@ def search_lenders_for_deal(deal_id: DealId) -> dict[str, Any]:
         # Only when the job could not be queued, so the usual answer keeps its shape.
         **({"queue_status": "not_queued"} if body.get("queue_status") == "not_queued" else {}),
     }
+
+
+@tool(title="List a deal's lender searches", scope=LENDERS_READ, read_only=True)
+def list_lender_searches(deal_id: DealId, limit: Limit = limits.PAGE_SIZE_DEFAULT,
+                         cursor: Cursor = None) -> dict[str, Any]:
+    """List a deal's lender searches, newest first: each one's search_id, status, total_matches, when
+    it ran and whether the deal changed since (deal_changed). Read one's ranked lenders with
+    get_lender_search_results(search_id). Returns {"searches", "total", "has_more", "next_cursor"}.
+    """
+    page, size, skip = decode_page_cursor(cursor, limit)
+    body = get_page(f"/deals/{deal_id}/lender-searches/", {"page": page, "page_size": size}, page)
+    items = [{key: search.get(key) for key in ("search_id", "status", "total_matches", "deal_changed",
+                                               "results_removed", "created_at", "finished_at")}
+             for search in body["results"]]
+    return read_page(body, "searches", page, size, skip, items)
 
 
 def _waiting(body: dict[str, Any]) -> dict[str, str]:

@@ -22,6 +22,7 @@ from lev.enums import QUOTE_TYPES, RATE_TYPES, RECOURSE_TYPES
 from lev.errors import ErrorCode
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
+    BasisPoints,
     Cursor,
     Date,
     Id,
@@ -251,8 +252,8 @@ def add_term_sheet(
     fixed_rate: Annotated[InterestRate | None, Field(
         description="Percent (6.125, not 0.06125), kept to 3 decimals.")] = None,
     rate_index: RateIndex | None = None,
-    spread_bps: Annotated[int | None, Field(ge=0, le=limits.SPREAD_BPS_MAX,
-                                            description="275 means index + 2.75 %.")] = None,
+    spread_bps: Annotated[BasisPoints(0, limits.SPREAD_BPS_MAX) | None, Field(
+        description="275 means index + 2.75 %.")] = None,
     quote_type: Annotated[QuoteType | None, Field(description="Default term_sheet.")] = None,
     term_months: Annotated[int | None, Field(ge=1, le=limits.TERM_MONTHS_MAX)] = None,
     amortization_months: Annotated[int | None, Field(
