@@ -48,6 +48,7 @@ from lev.enums import (
     US_STATES,
     mask_of,
 )
+from lev.vocabulary import bps_message, sentence
 
 # The panels `deals` adds to a lender's page: (read(request, lender) -> the template's context, template).
 _profile_panels: list[tuple[Callable[[HttpRequest, Lender], dict[str, Any]], str]] = []
@@ -147,6 +148,23 @@ def _whole_number(label: str, help_text: str = "") -> forms.IntegerField:
                               widget=forms.NumberInput(attrs={"step": "1", "min": "0"}))
 
 
+class _SpreadField(forms.IntegerField):
+    """A spread in basis points: one typed as a percent (2.85) is refused naming the basis points meant, in
+    the model's words (lenders.program_terms), as REST and MCP say it."""
+
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except forms.ValidationError:
+            raise forms.ValidationError(sentence(bps_message(value, maximum=limits.SPREAD_BPS_MAX)),
+                                        code="invalid") from None
+
+
+def _spread(label: str, help_text: str = "") -> _SpreadField:
+    return _SpreadField(label=label, help_text=help_text, required=False,
+                        widget=forms.NumberInput(attrs={"step": "1", "min": "0"}))
+
+
 class LenderProgramForm(forms.ModelForm):
     """Programs' enum lists as checkboxes; the model's save() keeps the bit masks the ranking
     filters on in step with them. The terms are refused by the model's rule (lenders.program_terms,
@@ -169,8 +187,8 @@ class LenderProgramForm(forms.ModelForm):
                               help_text="Debt service coverage.")
     min_debt_yield = percent_field(label="Min debt yield", max_value=Decimal(limits.DEBT_YIELD_PERCENT_MAX),
                                    help_text="NOI / loan, percent.", fraction_floor=limits.DEBT_YIELD_PERCENT_FLOOR)
-    spread_min_bps = _whole_number("Min spread (bps)", "Basis points over the index: 250 for 2.50%.")
-    spread_max_bps = _whole_number("Max spread (bps)")
+    spread_min_bps = _spread("Min spread (bps)", "Basis points over the index: 250 for 2.50%.")
+    spread_max_bps = _spread("Max spread (bps)")
     fixed_rate_min = percent_field(label="Min fixed rate", max_value=Decimal(limits.RATE_PERCENT_MAX),
                                    **limits.RATE_COLUMN, help_text="Percent a year: 6.1 for 6.10%.",
                                    fraction_floor=limits.RATE_PERCENT_FLOOR)

@@ -20,7 +20,7 @@ from typing import Any
 from lev import limits
 from lev.enums import RATE_INDEX_NAMES
 from lev.formatting import EMPTY, decimal_or_none, percent
-from lev.vocabulary import WHOLE_NUMBER_MESSAGE, percent_fraction_message, sentence
+from lev.vocabulary import WHOLE_NUMBER_MESSAGE, bps_message, percent_fraction_message, sentence
 
 # The terms sizing reads (deals.searches.ranking.sizing), beside the program's max LTV and min DSCR.
 TERM_FIELDS = ("rate_type", "rate_index", "spread_min_bps", "spread_max_bps", "fixed_rate_min", "fixed_rate_max",
@@ -89,7 +89,9 @@ def field_errors(values: Mapping[str, Any]) -> dict[str, list[str]]:
         if value is None:
             continue
         if value != value.to_integral_value():
-            errors[name] = [WHOLE_NUMBER]
+            # A spread typed as a percent (2.85) names the basis points meant, at every door alike.
+            errors[name] = [sentence(bps_message(value, maximum=most)) if name.startswith("spread_")
+                            else WHOLE_NUMBER]
         elif value < least:
             errors[name] = [at_least(least)]
         elif value > most:

@@ -132,11 +132,8 @@ def list_deals(
     min_loan_amount: Annotated[MoneyFilter | None, Field(description="US dollars, rounded to the cent.")] = None,
     max_loan_amount: Annotated[MoneyFilter | None, Field(description="US dollars, rounded to the cent.")] = None,
     status: Annotated[DealStatus | None, Field(description=(
-        "active (default): being worked, i.e. not archived and in an open stage; closed / dead: not "
-        "archived, in a won / dead stage; archived; all. With stage and no status: that stage's deals "
-        "that are not archived."))] = None,
-    archived: Annotated[bool, Field(description="true: archived deals instead of active ones "
-                                                "(status archived).")] = False,
+        "Default active (unarchived, open stage); with stage alone, that stage's unarchived deals."))] = None,
+    archived: Annotated[bool, Field(description="= status archived.")] = False,
     search: Annotated[Text(limits.SEARCH_TEXT_MAX) | None, Field(description="Words in the deal title.")] = None,
     stage: Annotated[Text(limits.STAGE_NAME_MAX) | None, Field(description="Stage name, key or id.")] = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
@@ -144,12 +141,9 @@ def list_deals(
 ) -> dict[str, Any]:
     """List the user's deals, newest first: find a deal id, see which are ready for a lender search.
 
-    Active deals unless status says otherwise (the ones get_pipeline totals). Filters combine with
-    AND. Returns {"deals", "total", "has_more", "next_cursor"}: pass next_cursor back with the
-    same filters for the next page. total counts up to 1,000, then "total_capped": true. Each deal:
-    id, title, loan fields, stage, archived, property_count, ready_for_search
-    (search_lenders_for_deal can rank it now) and missing_for_search (what to add first). A very
-    large page may be trimmed (compacted: true).
+    Active by default; filters AND. Returns {"deals", "total", "has_more", "next_cursor"} (pass
+    next_cursor back with the same filters; total caps at 1,000: total_capped). Each deal: id, title,
+    loan fields, stage, archived, property_count, ready_for_search, missing_for_search.
     """
     page = list_page_query(cursor, limit)
     try:

@@ -65,9 +65,8 @@ LenderIds = Annotated[
 ]
 Notes = Text(limits.PLACEMENT_NOTES_MAX, "Replaces the notes.")
 ContactName = Text(limits.CONTACT_NAME_MAX)
-DeclineReason = Text(limits.DECLINE_REASON_MAX, "Why the lender declined, in its words; \"\" clears it.")
-ContactEmail = Annotated[str, Field(max_length=limits.EMAIL_MAX, pattern=limits.EMAIL_PATTERN,
-                                    description="e.g. name@lender.com")]
+DeclineReason = Text(limits.DECLINE_REASON_MAX, "Why declined; \"\" clears it.")
+ContactEmail = Annotated[str, Field(max_length=limits.EMAIL_MAX, pattern=limits.EMAIL_PATTERN)]
 
 
 def _places(places: int):
@@ -224,8 +223,7 @@ def get_placement(placement_id: PlacementId) -> dict[str, Any]:
 def update_placement(
     placement_id: PlacementId,
     status: Annotated[UpdateStatus | None, Field(
-        description="sent, reviewing, declined, no_response, lost, archived. quoted: add_term_sheet; "
-                    "won: select_winning_term_sheet.")] = None,
+        description="quoted: add_term_sheet; won: select_winning_term_sheet.")] = None,
     notes: Notes | None = None,
     decline_reason: DeclineReason | None = None,
     contact_id: Id(None) | None = None,
@@ -233,9 +231,8 @@ def update_placement(
     contact_email: ContactEmail | None = None,
     program_id: Id(None) | None = None,
 ) -> dict[str, Any]:
-    """Record a lender's progress on a placement (with declined: decline_reason), or change its notes,
-    contact (contact_id: see list_contacts) or program; at least one. Status only moves on (allowed_next_statuses);
-    declined, lost, archived are final: confirm with the user (and before sent).
+    """Record a lender's progress on a placement, or change its notes, contact (list_contacts) or
+    program. Status moves on only (allowed_next_statuses); declined, lost, archived are final: ask first.
     """
     body = drop_none(status=status, notes=notes, decline_reason=decline_reason, contact_id=contact_id,
                      contact_name=contact_name, contact_email=contact_email, program_id=program_id)
@@ -334,17 +331,12 @@ def compare_term_sheets(
     limit: Annotated[int, Field(ge=1, le=limits.PAGE_SIZE_MAX,
                                 description="The best N quotes.")] = limits.PAGE_SIZE_DEFAULT,
 ) -> dict[str, Any]:
-    """Compare a deal's quotes on one basis, best first, to help the user pick a winner.
+    """Compare a deal's quotes on one basis to help the user pick a winner.
 
-    Per quote: all_in_rate (fixed, or index + spread; the index rate as of the quote's date,
-    base_rate_as_of), all_in_cost (with fees over the term), proceeds, fees, ltv, debt_yield,
-    annual_debt_service, dscr (on dscr_basis, as get_deal_financials; dscr_interest_only,
-    dscr_amortizing) and short notes. Order ("order"): the winner; then valid, priced quotes within
-    the lender's (or the loan type's usual) minimum DSCR and maximum LTV, covering the loan, lowest
-    all-in cost. Quotes are grouped like with like (term band, fixed or floating, recourse: "group");
-    best_term_sheet_id is named only when every contender is alike, else null and "trade_offs" says
-    what each choice gives and takes. A figure that cannot be computed is null and "unavailable"
-    says why. Returns {"best_term_sheet_id", "trade_offs", "quotes", …}.
+    Per quote: all_in_rate, all_in_cost (fees over the term), proceeds, fees, ltv, debt_yield, dscr
+    (dscr_basis), its comparable group and notes. The result's "order" and "best_rule" state the
+    rules; unlike quotes get no best_term_sheet_id but "trade_offs" in words. Null figures:
+    "unavailable" says why.
     """
     body = lev().get(f"/deals/{deal_id}/term-sheets/comparison/", {"limit": limit})
     quotes = body.get("quotes") or []

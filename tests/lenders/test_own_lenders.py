@@ -135,7 +135,8 @@ def test_names_and_terms_are_refused_in_the_words_of_every_door(api):
         "must be a percent, not a fraction: 0, or 1 to 100; did you mean 75?"]}
     assert refused(programs, {**PROGRAM, "max_ltv": 250}) == {"max_ltv": ["must be at most 100"]}
     assert refused(programs, {**PROGRAM, "min_dscr": 0}) == {"min_dscr": ["Must be greater than 0."]}
-    assert refused(programs, {**PROGRAM, "spread_min_bps": 2.85}) == {"spread_min_bps": ["Must be a whole number."]}
+    assert refused(programs, {**PROGRAM, "spread_min_bps": 2.85}) == {"spread_min_bps": [
+        "Must be a whole number of basis points (a percent times 100); did you mean 285 (2.85 % over the index)?"]}
     assert refused(programs, {**PROGRAM, "rate_index": None}) == {"rate_index": [
         "This is required with a spread: the index the spread is over."]}
     assert refused(programs, {**PROGRAM, "min_loan_amount": 40_000_000}) == {"max_loan_amount": [

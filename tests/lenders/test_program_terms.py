@@ -31,7 +31,8 @@ REFUSALS = [
     ({"max_ltv": "0.75"}, "max_ltv", FRACTION_LTV),
     ({"fixed_rate_min": "0.061"}, "fixed_rate_min", FRACTION_RATE),
     ({"min_debt_yield": "0.08"}, "min_debt_yield", FRACTION_DEBT_YIELD),
-    ({"rate_index": "sofr", "spread_min_bps": "2.85"}, "spread_min_bps", "Must be a whole number."),
+    ({"rate_index": "sofr", "spread_min_bps": "2.85"}, "spread_min_bps",
+     "Must be a whole number of basis points (a percent times 100); did you mean 285 (2.85 % over the index)?"),
     ({"rate_index": "sofr", "spread_min_bps": "325", "spread_max_bps": "250"}, "spread_max_bps",
      "Must be at least the min spread."),
     ({"fixed_rate_min": "6.6", "fixed_rate_max": "6.1"}, "fixed_rate_max", "Must be at least the min fixed rate."),
@@ -84,7 +85,9 @@ def test_the_lender_pages_program_inline_refuses_them_too():
     response = client.post(url, data)
     assert response.status_code == 200
     errors = response.context["inline_admin_formsets"][0].formset.errors[0]
-    assert errors == {"spread_min_bps": ["Must be a whole number."], "min_debt_yield": [FRACTION_DEBT_YIELD]}
+    assert errors == {"spread_min_bps": [
+        "Must be a whole number of basis points (a percent times 100); did you mean 285 (2.85 % over the index)?"],
+        "min_debt_yield": [FRACTION_DEBT_YIELD]}
 
 
 def test_sensible_terms_are_saved_and_read_in_words_on_the_lenders_page():

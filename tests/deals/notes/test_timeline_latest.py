@@ -106,14 +106,15 @@ def test_the_deal_page_reads_as_many_queries_for_3_entries_as_for_300(acme, staf
     assert listed.status_code == 200 and listed.context["cl"].result_count == 90
 
 
-def test_the_winner_is_shown_even_when_it_is_not_among_the_best(acme, staffer):
+def test_the_winner_is_shown_first_even_when_it_is_the_dearest(acme, staffer):
     client = admin_client(staffer)
     deal = deal_with_financials(acme)
     sheets = busy(deal, staffer, limits.ADMIN_DEAL_QUOTES + 3)
     placement_services.term_sheet_select_winner(term_sheet=sheets[-1], user=staffer)  # the dearest quote
     context = client.get(reverse("admin:deals_deal_change", args=[deal.pk])).context["lev_deal"]
     shown = context["quotes"]
-    assert len(shown) == limits.ADMIN_DEAL_QUOTES and shown[-1].term_sheet_id == sheets[-1].pk and shown[-1].winning
+    # A chosen winner comes first, everywhere (issue 39: the deal page listed a lost quote above it).
+    assert len(shown) == limits.ADMIN_DEAL_QUOTES and shown[0].term_sheet_id == sheets[-1].pk and shown[0].winning
 
 
 def test_another_accounts_timeline_is_not_found(acme, staffer):
