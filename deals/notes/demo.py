@@ -9,6 +9,7 @@ from django.db import transaction
 
 from deals.models import Company, Deal, Note, Placement
 from deals.pipeline.demo import opened_at
+from deals.searches.models import LenderSearch
 
 # Demo deal title → its notes: (days after it was opened, kind, on what, text). "on what" is "deal",
 # "sponsor" (the deal's sponsor), or "placement N" (its Nth placement, oldest first; the text may name
@@ -57,6 +58,12 @@ def date_demo_placements(*, deal: Deal, now: dt.datetime | None = None) -> None:
     opened = opened_at(deal, now)
     sent = _at(opened, SENT_DAY)
     placements = list(Placement.objects.filter(deal=deal).order_by("id"))
+    # The search the placements came from ran just before the path's move into the market, which it caused
+    # (issue 39: placements "from rank 1-4" read as sent on day 9 from a search that ran today).
+    searched = sent - dt.timedelta(minutes=65)
+    LenderSearch.objects.filter(pk__in={p.source_search_id for p in placements if p.source_search_id}).update(
+        created_at=searched, queued_at=searched, started_at=searched, heartbeat_at=searched + dt.timedelta(seconds=1),
+        finished_at=searched + dt.timedelta(seconds=1))
     for index, placement in enumerate(placements):
         at = sent + dt.timedelta(minutes=index)
         Placement.objects.filter(pk=placement.pk).update(sent_at=at, created_at=at)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from lev.accounts import services
@@ -69,15 +70,16 @@ def demo_api_key_ensure(*, user, account: Account) -> tuple[str, bool]:
         if key is None:
             key, _ = services.api_key_create(user=user, account=account, name=DEMO_KEY_NAME, raw=kept)
         if _usable(key, user=user, account=account):
-            _revoke_other_demo_keys(user=user, keep=key)
+            _revoke_other_demo_keys(user=user, account=account, keep=key)
             return kept, False
         # Revoked (or expired) on purpose: a new key follows, not the old one brought back.
     key, raw = services.api_key_create(user=user, account=account, name=DEMO_KEY_NAME)
     write_key_file(path, raw)
-    _revoke_other_demo_keys(user=user, keep=key)
+    _revoke_other_demo_keys(user=user, account=account, keep=key)
     return raw, True
 
 
-def _revoke_other_demo_keys(*, user, keep: ApiKey) -> None:
-    ApiKey.objects.filter(user=user, name=DEMO_KEY_NAME, revoked_at=None).exclude(pk=keep.pk).update(
+def _revoke_other_demo_keys(*, user, account: Account, keep: ApiKey) -> None:
+    ApiKey.objects.filter(Q(user=user) | Q(account=account), name=DEMO_KEY_NAME, revoked_at=None).exclude(
+        pk=keep.pk).update(
         revoked_at=timezone.now())

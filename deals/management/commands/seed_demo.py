@@ -162,9 +162,12 @@ class Command(BaseCommand):
                 cursor.execute("ANALYZE lenders_lender, lenders_lenderprogram, lenders_lenderactivity")
         account, user, created = self._seed_account()
         self.stdout.write(f"Demo account {account.slug!r}: {created} deals added.")
-        self._seed_placements(account, user)
+        # The deal team's person works the demo: its history, searches, placements and notes are hers, as
+        # the demo key's actions are (issue 39: every one was credited to the operations superuser).
+        team = get_user_model().objects.get(username=DEAL_TEAM_USER)
+        self._seed_placements(account, team)
         if options["print_credentials"]:
-            self._print_credentials(account, user, options["base_url"].rstrip("/"))
+            self._print_credentials(account, user, team, options["base_url"].rstrip("/"))
 
     @transaction.atomic
     def _seed_account(self):
@@ -187,14 +190,14 @@ class Command(BaseCommand):
             if Deal.objects.filter(account=account, title=spec["title"]).exists():
                 continue
             data = {k: v for k, v in spec.items() if k not in ("properties", "financials")}
-            deal = Deal.objects.create(account=account, created_by=user, **data)
+            deal = Deal.objects.create(account=account, created_by=team, **data)
             DealProperty.objects.bulk_create([DealProperty(deal=deal, **p) for p in spec.get("properties", [])])
             if spec.get("financials"):
                 DealFinancials.objects.create(deal=deal, **spec["financials"])
             created += 1
         # Across the pipeline, each with a believable history (once: a deal with a history keeps it).
         for deal in Deal.objects.filter(account=account, title__in=[spec["title"] for spec in DEMO_DEALS]):
-            seed_demo_stages(deal=deal, user=user)
+            seed_demo_stages(deal=deal, user=team)
         # The deal team's person runs the demo deals (once: a deal handed to someone else stays theirs).
         Deal.objects.filter(account=account, title__in=[spec["title"] for spec in DEMO_DEALS],
                             owner=user).update(owner=team)
@@ -311,15 +314,16 @@ class Command(BaseCommand):
         markets = lender_activity_recompute()
         self.stdout.write(f"Lender activity: {markets} lender markets computed from placements and term sheets.")
 
-    def _print_credentials(self, account, user, base_url: str):
+    def _print_credentials(self, account, user, team, base_url: str):
         password = secrets.token_urlsafe(12)
         user.set_password(password)
         user.save(update_fields=["password"])
-        team = get_user_model().objects.get(username=DEAL_TEAM_USER)
         team_password = secrets.token_urlsafe(12)
         team.set_password(team_password)
         team.save(update_fields=["password"])
-        key, new = demo_api_key_ensure(user=user, account=account)
+        # The demo key is the deal team's: what an agent does with it is credited to dana and shows in her
+        # "Your deals", as her own work in the admin does.
+        key, new = demo_api_key_ensure(user=team, account=account)
         kept = (f"new: kept in {key_file()}, so every next run prints this same key" if new
                 else f"the same as before: kept in {key_file()}")
         auth = f"Authorization: Bearer {key}"
@@ -329,7 +333,7 @@ class Command(BaseCommand):
             "              operations: a superuser, every account's records and the site's tables",
             f"Deal team:    username '{DEAL_TEAM_USER}', password '{team_password}'   ({base_url}/admin/)",
             f"              the daily workspace: a member of {account.name}, its pipeline, deals and lenders",
-            f"API key:      {key}   ({kept})",
+            f"API key:      {key}   ({kept}; {DEAL_TEAM_USER}'s key)",
             "",
             f"MCP endpoint: {base_url}/mcp   (Streamable HTTP; REST API {base_url}/api/v1/, docs "
             f"{base_url}/api/v1/docs/, health {base_url}/health)",
@@ -339,7 +343,7 @@ class Command(BaseCommand):
             f'--header "{auth}" --method tools/list',
             f'  curl:           curl -H "{auth}" {base_url}/api/v1/deals/',
             f"  By URL alone:   clients that sign in with OAuth (hosted connectors, \"add server by URL\") "
-            f"take {base_url}/mcp and log in as 'admin' (docs/oauth.md)",
+            f"take {base_url}/mcp and log in as '{DEAL_TEAM_USER}' (docs/oauth.md)",
         ]
         for line in lines:
             self.stdout.write(line)

@@ -32,10 +32,28 @@ def test_the_demo_deal_timeline_reads_in_the_order_it_happened():
     assert in_market < min(sent) and max(sent) < min(quotes) and max(quotes) < to_term_sheets
     calls = [e for e in entries if e.kind == "note" and e.text.startswith("Call (")]
     assert calls and all("{contact}" not in e.text for e in calls)
-    assert any(e.actor == "admin" for e in entries if e.kind == "placement_sent")
+    assert any(e.actor == "dana" for e in entries if e.kind == "placement_sent")  # the deal team works it
     # The sponsor meeting is on the sponsor's page (the company), the calls on the placements.
     assert Note.objects.filter(company__name="Bluebonnet Residential Partners", kind="meeting").exists()
     assert Note.objects.filter(account__slug="demo-capital", deal__isnull=False).count() >= 5
     count = Note.objects.count()
     call_command("seed_demo", "--lenders", "60", stdout=StringIO())
     assert Note.objects.count() == count
+
+
+def test_every_demo_date_comes_after_what_caused_it():
+    # Issue 39: the demo deal's placements "from rank 1-4" were sent on day 9 from a search that ran today.
+    from deals.models import Placement, TermSheet
+    from deals.pipeline.models import StageChange
+
+    call_command("seed_demo", "--lenders", "60", stdout=StringIO())
+    placements = list(Placement.objects.filter(deal__account__slug="demo-capital", deal__archived=False,
+                                               source_search__isnull=False).select_related("source_search"))
+    assert placements
+    for placement in placements:
+        search = placement.source_search
+        assert search.created_at <= search.started_at <= search.finished_at <= placement.sent_at
+        market = StageChange.objects.filter(deal=placement.deal, to_name="In market").order_by("at").first()
+        assert search.finished_at <= market.at <= placement.sent_at
+    for sheet in TermSheet.objects.filter(placement__in=placements).select_related("placement"):
+        assert sheet.placement.sent_at <= sheet.received_at

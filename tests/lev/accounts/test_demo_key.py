@@ -51,7 +51,7 @@ def test_the_demo_key_is_the_same_on_every_run_and_the_first_still_authenticates
     assert second == first and authenticates(first)
     assert read_key_file(key_file) == first
     assert ApiKey.objects.filter(name="demo", revoked_at=None).count() == 1
-    assert f"(the same as before: kept in {key_file})" in text
+    assert f"(the same as before: kept in {key_file}; dana's key)" in text
 
 
 def test_the_key_file_is_private_to_its_owner(key_file):
@@ -124,3 +124,27 @@ def test_two_runs_of_the_real_commands_on_one_sqlite_file_keep_the_key(tmp_path)
         "from rest_framework.test import APIClient; c = APIClient(); "
         f"c.credentials(HTTP_AUTHORIZATION='Bearer {first}'); print(c.get('/api/v1/deals/').status_code)"))
     assert status.split()[-1] == "200"
+
+
+def test_the_demo_key_and_the_seeded_work_are_the_deal_teams(key_file):
+    # Issue 39: the demo key was the superuser's, so an agent's actions were credited to "admin" and a deal it
+    # created never showed in the deal team's "Your deals"; the seeded notes, moves and search were admin's too.
+    from deals.models import Deal, Placement
+    from deals.notes.models import Note
+    from deals.pipeline.models import StageChange
+    from deals.searches.models import LenderSearch
+
+    key, text = seed_and_print("--lenders", "120")
+    owner = ApiKey.objects.get(name="demo", revoked_at=None).user
+    assert owner.username == "dana" and "log in as 'dana'" in text and "; dana's key)" in text
+    client = client_with_key(key)
+    made = client.post("/api/v1/deals/", {"title": "Agent-made deal"}, format="json")
+    assert made.status_code == 201, made.json()
+    deal = Deal.objects.get(pk=made.json()["id"])
+    assert deal.created_by == owner and deal.owner == owner  # in dana's "Your deals"
+    demo = Deal.objects.filter(account__slug="demo-capital", archived=False).exclude(pk=deal.pk)
+    assert set(demo.values_list("created_by__username", "owner__username")) == {("dana", "dana")}
+    assert set(Note.objects.filter(deal__in=demo).values_list("author__username", flat=True)) == {"dana"}
+    assert set(StageChange.objects.filter(deal__in=demo).values_list("by__username", flat=True)) <= {"dana", None}
+    assert set(LenderSearch.objects.filter(deal__in=demo).values_list("created_by__username", flat=True)) == {"dana"}
+    assert set(Placement.objects.filter(deal__in=demo).values_list("created_by__username", flat=True)) == {"dana"}
