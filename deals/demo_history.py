@@ -55,7 +55,10 @@ from lev.enums import ASSET_TYPES
 
 # Where an older version kept the history: an account of its own, with no members.
 LEGACY_HISTORY_ACCOUNT_SLUG = "demo-market-history"
-HISTORY_DESCRIPTION = "Demo market history."  # marks the past deals (archived) of the history
+# Marks the past deals (archived) of the history, in words a team's own imported past deal would carry (issue
+# 39: nothing a deal team reads says "demo"); a database seeded before says the earlier words.
+HISTORY_DESCRIPTION = "A past deal of the team's, from its history before Lev."
+EARLIER_HISTORY_DESCRIPTIONS = ("Demo market history.",)
 HISTORY_DAYS = 150
 # The share of past deals in the focus markets (the demo deals': their loan type too), and the chance a
 # focus deal has the demo deal's transaction type and business plan.
@@ -156,7 +159,8 @@ def _cover(program_rows, markets: Sequence[str] = MARKETS
 
 def history_deals(account: Account):
     """The account's past deals of the demo history (archived, marked), not its own demo deals."""
-    return Deal.objects.filter(account=account, archived=True, description=HISTORY_DESCRIPTION)
+    return Deal.objects.filter(account=account, archived=True,
+                               description__in=(HISTORY_DESCRIPTION, *EARLIER_HISTORY_DESCRIPTIONS))
 
 
 def retire_legacy_history() -> int:
@@ -461,7 +465,7 @@ def seed_demo_pipeline(*, deal: Deal, user=None) -> int:
     if search is None or not search.ranked_matches:
         return 0
     batch = placement_services.placements_create(deal=deal, user=user, search=search, top_n=4, send=True,
-                                                 notes="Demo: sent with the deal package.")
+                                                 notes="Sent with the deal package.")
     if not batch.created:
         return 0
     amount = deal.loan_amount or Decimal("10000000")
