@@ -112,7 +112,7 @@ class DealListQuerySerializer(StrictSerializer):
     status = EnumField(DEAL_STATUSES, required=False, help_text=(
         "active (default): not archived, in an open stage; closed / dead: not archived, in a won / dead "
         "stage; archived; all. With `stage` and no status: that stage's deals that are not archived."))
-    archived = bool_field(help_text="true: the same as status=archived.")
+    archived = bool_field(help_text="true: the same as status=archived (the older way; a status given decides).")
     search = text_field(max_length=limits.SEARCH_TEXT_MAX)
     stage = text_field(max_length=limits.STAGE_NAME_MAX, help_text=STAGE_HELP)
     ordering = EnumField(DEAL_ORDERINGS, required=False)
@@ -125,8 +125,10 @@ class DealListQuerySerializer(StrictSerializer):
         low, high = attrs.get("min_loan_amount"), attrs.get("max_loan_amount")
         if low is not None and high is not None and low > high:
             raise serializers.ValidationError({"min_loan_amount": ["must not exceed max_loan_amount"]})
-        if "status" in attrs and "archived" in attrs and attrs["archived"] != (attrs["status"] == "archived"):
-            raise serializers.ValidationError({"archived": ["contradicts status: give status alone"]})
+        if "status" in attrs:
+            # A status given decides; `archived` is its older spelling, read only without one (a schema-valid
+            # pair is never refused: the fuzz suites).
+            attrs.pop("archived", None)
         return attrs
 
     def to_filters(self) -> DealFilters:

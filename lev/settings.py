@@ -421,6 +421,9 @@ SPECTACULAR_SETTINGS = {
         "RateTypeEnum": _enums.choices(_enums.RATE_TYPES),
         "RateIndexEnum": _enums.choices(_enums.RATE_INDEXES),
         "RecourseEnum": _enums.choices(_enums.RECOURSE_TYPES),
+        # Two more fields named `status`: a deal list's (active, closed, …) and a history import's.
+        "DealStatusEnum": _enums.choices(_enums.DEAL_STATUSES),
+        "HistoryImportStatusEnum": "deals.history.models.HistoryImport.Status",
         # Three fields named `kind` (a company's, a pipeline stage's, a credential's): one name each.
         "CompanyKindEnum": _enums.choices(_enums.COMPANY_KINDS),
         "StageKindEnum": _enums.choices(_enums.STAGE_KINDS),

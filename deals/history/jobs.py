@@ -86,7 +86,9 @@ def import_start(*, account, user, upload, dry_run: bool = False, mapping: dict[
     Django UploadedFile or File. Returns the job, queued; the task runs once this transaction commits.
     A broker that cannot be reached leaves it queued ("not queued"), and the sweep queues it later."""
     _check_upload(upload)
-    file_name = Path(getattr(upload, "name", "") or "history.csv").name[:255] or "history.csv"
+    # The name as the user's system gave it, without control characters (a NUL cannot be stored).
+    given = "".join(ch for ch in Path(getattr(upload, "name", "") or "").name if ch.isprintable())
+    file_name = given[:255] or "history.csv"
     job = HistoryImport(account=account, created_by=user if getattr(user, "pk", None) else None,
                         file_name=file_name, size=upload.size, dry_run=dry_run, mapping=_clean_mapping(mapping),
                         new_lenders=list(new_lenders or []), queued_at=timezone.now())

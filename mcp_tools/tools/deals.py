@@ -133,7 +133,7 @@ def list_deals(
     max_loan_amount: Annotated[MoneyFilter | None, Field(description="US dollars, rounded to the cent.")] = None,
     status: Annotated[DealStatus | None, Field(description=(
         "Default active (unarchived, open stage); with stage alone, that stage's unarchived deals."))] = None,
-    archived: Annotated[bool, Field(description="= status archived.")] = False,
+    archived: bool = False,  # the older spelling of status archived (a status given decides)
     search: Annotated[Text(limits.SEARCH_TEXT_MAX) | None, Field(description="Words in the deal title.")] = None,
     stage: Annotated[Text(limits.STAGE_NAME_MAX) | None, Field(description="Stage name, key or id.")] = None,
     limit: Limit = limits.PAGE_SIZE_DEFAULT,
@@ -142,8 +142,9 @@ def list_deals(
     """List the user's deals, newest first: find a deal id, see which are ready for a lender search.
 
     Active by default; filters AND. Returns {"deals", "total", "has_more", "next_cursor"} (pass
-    next_cursor back with the same filters; total caps at 1,000: total_capped). Each deal: id, title,
-    loan fields, stage, archived, property_count, ready_for_search, missing_for_search.
+    next_cursor back with the same filters); total counts up to 1,000, then "total_capped": true.
+    Each deal: id, title, loan fields, stage, archived, property_count, ready_for_search,
+    missing_for_search.
     """
     page = list_page_query(cursor, limit)
     try:

@@ -65,7 +65,7 @@ LenderIds = Annotated[
 ]
 Notes = Text(limits.PLACEMENT_NOTES_MAX, "Replaces the notes.")
 ContactName = Text(limits.CONTACT_NAME_MAX)
-DeclineReason = Text(limits.DECLINE_REASON_MAX, "Why declined; \"\" clears it.")
+DeclineReason = Text(limits.DECLINE_REASON_MAX)  # "" clears it (docs/placements.md)
 ContactEmail = Annotated[str, Field(max_length=limits.EMAIL_MAX, pattern=limits.EMAIL_PATTERN)]
 
 
@@ -223,7 +223,8 @@ def get_placement(placement_id: PlacementId) -> dict[str, Any]:
 def update_placement(
     placement_id: PlacementId,
     status: Annotated[UpdateStatus | None, Field(
-        description="quoted: add_term_sheet; won: select_winning_term_sheet.")] = None,
+        description="sent, reviewing, declined, no_response, lost, archived. quoted: add_term_sheet; "
+                    "won: select_winning_term_sheet.")] = None,
     notes: Notes | None = None,
     decline_reason: DeclineReason | None = None,
     contact_id: Id(None) | None = None,
@@ -231,8 +232,8 @@ def update_placement(
     contact_email: ContactEmail | None = None,
     program_id: Id(None) | None = None,
 ) -> dict[str, Any]:
-    """Record a lender's progress on a placement, or change its notes, contact (list_contacts) or
-    program. Status moves on only (allowed_next_statuses); declined, lost, archived are final: ask first.
+    """Record a lender's progress on a placement, or change its notes, contact or program. Only
+    forward (allowed_next_statuses); declined, lost, archived are final: confirm with the user.
     """
     body = drop_none(status=status, notes=notes, decline_reason=decline_reason, contact_id=contact_id,
                      contact_name=contact_name, contact_email=contact_email, program_id=program_id)

@@ -118,6 +118,8 @@ class World:
     note_ids: list[int] = dataclasses.field(default_factory=list)
     # The account's own programs (issue 38): the first on the world's first lender (a directory lender).
     program_ids: list[int] = dataclasses.field(default_factory=list)
+    # A history import of the account (issue 38), refused: its pages and report exist, its file is not kept.
+    import_ids: list[int] = dataclasses.field(default_factory=list)
 
 
 def make_world(account_slug: str = "fuzz") -> World:
@@ -161,6 +163,7 @@ def make_world(account_slug: str = "fuzz") -> World:
              for target, kind in (({"placement": sent}, "call"), ({"deal": full}, "meeting"))]
     # The account's own terms with the first lender, so a program's PATCH reaches its validation.
     own_terms = LenderProgramFactory(lender=programs[0].lender, account=account, title="Fuzz own terms")
+    from deals.history.models import HistoryImport
     return World(
         api_key=raw, other_api_key=other_raw,
         deal_ids=[plain.id, full.id, archived.id],
@@ -174,6 +177,8 @@ def make_world(account_slug: str = "fuzz") -> World:
         stage_ids=list(account.stages.order_by("position").values_list("id", flat=True)),
         note_ids=[n.id for n in notes],
         program_ids=[own_terms.id],
+        import_ids=[HistoryImport.objects.create(account=account, created_by=user, file_name="history.csv",
+                                                 status=HistoryImport.Status.REFUSED).id],
     )
 
 

@@ -350,6 +350,7 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
                                "sponsor_states": ["TX", "OK", "LA"], "rate_type": "floating", "rate_index": "sofr",
                                "spread_min_bps": 250, "spread_max_bps": 400},
         "list_lender_programs": {"lender_id": big.pk, "limit": 100},
+        "list_lender_searches": {"deal_id": deal.pk, "limit": 100},
         "search_lenders_for_deal": {"deal_id": deal.pk},
         "get_lender_search_results": {"search_id": search["search_id"], "limit": 100},
         "create_placements": {"deal_id": deal.pk, "lender_ids": [x.pk for x in lenders[100:]] + [big.pk],

@@ -121,6 +121,7 @@ def _arguments(objects, search_id):
         "list_deal_properties": {"deal_id": deal},
         "search_lender_directory": {}, "get_lender": {"lender_id": objects["lender"].pk},
         "list_lender_programs": {"lender_id": objects["lender"].pk},
+        "list_lender_searches": {"deal_id": deal},
         "create_lender": {"name": "Hill Country Bank"},
         "add_lender_program": {"lender_id": objects["lender"].pk, "title": "Ours", "loan_types": ["permanent"],
                                "asset_types": ["multifamily"]},
