@@ -4,6 +4,7 @@ yesterday still connects. It is kept in a local file (LEV_DEMO_KEY_FILE), never 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -148,3 +149,21 @@ def test_the_demo_key_and_the_seeded_work_are_the_deal_teams(key_file):
     assert set(StageChange.objects.filter(deal__in=demo).values_list("by__username", flat=True)) <= {"dana", None}
     assert set(LenderSearch.objects.filter(deal__in=demo).values_list("created_by__username", flat=True)) == {"dana"}
     assert set(Placement.objects.filter(deal__in=demo).values_list("created_by__username", flat=True)) == {"dana"}
+
+
+def test_the_readmes_first_screen_is_what_make_run_prints(key_file):
+    """Issue 39: the README's copy of `make run`'s output says what the code prints, line for line, with the
+    secrets and the checkout's path written as the README writes them."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    block = readme.split("`make run` prints something like")[1].split("```")[1].strip("\n").splitlines()
+    seed_and_print()  # the first run issues the key; the README shows a later run's line
+    _key, text = seed_and_print()
+    printed = text[text.index("Admin login:"):].strip("\n").splitlines()
+
+    def same_words(line: str) -> str:
+        line = re.sub(r"password '[^']*'", "password '…'", line)
+        line = re.sub(r"lev_sk_[A-Za-z0-9_-]+", "lev_sk_…", line)
+        line = re.sub(r"kept in \S+?(;|\))", r"kept in /path/to/checkout/.demo-api-key\1", line)
+        return re.sub(r"(REST API|docs|health) http://127\.0\.0\.1:8000", r"\1 …", line)
+
+    assert [same_words(line) for line in printed] == block
