@@ -92,8 +92,9 @@ def test_the_deal_list_lists_active_deals_and_filters_by_status(api, book):
     assert len(_titles(api.get(DEALS, {"status": "all"}))) == 5
     # Naming a stage lists that stage's deals (not archived): the Dead column's deal is found.
     assert _titles(api.get(DEALS, {"stage": "dead"})) == {"Dead deal"}
-    refused = api.get(DEALS, {"status": "archived", "archived": "false"})
-    assert refused.status_code == 400 and refused.json()["code"] == "VALIDATION_ERROR"
+    # A status given decides over the older archived flag (a schema-valid pair is never refused: the fuzz).
+    decided = api.get(DEALS, {"status": "all", "archived": "true"})
+    assert decided.status_code == 200 and len(_titles(decided)) == 5
     assert api.get(DEALS, {"status": "gone"}).status_code == 400
 
 
