@@ -201,7 +201,7 @@ def _limit_notes(quote: QuoteComparison, loan_type: str) -> list[str]:
 
 
 def _notes(quote: QuoteComparison, *, requested: Decimal | None, today: dt.date,
-           best: dict[str, set[int]], loan_type: str) -> list[str]:
+           best: dict[str, set[int]], limit_notes: list[str]) -> list[str]:
     notes: list[str] = []
     if quote.winning:
         notes.append("winning quote")
@@ -223,7 +223,7 @@ def _notes(quote: QuoteComparison, *, requested: Decimal | None, today: dt.date,
     if requested and quote.proceeds < requested:
         notes.append(f"{money_text(float(requested - quote.proceeds))} short of the "
                      f"{money_text(float(requested))} requested")
-    notes.extend(_limit_notes(quote, loan_type))
+    notes.extend(limit_notes)
     if not _amortizes(quote.amortization_months, quote.interest_only_months, quote.term_months):
         notes.append("interest-only for the whole term")
     elif quote.interest_only_months:
@@ -383,14 +383,17 @@ def term_sheet_comparison(*, deal: Deal, today: dt.date | None = None) -> Compar
         ))
     requested = deal.loan_amount
     best = _best(quotes)
+    limit_notes = {}  # each quote's limits read once: its `sound` and its notes
     for quote in quotes:
-        quote.sound = not _limit_notes(quote, deal.loan_type)
+        limit_notes[quote.term_sheet_id] = _limit_notes(quote, deal.loan_type)
+        quote.sound = not limit_notes[quote.term_sheet_id]
         quote.group = group_of(rate_type=quote.rate_type, term_months=quote.term_months, recourse=quote.recourse)
     quotes.sort(key=_order(requested))
     best_id, trade_offs = _best_and_trade_offs(quotes)
     for rank, quote in enumerate(quotes, start=1):
         quote.rank = rank
-        quote.notes = _notes(quote, requested=requested, today=today, best=best, loan_type=deal.loan_type)
+        quote.notes = _notes(quote, requested=requested, today=today, best=best,
+                             limit_notes=limit_notes[quote.term_sheet_id])
     unavailable = []
     if quotes and noi is None:
         unavailable.append("DSCR and debt yield: the deal has no NOI (set in_place_noi or stabilized_noi in its "
