@@ -27,6 +27,7 @@ from deals.notes.admin import DealNoteInline  # (registers notes; their inlines 
 from deals.notes.timeline import deal_timeline, deal_timeline_latest
 from deals.pipeline import services as pipeline_services
 from deals.pipeline.admin import DealStatusFilter, StageChangeInline, StageFilter
+from deals.pipeline.selectors import deal_amount
 from deals.placements import admin as placements_admin  # noqa: F401  (registers placements, term sheets)
 from deals.placements import selectors as placement_selectors
 from deals.placements import services as placement_services
@@ -284,7 +285,9 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
     # -- list
     def get_queryset(self, request):
         deals = selectors.deals_with_property_summary(super().get_queryset(request))
-        return deals_with_latest_search(deals)
+        # The amount the pipeline counts (the winner's once chosen), so a stage's row on the home page
+        # and its list add up.
+        return deals_with_latest_search(deals).annotate(counted_amount=deal_amount())
 
     def get_list_display(self, request):
         account_ids = staff_account_ids(request)
@@ -309,10 +312,17 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
         units = "" if not deal.units_total else f"{deal.units_total:,} unit{'' if deal.units_total == 1 else 's'}"
         return two_lines(head or formatting.EMPTY, units)
 
-    @admin.display(description="Loan", ordering="loan_amount")
+    @admin.display(description="Loan", ordering="counted_amount")
     def loan(self, deal: Deal) -> str:
-        """The amount over its type."""
-        return two_lines(formatting.money_short(deal.loan_amount), formatting.label(deal.loan_type))
+        """The amount the pipeline counts (the winning quote's once chosen, the ask noted beside it when
+        they differ) over its type; the exact figure in a <data> element's value."""
+        counted = deal.counted_amount
+        amount = format_html('<data value="{}">{}</data>', "" if counted is None else f"{counted:f}",
+                             formatting.money_short(counted))
+        kind = formatting.label(deal.loan_type)
+        if counted is not None and deal.loan_amount is not None and counted != deal.loan_amount:
+            kind = f"{kind} · won, asked {formatting.money_short(deal.loan_amount)}"
+        return two_lines(amount, kind)
 
     @admin.display(description="Latest search", ordering="latest_search_matches")
     def latest_search(self, deal: Deal) -> str:

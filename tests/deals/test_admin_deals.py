@@ -231,7 +231,7 @@ def test_the_deal_list_shows_market_size_money_and_the_latest_search(client, acc
     # (amount over type), so the list fits a laptop.
     assert ('<td class="field-property_cell">Multifamily, Retail · OK, TX<div class="lev-sub">200 units</div></td>'
             in row)
-    assert '<td class="field-loan">$18.5M<div class="lev-sub">' in row
+    assert '<td class="field-loan"><data value="18500000">$18.5M</data><div class="lev-sub">' in row
     assert "lev-badge--completed" in row
     link = reverse("admin:deals_lendersearch_change", args=[search.pk])
     assert f'<a href="{link}">{search.total_matches} matches</a>' in row
