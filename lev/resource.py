@@ -65,7 +65,8 @@ class _RequestOfOAuthlib(HttpRequest):
         super().__init__()
         self.META = dict(oauthlib_request.headers)
 
-    def _get_scheme(self) -> str:
+    @property
+    def scheme(self) -> str:
         return "https" if self.META.get("X_DJANGO_OAUTH_TOOLKIT_SECURE") else "http"
 
 

@@ -351,8 +351,7 @@ REDIS_URL = env_str("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {
         "default": {
-            # Django's RedisCache keeping one client per connection pool (lev.cache).
-            "BACKEND": "lev.cache.RedisCache",
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "lev"),
             # Bounded, so a frozen Redis costs a request at most this long, never a hang.

@@ -33,7 +33,7 @@ from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
 from lev.outages import is_dependency_outage
-from lev.redis_gate import redis_gate
+from lev.redis_gate import redis_for, redis_gate
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -103,10 +103,16 @@ def peek_in_windows(keys: list[str]) -> tuple[list[int], bool]:
 
 
 def _redis_client_of(backend) -> Any | None:
-    """The redis.Redis client under Django's (or lev.cache's) RedisCache; None for any other cache."""
-    inner = getattr(backend, "_cache", None)
-    get_client = getattr(inner, "get_client", None)
-    return get_client(write=True) if get_client is not None else None
+    """The rate limits' own Redis client on the default cache's Redis (its LOCATION and socket timeout:
+    lev.redis_gate.redis_for, one pool per process), when that cache is Django's RedisCache; None for
+    any other cache (the counts then go through the cache's own API). The keys are the cache's
+    (make_and_validate_key), so both read the same counters."""
+    config = settings.CACHES.get("default", {})
+    if not config.get("BACKEND", "").endswith("redis.RedisCache"):
+        return None
+    location = config["LOCATION"]
+    location = location[0] if isinstance(location, list | tuple) else location.split(",")[0]
+    return redis_for(location, float(config.get("OPTIONS", {}).get("socket_timeout") or 1.0))
 
 
 class _LocalCounts:

@@ -161,7 +161,8 @@ class JsonMethodNotAllowed:
 
     def http_method_not_allowed(self, request, *args, **kwargs):
         response = _registration_error("invalid_request", f"{request.method} is not allowed here.", status=405)
-        response["Allow"] = ", ".join(m.upper() for m in self._allowed_methods())
+        # The methods this view answers (View.http_method_names it defines a handler for).
+        response["Allow"] = ", ".join(m.upper() for m in self.http_method_names if hasattr(self, m))
         return response
 
 
