@@ -11,7 +11,9 @@ headers are complete, and are not told the connection):
    (the ASGI worker does not enforce `worker_connections` either). `HeaderBoundProtocol` closes such a
    connection. It uses only asyncio's Protocol interface (connection_made, data_received,
    connection_lost) and the transport's close(): it watches the bytes for the end of the first request's
-   headers itself (a blank line) instead of reading the parser's state.
+   headers itself (CRLF CRLF: both of gunicorn's parsers refuse a bare LF) instead of reading the parser's
+   state. (A PROXY protocol v2 preamble, which begins with CRLF CRLF, ends the watch early: only a trusted
+   proxy may send one, `proxy_allow_ips`, and this deployment does not turn it on.)
 2. **Malformed chunked framing answered in the path's shape** (lev.wsgi.refusal: on /mcp a JSON-RPC parse
    error, under /api/ the API's VALIDATION_ERROR body): gunicorn's parser answers it before the
    application can, so the answer is the one thing here that overrides gunicorn's own code:
