@@ -31,3 +31,24 @@ def test_the_internals_the_adapter_uses_are_where_it_expects_them():
     # The worker builds each connection with the module's name ASGIProtocol, which the adapter's worker repoints.
     assert "ASGIProtocol(self)" in inspect.getsource(gasgi.ASGIWorker)
     assert issubclass(adapter.HeaderBoundProtocol, ASGIProtocol)
+
+
+def test_only_the_adapter_imports_gunicorns_server_internals():
+    """Product code outside lev/adapters imports nothing of gunicorn but its parser's public exception (lev.wsgi
+    turns it into Django's UnreadablePostError under the WSGI workers); read from the code itself."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    allowed = {"gunicorn.http.errors"}
+    found = []
+    for package in ("lev", "deals", "lenders", "mcp_tools"):
+        for path in (root / package).rglob("*.py"):
+            if path.is_relative_to(root / "lev" / "adapters"):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                found += [(str(path.relative_to(root)), name) for name in names
+                          if name.split(".")[0] == "gunicorn" and name not in allowed]
+    assert found == []
