@@ -12,7 +12,10 @@ second for --slow-seconds while /health and get_deal are probed one after the ot
 how many probes were answered, and their p50 / worst latency (bench/slow_clients.py).
 
     python bench/bench_gunicorn.py [--seconds 8] [--clients 6] [--rounds 2] [--slow-clients 50]
-                                   [--slow-seconds 20] [--configs all]
+                                   [--slow-seconds 20] [--configs all] [--before DIR]
+
+--before DIR adds, as the first row, the production defaults served from another checkout of the project
+(say `git archive <commit> | tar -x -C DIR`): a change's before and after in one run, on one database.
 
 `bench/run.py --gunicorn` runs it as section 8 (not by default: it takes a few minutes).
 """
@@ -56,7 +59,8 @@ MORE_CONFIGS: dict[str, dict[str, str]] = {
 
 
 class Gunicorn:
-    def __init__(self, name: str, overrides: dict[str, str], env: dict[str, str], port: int | None = None):
+    def __init__(self, name: str, overrides: dict[str, str], env: dict[str, str], port: int | None = None,
+                 root: Path = ROOT):
         from bench.run import free_port
 
         self.name = name
@@ -64,10 +68,10 @@ class Gunicorn:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="bench-gunicorn-", suffix=".log", delete=False)  # noqa: SIM115
         full_env = {**env, "GUNICORN_BIND": f"127.0.0.1:{self.port}", "GUNICORN_ACCESS_LOG": "/dev/null",
-                    "GUNICORN_LOG_LEVEL": "info", **overrides}
+                    "GUNICORN_LOG_LEVEL": "info", "PYTHONPATH": str(root), **overrides}
         self.proc = subprocess.Popen(
             [str(Path(sys.executable).parent / "gunicorn"), "--config", "deploy/gunicorn.conf.py"],
-            cwd=ROOT, env=full_env, stdout=self.log, stderr=self.log)
+            cwd=root, env=full_env, stdout=self.log, stderr=self.log)
 
     def wait_ready(self) -> None:
         deadline = time.monotonic() + 60
@@ -94,13 +98,14 @@ class Gunicorn:
 
 def bench_gunicorn(key: str, deal_id: int, env: dict[str, str], *, seconds: float = 8, clients: int = 6,
                    rounds: int = 2, slow_clients: int = 50, slow_seconds: float = 20,
-                   configs: dict[str, dict[str, str]] | None = None) -> str:
+                   configs: dict[str, dict[str, str]] | None = None, roots: dict[str, Path] | None = None) -> str:
     from bench.run import ACCEPT, cpu_seconds, load, mcp_body, table
     from bench.slow_clients import SlowClients, probe_while, summary
 
     configs = configs or CONFIGS
     auth = {"Authorization": f"Bearer {key}"}
-    servers = [Gunicorn(name, overrides, env) for name, overrides in configs.items()]
+    roots = roots or {}
+    servers = [Gunicorn(name, overrides, env, root=roots.get(name, ROOT)) for name, overrides in configs.items()]
     try:
         for server in servers:
             server.wait_ready()
@@ -169,13 +174,22 @@ def main() -> None:
     parser.add_argument("--slow-seconds", type=float, default=20)
     parser.add_argument("--configs", choices=["default", "all"], default="default",
                         help="'all' adds the issue #12 rows (gthread, recycling)")
+    parser.add_argument("--before", type=Path, help="another checkout, served first with its production defaults")
+    parser.add_argument("--only-defaults", action="store_true", help="no other rows than the production defaults")
     args = parser.parse_args()
     from bench.run import ENV, demo_key_and_deal
 
     key, deal_id = demo_key_and_deal()
     configs = {**CONFIGS, **MORE_CONFIGS} if args.configs == "all" else CONFIGS
+    if args.only_defaults:
+        configs = {name: overrides for name, overrides in configs.items() if not overrides}
+    roots = {}
+    if args.before:
+        before = f"before: the defaults, served from {args.before}"
+        configs, roots = {before: {}, **configs}, {before: args.before.resolve()}
     print(bench_gunicorn(key, deal_id, ENV, seconds=args.seconds, clients=args.clients, rounds=args.rounds,
-                         slow_clients=args.slow_clients, slow_seconds=args.slow_seconds, configs=configs))
+                         slow_clients=args.slow_clients, slow_seconds=args.slow_seconds, configs=configs,
+                         roots=roots))
 
 
 if __name__ == "__main__":

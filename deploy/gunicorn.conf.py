@@ -60,14 +60,15 @@ workers = _int("WEB_CONCURRENCY", 2 * _cores())
 #   process, only once a request is complete: one database connection per process, as before. Not
 #   Django's own ASGI handler (2.2x the server CPU per request: a thread hand-off per signal) nor
 #   a2wsgi (REST p99 4.4x); numbers in lev/asgi.py and docs/benchmarks.md.
-# * Bounds. lev.asgi.BodyGuard reads each body first: over LEV_MCP_MAX_BODY_BYTES (/mcp) or
-#   DATA_UPLOAD_MAX_MEMORY_SIZE (elsewhere) is 413 before it is read, and the whole body must arrive
-#   within LEV_REQUEST_BODY_TIMEOUT_SECONDS (30 s) of the headers, else 408. gunicorn bounds the
-#   headers of a kept-alive connection's later requests (keepalive, below) but not the first's, nor
-#   does its ASGI worker enforce worker_connections: lev.asgi.ASGIWorker closes a connection whose
-#   first request headers take over LEV_REQUEST_HEADER_TIMEOUT_SECONDS (20 s).
+# * Bounds. lev.asgi.BodyGuard reads each body first (through ASGI's receive() alone): over
+#   LEV_MCP_MAX_BODY_BYTES (/mcp) or DATA_UPLOAD_MAX_MEMORY_SIZE (elsewhere) is 413 before it is read, and
+#   the whole body must arrive within LEV_REQUEST_BODY_TIMEOUT_SECONDS (30 s) of the headers, else 408.
+#   gunicorn bounds the headers of a kept-alive connection's later requests (keepalive, below) but not the
+#   first's, nor does its ASGI worker enforce worker_connections, and no setting or hook does: the worker
+#   is lev.adapters.gunicorn.ASGIWorker, which closes a connection whose first request headers take over
+#   LEV_REQUEST_HEADER_TIMEOUT_SECONDS (20 s).
 # * Malformed chunked framing is refused by the worker's parser before the site sees it, and answered
-#   400 in the path's shape by lev.asgi's protocol (the sync worker raised it inside Django: 500);
+#   400 in the path's shape by the same adapter (the sync worker raised it inside Django: 500);
 #   lev.wsgi gives the same answer under the WSGI workers.
 # * The hot path (REST and MCP get_deal, four runs). On a quiet machine a small cost: 0.96x / 0.98x
 #   the requests/s of the sync workers, the same p50, p99 +3 ms (1.19x), 6-12 % more server CPU per
@@ -83,10 +84,13 @@ workers = _int("WEB_CONCURRENCY", 2 * _cores())
 #   timeout, LEV_API_TIMEOUT_SECONDS, the retry budget).
 #
 # GUNICORN_WORKER_CLASS=sync (or gthread) still works and runs lev.wsgi instead (GUNICORN_APP overrides).
-# lev.asgi.ASGIWorker is gunicorn's `asgi` worker with a time bound on a connection's first request
-# headers (LEV_REQUEST_HEADER_TIMEOUT_SECONDS, 20 s), which gunicorn lacks.
-worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "").strip() or "lev.asgi.ASGIWorker"  # set but empty: default
-_asgi = worker_class in {"asgi", "lev.asgi.ASGIWorker"} or "uvicorn" in worker_class.lower()
+# lev.adapters.gunicorn.ASGIWorker is gunicorn's `asgi` worker with a time bound on a connection's first
+# request headers and malformed chunked bodies answered in the path's shape: the one place the product
+# relies on gunicorn's internals (pinned to the version it was read from by a test; docs/architecture.md).
+# GUNICORN_WORKER_CLASS=asgi runs gunicorn's own, without those two.
+ADAPTED_WORKER = "lev.adapters.gunicorn.ASGIWorker"
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "").strip() or ADAPTED_WORKER  # set but empty: default
+_asgi = worker_class in {"asgi", ADAPTED_WORKER} or "uvicorn" in worker_class.lower()
 wsgi_app = os.environ.get("GUNICORN_APP", "").strip() or ("lev.asgi:application" if _asgi else "lev.wsgi:application")
 # Threads per worker, for GUNICORN_WORKER_CLASS=gthread only (the others ignore it).
 threads = _int("GUNICORN_THREADS", 1)
@@ -140,6 +144,25 @@ def when_ready(server) -> None:
     get_resolver().url_patterns  # noqa: B018  (imports every URLconf and view module)
     get_server().tools_list_result  # noqa: B018
     InProcessTransport.handler()
+
+
+# The collector in each worker: a request's cyclic garbage is collected right after its response is sent
+# (lev.asgi.BufferedWSGI, under the ASGI worker), so automatic collections are made rare. Python's
+# default (a young collection every 700 allocations) ran them in the middle of requests, promoting a
+# request's live objects to the older generations, whose full collections then took 50-200 ms at a time
+# (the p99; docs/benchmarks.md "Garbage collected between requests"). 50,000 is a safety net for a
+# request that allocates a great deal. The sync and gthread workers keep Python's defaults (nothing
+# collects between their requests).
+GC_YOUNG_THRESHOLD = 50_000
+
+
+def post_fork(server, worker) -> None:
+    import gc
+
+    if not _asgi:
+        return
+    _young, older, oldest = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, older, oldest)
 
 
 # Heartbeat files on tmpfs when there is one (a container's /tmp may be on a slow overlay).

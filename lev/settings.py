@@ -523,23 +523,8 @@ LEV_FIELD_WRITERS = env_bool("LEV_FIELD_WRITERS", True)
 # headers, else 408 (lev.asgi.BodyGuard): a client trickling a body cannot hold a connection for long.
 LEV_REQUEST_BODY_TIMEOUT_SECONDS = env_float("LEV_REQUEST_BODY_TIMEOUT_SECONDS", 30.0)
 # ... and a connection's first request headers within this many seconds of its opening, else it is
-# closed (lev.asgi.ASGIWorker; later requests on a kept-alive connection: gunicorn's keepalive, 5 s).
+# closed (lev.adapters.gunicorn.ASGIWorker; later requests on a kept-alive connection: gunicorn's keepalive, 5 s).
 LEV_REQUEST_HEADER_TIMEOUT_SECONDS = env_float("LEV_REQUEST_HEADER_TIMEOUT_SECONDS", 20.0)
-# Under the ASGI server, the cyclic garbage a request leaves (Django's and DRF's request, view, serializer
-# and model objects refer to each other, so reference counting frees none of them: about 260 objects an MCP
-# tool call before LEV_RELEASE_VIEWS below, none since; a page's middleware still leaves some) is collected
-# right after its response is sent, off the client's wait, and the automatic young-generation threshold is
-# raised so collections rarely run in the middle of a request. Python's defaults (a collection every 700
-# allocations) ran them mid-request, promoting the request's live objects to the older generations, whose
-# full collections then took 50-200 ms at a time (the p99) and about 10 % of a tool call's CPU in all.
-# lev.asgi.BufferedWSGI; off: Python's defaults (issue 24).
-LEV_GC_BETWEEN_REQUESTS = env_bool("LEV_GC_BETWEEN_REQUESTS", True)
-# ... and most of that garbage is not left at all: an API view (and /mcp's) lets go of what it holds once
-# its response is closed (sent) or, behind a tool call, read. The view was the hub of every reference
-# cycle a tool call left (view <-> DRF request, view <-> response, Django's `view.head = view.get`), which
-# kept about a hundred objects for the collector; without them reference counting frees them.
-# lev.api_request.LevRequestMixin; off: the view keeps them until the collector runs (issue 24).
-LEV_RELEASE_VIEWS = env_bool("LEV_RELEASE_VIEWS", True)
 # Origins allowed to call /mcp from a browser; requests without Origin are always allowed.
 LEV_MCP_ALLOWED_ORIGINS = env_list("LEV_MCP_ALLOWED_ORIGINS", [])
 # Byte budget of one tool answer, counted as the client receives it: the `result` of the JSON-RPC response

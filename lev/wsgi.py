@@ -11,8 +11,8 @@ and the JSON OAuth endpoints the API's VALIDATION_ERROR body, plain text elsewhe
 application reads the same bytes from memory, with their Content-Length. Any other failure to read a
 body (a Content-Length body cut short) surfaces as Django's `UnreadablePostError`, which lev.errors and
 lev.middleware answer 400.
-(gunicorn's ASGI worker refuses bad framing in its parser, before lev.asgi sees the request; lev.asgi's
-protocol answers that 400 with the same `refusal`.)
+(gunicorn's ASGI worker refuses bad framing in its parser, before lev.asgi sees the request;
+lev.adapters.gunicorn answers that 400 with the same `refusal`.)
 
 /mcp and its sub-paths (lev.handlers.is_mcp_path) are served by a Django handler that runs only the
 middleware /mcp relies on (lev.handlers.MCP_MIDDLEWARE: request id and access line, JSON errors, the
@@ -116,13 +116,13 @@ class _BodyInput:
 
 def _guard_body(app):
     def guarded(environ, start_response):
-        stream = environ.get("wsgi.input")
-        if stream is None:
+        server_stream = environ.get("wsgi.input")
+        if server_stream is None:
             return app(environ, start_response)
-        stream = _BodyInput(stream)
+        stream = _BodyInput(server_stream)
         environ["wsgi.input"] = stream
         if (environ.get("wsgi.input_terminated") and "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
-                and not isinstance(stream._stream, io.BytesIO)):
+                and not isinstance(server_stream, io.BytesIO)):
             # Read the de-chunked body now (at most one byte past the limit: the view answers 413).
             path = environ.get("PATH_INFO", "")
             limit = body_limit(path)

@@ -76,9 +76,8 @@ ORDER = ["floor", "sdk", "fastmcp", "lev", "lev-long", "dmcp"]
 # off, the long ways: what Lev was before them, measured in the same run (so "before" and "after" share
 # the machine's load).
 SHORTCUTS = ("LEV_MCP_LEAN_MIDDLEWARE", "LEV_MCP_DIRECT_DISPATCH", "LEV_RATE_LIMIT_LEASE", "LEV_DB_SOCKET_HEALTH_CHECK",
-             "LEV_DB_SERVER_SIDE_BINDING", "LEV_GC_BETWEEN_REQUESTS", "LEV_COMPILED_READS", "LEV_BOUND_FIELD_OUTPUT",
-             "LEV_FIELD_WRITERS", "LEV_CSP_HEADER_CACHE", "LEV_NEGOTIATION_CACHE", "LEV_RESOLVE_CACHE",
-             "LEV_RELEASE_VIEWS")
+             "LEV_DB_SERVER_SIDE_BINDING", "LEV_COMPILED_READS", "LEV_BOUND_FIELD_OUTPUT",
+             "LEV_FIELD_WRITERS", "LEV_CSP_HEADER_CACHE", "LEV_NEGOTIATION_CACHE", "LEV_RESOLVE_CACHE")
 LABELS = {
     "floor": "floor: a plain Django view, one SELECT",
     "sdk": "official MCP SDK {sdk} `MCPServer` on uvicorn (no auth)",

@@ -12,7 +12,6 @@ from lev.accounts import scopes, selectors
 from lev.accounts.models import Account, ApiKey, Membership
 from lev.accounts.scopes import ACCOUNT_READ
 from lev.accounts.serializers import AccountMeSerializer
-from lev.api_request import LevRequestMixin
 from lev.openapi import error_responses
 from lev.throttling import limits_left
 
@@ -23,7 +22,7 @@ def validated(serializer_class, data, **kwargs) -> dict:
     return serializer.validated_data
 
 
-class AccountScopedView(LevRequestMixin, APIView):
+class AccountScopedView(APIView):
     """Every view of an account's work acts for the caller's account; other accounts' records do not
     exist here."""
 

@@ -1,8 +1,8 @@
-"""LEV_GC_BETWEEN_REQUESTS (lev.asgi.BufferedWSGI, issue 24): the cyclic garbage a request leaves is
-collected right after its response is sent, on the request thread, before the process's next request;
-the automatic young-generation threshold is raised so collections rarely run mid-request. Off: Python's
-own thresholds and timing. Driven through the ASGI application with a real event loop and the real
-request thread; the request's garbage is a real reference cycle, watched through a weak reference."""
+"""lev.asgi.BufferedWSGI (issue 24; no longer a switch since issue 40): the cyclic garbage a request leaves is
+collected right after its response is sent, on the request thread, before the process's next request; and
+deploy/gunicorn.conf.py's post_fork raises the automatic young-generation threshold in each ASGI worker, so
+collections rarely run mid-request. Driven through the ASGI application with a real event loop and the
+real request thread; the request's garbage is a real reference cycle, watched through a weak reference."""
 
 from __future__ import annotations
 
@@ -65,35 +65,36 @@ def serve(app: BufferedWSGI, path: str = "/mcp") -> tuple[int, bytes, list]:
     return sent[0]["status"], sent[1]["body"], cycles
 
 
-def test_on_the_request_garbage_is_collected_after_the_response(gc_state):
-    app = BufferedWSGI(None, collect_between=True)
-    assert gc.get_threshold()[0] == BufferedWSGI.GC_YOUNG_THRESHOLD
+def test_the_request_garbage_is_collected_after_the_response(gc_state):
+    app = BufferedWSGI(None)
     status, body, cycles = serve(app)
     assert (status, body) == (200, b"ok")
     assert cycles[0]() is None  # collected, with automatic collection off: the application's own collect
 
 
-def test_off_the_garbage_waits_for_pythons_own_collection(gc_state):
-    gc.set_threshold(700, 10, 10)
-    app = BufferedWSGI(None, collect_between=False)
-    assert gc.get_threshold()[0] == 700  # Python's default left alone
-    status, body, cycles = serve(app)
-    assert (status, body) == (200, b"ok")
-    assert cycles[0]() is not None  # still there: nothing collected it
-    gc.collect()
-    assert cycles[0]() is None
-
-
 def test_probes_are_not_held_up_by_a_collection(gc_state):
     """/health runs on the probe thread and queues nothing; the next site request collects its garbage."""
-    app = BufferedWSGI(None, collect_between=True)
+    app = BufferedWSGI(None)
     _status, _body, probe_cycles = serve(app, "/health")
     assert probe_cycles[0]() is not None
     serve(app, "/mcp")
     assert probe_cycles[0]() is None
 
 
-def test_the_setting_is_on_by_default():
-    from django.conf import settings
+def _gunicorn_conf(**environ: str) -> dict:
+    """deploy/gunicorn.conf.py as gunicorn reads it (executed as a file), under `environ`."""
+    import os
+    import runpy
+    from pathlib import Path
+    from unittest import mock
 
-    assert settings.LEV_GC_BETWEEN_REQUESTS is True
+    with mock.patch.dict(os.environ, environ):
+        return runpy.run_path(str(Path(__file__).resolve().parents[2] / "deploy" / "gunicorn.conf.py"))
+
+
+@pytest.mark.parametrize(("worker_class", "raised"), [("", True), ("asgi", True), ("sync", False)])
+def test_post_fork_raises_the_young_threshold_in_the_asgi_workers_only(gc_state, worker_class, raised):
+    gc.set_threshold(700, 10, 10)
+    conf = _gunicorn_conf(GUNICORN_WORKER_CLASS=worker_class)
+    conf["post_fork"](None, None)
+    assert gc.get_threshold() == ((conf["GC_YOUNG_THRESHOLD"] if raised else 700), 10, 10)
