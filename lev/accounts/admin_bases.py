@@ -35,8 +35,9 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import get_fields_from_path, unquote
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Model, Q, QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.text import capfirst
 from django.utils.translation import gettext
 from simple_history.admin import SimpleHistoryAdmin
@@ -123,6 +124,15 @@ class TenancyAdmin(_NarrowedChoices, admin.ModelAdmin):
     every page)."""
 
     tenancy: ClassVar[str]
+
+    def missing_object(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """What the admin answers for a row the user cannot see (another account's, or gone): Django's own
+        words ("Deal with ID "7" doesn't exist. Perhaps it was deleted?", its translation catalogue's)
+        and the admin's index — the same answer whether the row exists elsewhere or not."""
+        message = gettext("%(name)s with ID “%(key)s” doesn\u2019t exist. Perhaps it was deleted?") % {
+            "name": self.opts.verbose_name, "key": unquote(object_id)}
+        self.message_user(request, message, messages.WARNING)
+        return HttpResponseRedirect(reverse("admin:index", current_app=self.admin_site.name))
 
     def changelist_view(self, request, extra_context=None):
         return _titled(super().changelist_view(request, extra_context),
@@ -248,7 +258,7 @@ class AccountScopedHistoryAdmin(AccountScopedAdmin, SimpleHistoryAdmin):
     def _scoped_or_missing(self, request, object_id: str):
         obj = self.get_object(request, unquote(object_id))
         return obj, (None if obj is not None else
-                     self._get_obj_does_not_exist_redirect(request, self.opts, unquote(object_id)))
+                     self.missing_object(request, object_id))
 
     def history_view(self, request, object_id, extra_context=None):
         _obj, missing = self._scoped_or_missing(request, object_id)
