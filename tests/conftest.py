@@ -32,6 +32,12 @@ os.environ["CACHE_KEY_PREFIX"] = RUN_PREFIX
 os.environ["LEV_BREAKER_NAME"] = f"{RUN_PREFIX}-breaker"
 django_settings.CACHES["default"]["KEY_PREFIX"] = RUN_PREFIX
 django_settings.LEV_BREAKER_NAME = os.environ["LEV_BREAKER_NAME"]
+# Passwords hash fast in the suite (Django's advice for tests): a sign-in with the production hasher
+# (PBKDF2, a million iterations) cost half a second of CPU, and the lockout and browser tests sign in
+# hundreds of times. The production hashers stay listed after it, so a hash they made still checks;
+# the servers the deploy tests start as processes keep the production settings.
+django_settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher",
+                                    *django_settings.PASSWORD_HASHERS]
 
 
 @pytest.fixture(autouse=True, scope="session")
