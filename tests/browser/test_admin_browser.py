@@ -153,6 +153,7 @@ def demo(db) -> dict[str, object]:
     return {"password": password, "deal_id": deal.pk, "unsearched_id": Deal.objects.get(title=UNSEARCHED_DEAL).pk}
 
 
+@pytest.mark.all_databases  # its search runs on a real Celery worker in the PostgreSQL run
 def test_a_deal_team_finds_lenders_for_a_demo_deal_in_the_admin(live_server, demo, search_jobs, chromium):
     shots = screenshot_dir()
     suffix = connection.vendor

@@ -104,6 +104,7 @@ def test_printed_commands_carry_the_real_key_and_the_address(key_file):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="runs in the embedded (SQLite) run")
 def test_two_runs_of_the_real_commands_on_one_sqlite_file_keep_the_key(tmp_path):
     """As `make run` twice: separate processes, one SQLite file, one key file."""
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
