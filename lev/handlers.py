@@ -51,7 +51,7 @@ API_MIDDLEWARE = ("lev.middleware.RequestIdMiddleware", "simple_history.middlewa
 MCP_MIDDLEWARE = (
     "lev.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "lev.middleware.CSPMiddleware",
+    "csp.middleware.CSPMiddleware",
     "lev.middleware.CommonMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",

@@ -6,12 +6,6 @@ import logging
 import re
 from collections.abc import Callable
 
-from csp.constants import HEADER as CSP_HEADER
-from csp.constants import HEADER_REPORT_ONLY as CSP_HEADER_REPORT_ONLY
-from csp.middleware import CheckableLazyObject
-from csp.middleware import CSPMiddleware as DjangoCSPMiddleware
-from csp.utils import build_policy
-from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.http import (
     HttpRequest,
@@ -223,51 +217,3 @@ class ApiErrorMiddleware:
             return None
         error = to_application_error(exception) or unexpected_error(exception, where="request")
         return error_response(error)
-
-
-# What django-csp reads of a response to change its policy (set by csp.decorators): a response with any
-# of them gets its policy built for it.
-_CSP_RESPONSE_PARTS = ("_csp_config", "_csp_update", "_csp_replace", "_csp_config_ro", "_csp_update_ro",
-                       "_csp_replace_ro")
-
-
-class CSPMiddleware(DjangoCSPMiddleware):
-    """django-csp's middleware (4.x), with the headers of a response that uses no nonce and no per-response
-    change built once per process (LEV_CSP_HEADER_CACHE).
-
-    django-csp builds both headers (the policy and the report-only one) from the settings on every
-    response: about 3 % of an MCP `tools/call`, whose answer never has a nonce. Those two strings depend
-    only on CONTENT_SECURITY_POLICY and CONTENT_SECURITY_POLICY_REPORT_ONLY, so they are kept beside the
-    settings objects they were built from and built again when either is another object (override_settings,
-    a test). A page that used `request.csp_nonce`, or a response a csp decorator changed, takes
-    django-csp's own way, unchanged. Everything else (DEBUG's exempt error pages, `_csp_exempt`,
-    EXCLUDE_URL_PREFIXES, an existing header, the nonce guard after the header is written) is
-    django-csp's process_response, line for line. tests/lev/test_csp_header_cache.py holds both headers
-    to django-csp's, byte for byte, response by response.
-    """
-
-    # (policy settings, report-only settings, header, report-only header): one tuple, so a thread reads
-    # a whole entry or the one before it.
-    _built: tuple | None = None
-
-    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
-        if (not settings.LEV_CSP_HEADER_CACHE or getattr(request, "_csp_nonce", None) is not None
-                or any(getattr(response, name, None) is not None for name in _CSP_RESPONSE_PARTS)):
-            return super().process_response(request, response)
-        if response.status_code in (500, 404) and settings.DEBUG:
-            return response
-        policy = getattr(settings, "CONTENT_SECURITY_POLICY", None)
-        policy_ro = getattr(settings, "CONTENT_SECURITY_POLICY_REPORT_ONLY", None)
-        built = CSPMiddleware._built
-        if built is None or built[0] is not policy or built[1] is not policy_ro:
-            built = (policy, policy_ro, build_policy(), build_policy(report_only=True))
-            CSPMiddleware._built = built
-        for header, value, exempt, config in ((CSP_HEADER, built[2], "_csp_exempt", policy),
-                                              (CSP_HEADER_REPORT_ONLY, built[3], "_csp_exempt_ro", policy_ro)):
-            if value and getattr(response, exempt, False) is False and header not in response:
-                prefixes = (config or {}).get("EXCLUDE_URL_PREFIXES", None) or ()
-                if not request.path_info.startswith(tuple(prefixes)):
-                    response[header] = value
-        # No nonce was made (the check above): reading it from now on is an error, as in django-csp.
-        request.csp_nonce = CheckableLazyObject(self._csp_nonce_post_response)
-        return response

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import SuspiciousOperation
 from django.http import Http404
 from rest_framework import parsers
@@ -57,34 +56,7 @@ class JsonFirstContentNegotiation(DefaultContentNegotiation):
     format the view does not have (`Accept: text/html`, `?format=api`) or the query string
     cannot be read: one JSON error body beats a 406/404 HTML page."""
 
-    # (URL_FORMAT_OVERRIDE, the format asked for, Accept, the renderers) -> (renderer's index, media type).
-    # Accept is the client's text, so the table is bounded: past its size, a new pair is negotiated each time.
-    _chosen: dict[tuple, tuple[int, str]] = {}
-    CHOSEN_MAX = 256
-
     def select_renderer(self, request, renderers, format_suffix=None):
-        if not settings.LEV_NEGOTIATION_CACHE:
-            return self._select_renderer(request, renderers, format_suffix)
-        # LEV_NEGOTIATION_CACHE: the choice depends only on these, so one negotiation per kind of request
-        # (DRF parses the Accept header's media types and the view's on every request: ~2 % of an MCP
-        # get_deal, which negotiates twice). The query string is read only when there is one.
-        meta = request.META
-        format_param = self.settings.URL_FORMAT_OVERRIDE
-        try:
-            asked = format_suffix or (request.query_params.get(format_param) if meta.get("QUERY_STRING") else None)
-        except SuspiciousOperation:  # an unreadable query string: the long way answers it
-            return self._select_renderer(request, renderers, format_suffix)
-        key = (format_param, asked, meta.get("HTTP_ACCEPT"),
-               tuple((type(renderer), renderer.media_type, renderer.format) for renderer in renderers))
-        chosen = self._chosen.get(key)
-        if chosen is None:
-            renderer, media_type = self._select_renderer(request, renderers, format_suffix)
-            chosen = (next(i for i, candidate in enumerate(renderers) if candidate is renderer), media_type)
-            if len(self._chosen) < self.CHOSEN_MAX:
-                self._chosen[key] = chosen
-        return renderers[chosen[0]], chosen[1]
-
-    def _select_renderer(self, request, renderers, format_suffix=None):
         try:
             return super().select_renderer(request, renderers, format_suffix)
         except (Http404, NotAcceptable, SuspiciousOperation):

@@ -142,8 +142,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "lev.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    # django-csp's, with the header of a response without a nonce built once per process (LEV_CSP_HEADER_CACHE).
-    "lev.middleware.CSPMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # Django's, but a missing trailing slash under /api/ is a 308 that keeps the method and body.
@@ -302,17 +301,6 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-# Keep DRF's content negotiation's choice (the renderer and media type) per Accept header, format asked for
-# and view's renderers, in a table of at most 256 kinds of request (lev.parsers.JsonFirstContentNegotiation),
-# rather than parse the Accept header's media types on every request (twice per MCP tools/call: /mcp and
-# the API view behind the tool). The same choice either way. Off: negotiated on every request.
-LEV_NEGOTIATION_CACHE = env_bool("LEV_NEGOTIATION_CACHE", True)
-
-# Build the policy headers (django-csp) once per process for responses that use no nonce and no csp
-# decorator (every JSON answer: /mcp, the API), instead of twice per response; a page with a nonce is built
-# per response as before. The same bytes either way (lev.middleware.CSPMiddleware). Off: django-csp's way.
-LEV_CSP_HEADER_CACHE = env_bool("LEV_CSP_HEADER_CACHE", True)
-
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -384,7 +372,6 @@ REST_FRAMEWORK = {
     # cannot serve still gets JSON (lev.parsers), never a 406 or 404 page.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["lev.parsers.JSONParser"],
-    # LEV_NEGOTIATION_CACHE (below): one negotiation per kind of request.
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "lev.parsers.JsonFirstContentNegotiation",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "EXCEPTION_HANDLER": "lev.errors.api_exception_handler",

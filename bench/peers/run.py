@@ -77,7 +77,7 @@ ORDER = ["floor", "sdk", "fastmcp", "lev", "lev-long", "dmcp"]
 # the machine's load).
 SHORTCUTS = ("LEV_MCP_LEAN_MIDDLEWARE", "LEV_MCP_DIRECT_DISPATCH", "LEV_RATE_LIMIT_LEASE", "LEV_DB_SOCKET_HEALTH_CHECK",
              "LEV_DB_SERVER_SIDE_BINDING", "LEV_COMPILED_READS", "LEV_BOUND_FIELD_OUTPUT",
-             "LEV_FIELD_WRITERS", "LEV_CSP_HEADER_CACHE", "LEV_NEGOTIATION_CACHE", "LEV_RESOLVE_CACHE")
+             "LEV_FIELD_WRITERS", "LEV_RESOLVE_CACHE")
 LABELS = {
     "floor": "floor: a plain Django view, one SELECT",
     "sdk": "official MCP SDK {sdk} `MCPServer` on uvicorn (no auth)",

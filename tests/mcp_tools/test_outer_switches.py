@@ -1,6 +1,5 @@
-"""Issue 24's switches around an MCP tools/call (LEV_CSP_HEADER_CACHE: django-csp's headers built once per
-process; LEV_NEGOTIATION_CACHE: DRF's content negotiation kept per kind of request; LEV_RESOLVE_CACHE: paths
-resolved from a per-process table) change no answer: every
+"""The switch around an MCP tools/call (LEV_RESOLVE_CACHE: paths resolved from a per-process table) changes
+no answer: every
 kind of /mcp answer and the refusals of a tool call (a scope the key lacks, another account's deal, a revoked
 key, the rate limit) have the same status, headers and body with them on and off, through /mcp's own
 handler (lev.handlers.MCP_MIDDLEWARE) and the full stack, and the pages keep their nonce'd policy."""
@@ -21,7 +20,7 @@ from tests.mcp_tools.test_mcp_middleware import lean_client, send
 
 pytestmark = pytest.mark.django_db
 
-SWITCHES = ("LEV_CSP_HEADER_CACHE", "LEV_NEGOTIATION_CACHE", "LEV_RESOLVE_CACHE")
+SWITCHES = ("LEV_RESOLVE_CACHE",)
 
 
 def _call(client: Client, key: str, deal_id: int, request_id: str):
@@ -100,8 +99,7 @@ def test_tool_refusals_are_the_same_with_the_switches_on_and_off(user, account, 
 
 def test_pages_keep_their_nonce():
     client = Client()
-    with override_settings(LEV_CSP_HEADER_CACHE=True):
-        first, second = client.get("/api/v1/docs/"), client.get("/api/v1/docs/")
+    first, second = client.get("/api/v1/docs/"), client.get("/api/v1/docs/")
     assert first.status_code == second.status_code == 200
     nonces = [re.search(r"'nonce-([^']+)'", r["Content-Security-Policy"]).group(1) for r in (first, second)]
     assert nonces[0] != nonces[1]
