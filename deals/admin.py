@@ -5,6 +5,7 @@ API uses, so the admin keeps every rule the API keeps (versions, archived deals,
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -317,7 +318,8 @@ class DealAdmin(DefaultScopeMixin, AccountScopedAdmin):
         """The amount the pipeline counts (the winning quote's once chosen, the ask noted beside it when
         they differ) over its type; the exact figure in a <data> element's value."""
         counted = deal.counted_amount
-        amount = format_html('<data value="{}">{}</data>', "" if counted is None else f"{counted:f}",
+        exact = "" if counted is None else f"{Decimal(str(counted)).normalize():f}"  # 18500000, on both databases
+        amount = format_html('<data value="{}">{}</data>', exact,
                              formatting.money_short(counted))
         kind = formatting.label(deal.loan_type)
         if counted is not None and deal.loan_amount is not None and counted != deal.loan_amount:
