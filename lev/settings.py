@@ -138,6 +138,12 @@ INSTALLED_APPS = [
     "mcp_tools",
     "csp",  # Content-Security-Policy on every page (below)
 ]
+# The demo's seeders and `seed_demo` (deals/demo/): an app of their own, installed where a demo belongs —
+# development (`make run`) and tests by default, production only when asked for (LEV_DEMO=true: a
+# trial stack's `manage.py seed_demo`). It has no models, so this changes no table.
+LEV_DEMO = env_bool("LEV_DEMO", not PRODUCTION)
+if LEV_DEMO:
+    INSTALLED_APPS.append("deals.demo.apps.DemoConfig")
 
 MIDDLEWARE = [
     "lev.middleware.RequestIdMiddleware",
