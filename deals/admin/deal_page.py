@@ -58,7 +58,7 @@ class DealPageViews:
         whoever may view the deal; another account's deal is the admin's "not found"."""
         deal = self.get_object(request, unquote(object_id))
         if deal is None:
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+            return self.missing_object(request, object_id)
         if not self.has_view_or_change_permission(request, deal):
             raise PermissionDenied
         entries = deal_timeline(deal=deal)[::-1]
@@ -76,7 +76,7 @@ class DealPageViews:
             return HttpResponseNotAllowed(["POST"])
         deal = self.get_object(request, unquote(object_id))
         if deal is None:
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+            return self.missing_object(request, object_id)
         if not self.has_change_permission(request):
             raise PermissionDenied
         return deal
