@@ -112,9 +112,9 @@ def timed(fn, repeat: int) -> tuple[float, float, float, object]:
 
 
 def bench_recompute(sizes: list[int], repeat: int) -> list[str]:
+    from deals.demo.directory import seed_directory
     from deals.models import Placement, TermSheet
     from deals.placements.activity import lender_activity_recompute
-    from lenders.demo import seed_directory
     from lenders.models import Lender
 
     seed_directory(LENDERS, seed=3)

@@ -6,7 +6,7 @@
 
 Runs in its own database on the DATABASE_URL server (`<name>_ranking_bench`, created and dropped
 here; --keepdb keeps and reuses it), so the development data is never touched. Directories are the
-synthetic ones of `lenders.demo`, grown in place (1k → 10k → 100k programs) so every size is
+synthetic ones of `deals.demo.directory`, grown in place (1k → 10k → 100k programs) so every size is
 measured in the same run; past 100k the seeded directory is copied in SQL (`clone_directory`: 1M
 programs in well under a minute, not the ~4 minutes of Python seeding). "Worker time" is the wall
 time of `services.lender_search_run` — what the Celery task spends: claim, scoring in SQL, the top
@@ -274,7 +274,7 @@ def search_to_completed(deal_id: int, repeat: int) -> float:
     return statistics.median(times[1:])  # the first one warms the worker up
 
 
-# Directories up to this many programs are grown with `lenders.demo.seed_directory` (Python, about
+# Directories up to this many programs are grown with `deals.demo.directory.seed_directory` (Python, about
 # 4,000 programs a second); larger ones by copying that directory in SQL (see clone_directory).
 SEED_IN_PYTHON_MAX = 100_000
 
@@ -339,7 +339,7 @@ def clone_directory(target: int) -> int:
 
 def grow_directory(size: int) -> None:
     """Grow the directory to `size` programs (see SEED_IN_PYTHON_MAX)."""
-    from lenders.demo import seed_directory
+    from deals.demo.directory import seed_directory
     from lenders.models import LenderProgram
 
     have = LenderProgram.objects.count()

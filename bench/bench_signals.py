@@ -5,7 +5,7 @@
 
 Runs in its own database on the DATABASE_URL server (`<name>_signals_bench`, created and dropped here;
 --keepdb keeps and reuses it). The history is a few thousand placements per team, as a team of brokers
-builds it over three years: 50 accounts, 2,000 lenders (the synthetic directory of `lenders.demo`),
+builds it over three years: 50 accounts, 2,000 lenders (the synthetic directory of `deals.demo.directory`),
 100 deals per account (5,000 deals, one or two properties each across 12 asset types and 17 states,
 loan sizes from $2M to $120M, the loan, transaction and business-plan mixes, LTV 50-80 % and DSCR
 1.1-1.6 from their financials) and 20 lenders per deal (100k placements), each account leaning on its
@@ -111,8 +111,8 @@ FROM deals_placement p WHERE p.status IN ('quoted', 'lost', 'won')
 
 def seed(rng: random.Random) -> dict:
     """The accounts, lenders, deals, placements and term sheets; counts and seconds taken."""
+    from deals.demo.directory import seed_directory
     from deals.models import Deal, DealFinancials, DealProperty
-    from lenders.demo import seed_directory
     from lenders.models import Lender
     from lev.accounts.services import account_create
 

@@ -412,7 +412,7 @@ def main() -> None:
     creds = subprocess.run([PY, "manage.py", "seed_demo", "--print-credentials"], cwd=ROOT, env=direct, check=True,
                            capture_output=True, text=True).stdout
     key = next(line.split()[2] for line in creds.splitlines() if line.startswith("API key:"))
-    subprocess.run([PY, "-c", f"import django; django.setup(); from lenders.demo import seed_directory; "
+    subprocess.run([PY, "-c", f"import django; django.setup(); from deals.demo.directory import seed_directory; "
                     f"seed_directory({args.directory}, seed=17)"], cwd=ROOT, env=direct, check=True)
 
     api_port = free_port()

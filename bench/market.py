@@ -47,7 +47,7 @@ from decimal import Decimal
 from django.db import transaction
 
 from deals import finance
-from deals.demo_history import MARKETS, quote_terms
+from deals.demo.history import MARKETS, quote_terms
 from deals.models import Deal, DealFinancials, DealProperty, Placement, Stage, TermSheet
 from lenders.models import Lender, LenderProgram
 from lev.accounts.models import Account

@@ -51,7 +51,7 @@ class Lender(models.Model):
     lender_types = models.JSONField(default=list, blank=True)
     category = models.CharField(max_length=50, blank=True, default="")
     # Denormalised for directory filters (kept in step by save() below; bulk_create skips save(), so a
-    # bulk writer calls refresh_masks() itself, as lenders.demo does).
+    # bulk writer calls refresh_masks() itself, as deals.demo.directory does).
     lender_type_mask = models.BigIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -168,7 +168,7 @@ class LenderProgram(models.Model):
     def save(self, *args, **kwargs):
         # Masks are derived data, not a business rule: computing them here keeps every save() (admin
         # edits, services) in step. bulk_create and bulk_update skip save(), so a bulk writer calls
-        # refresh_masks() itself (lenders.demo does; tests/lenders/test_demo_directory.py checks it).
+        # refresh_masks() itself (deals.demo.directory does; tests/lenders/test_demo_directory.py checks it).
         self.refresh_masks()
         if kwargs.get("update_fields") is not None:
             kwargs["update_fields"] = {

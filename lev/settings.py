@@ -2,6 +2,26 @@
 
 `LEV_ENV=production` switches on the production profile, which refuses to start on unsafe
 settings (no SECRET_KEY, DEBUG on, empty ALLOWED_HOSTS).
+
+Grouped by concern, each group under a `# --- ` header, in this order:
+
+* Reading the environment — the env_* helpers (the only reads of os.environ in the product);
+* Profile — LEV_ENV, DEBUG, SECRET_KEY, ALLOWED_HOSTS;
+* OAuth 2.1 authorization server — the issuer, CIMD, registration, step-up; the credential cache; the
+  production profile's refusals;
+* Apps, middleware, URLs and templates — INSTALLED_APPS (the demo app by LEV_DEMO), MIDDLEWARE;
+* Database — DATABASES, statement and connect timeouts, SQLite's and PostgreSQL's own options;
+* Sign-in lockout (django-axes), Content-Security-Policy (django-csp);
+* Language, time and dates; static files and storage; Redis and the cache;
+* REST API and its OpenAPI schema — request bounds, REST_FRAMEWORK, SPECTACULAR_SETTINGS;
+* OAuth sign-in pages and the toolkit — OAUTH2_PROVIDER;
+* MCP endpoint — /mcp's server, body and response bounds, origins; the demo key file;
+* Resilience — retries, the breaker, rate limits, idempotency, metrics, outages;
+* Celery — broker, time limits, publish retries; history imports' jobs; beat's periodic jobs; lender
+  signals and activity;
+* Logging; production hardening;
+* Lender discovery — the searches' queue, attempts, limits, retention, reuse, staleness;
+* /health — probe timeout, worker heartbeat.
 """
 
 from __future__ import annotations
@@ -61,6 +81,7 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+# --- Profile: development (`make run`, tests) or production (LEV_ENV=production) ----------------------
 LEV_ENV = env_str("LEV_ENV", "development").strip().lower()
 PRODUCTION = LEV_ENV == "production"
 
@@ -115,6 +136,7 @@ elif not SECRET_KEY:
     # Local development only: the production profile above never gets here.
     SECRET_KEY = "django-insecure-local-development-key-not-for-production"
 
+# --- Apps, middleware, URLs and templates -------------------------------------------------------------
 INSTALLED_APPS = [
     "lev.admin_apps.LevAdminConfig",  # django.contrib.admin on Lev's site (lev/admin_site.py)
     "django.contrib.auth",
@@ -138,6 +160,12 @@ INSTALLED_APPS = [
     "mcp_tools",
     "csp",  # Content-Security-Policy on every page (below)
 ]
+# The demo's seeders and `seed_demo` (deals/demo/): an app of their own, installed where a demo belongs —
+# development (`make run`) and tests by default, production only when asked for (LEV_DEMO=true: a
+# trial stack's `manage.py seed_demo`). It has no models, so this changes no table.
+LEV_DEMO = env_bool("LEV_DEMO", not PRODUCTION)
+if LEV_DEMO:
+    INSTALLED_APPS.append("deals.demo.apps.DemoConfig")
 
 MIDDLEWARE = [
     "lev.middleware.RequestIdMiddleware",
@@ -186,6 +214,7 @@ TEMPLATES = [
     },
 ]
 
+# --- Database -----------------------------------------------------------------------------------------
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", "") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
@@ -308,6 +337,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# --- Language, time and dates -------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -316,6 +346,7 @@ USE_TZ = True
 # lev/formats/en/formats.py, ahead of Django's English locale ("Dec. 7, 2026, 1:21 a.m.").
 FORMAT_MODULE_PATH = ["lev.formats"]
 
+# --- Static files and storage -------------------------------------------------------------------------
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 # Outside production (`make run`, tests) WhiteNoise serves the apps' static files where they are, with no
@@ -334,6 +365,7 @@ STORAGES = {
     "history_imports": _HISTORY_STORAGE,
 }
 
+# --- Redis and the cache ------------------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL", "")
 
 if REDIS_URL:
@@ -349,6 +381,7 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
+# --- REST API and its OpenAPI schema ------------------------------------------------------------------
 # Request bounds (lev.limits); past them the API answers 413 / 400 in its one error body.
 DATA_UPLOAD_MAX_MEMORY_SIZE = limits.REQUEST_BODY_MAX_BYTES
 DATA_UPLOAD_MAX_NUMBER_FIELDS = limits.REQUEST_FIELDS_MAX
@@ -423,6 +456,7 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# --- OAuth sign-in pages and the toolkit (docs/oauth.md) ----------------------------------------------
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "oauth-connected-apps"
 
@@ -595,6 +629,7 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "inte
 # How often beat runs the stale-search sweep: with LEV_SEARCH_STALE_SECONDS, a search whose worker
 # died is running again within stale + sweep seconds (20 + 5 by default).
 LEV_SEARCH_SWEEP_SECONDS = env_float("LEV_SEARCH_SWEEP_SECONDS", 5.0)
+# --- History imports' jobs (deals.history.jobs) -------------------------------------------------------
 # History import jobs (deals.history.jobs; docs/import-export.md "The REST door"). An upload to
 # POST /api/v1/history-imports/ and the admin's "Import history" upload may carry this many bytes (the only
 # paths above DATA_UPLOAD_MAX_MEMORY_SIZE: lev.wsgi.body_limit); a bigger one is answered 413 before its body
@@ -614,6 +649,7 @@ LEV_HISTORY_SOFT_TIME_LIMIT = env_int("LEV_HISTORY_SOFT_TIME_LIMIT", 100)
 LEV_HISTORY_TIME_LIMIT = env_int("LEV_HISTORY_TIME_LIMIT", 110)
 # The stored file of a finished job (a preview's, kept for its apply; a refused one's) is deleted after this.
 LEV_HISTORY_FILE_RETENTION_SECONDS = env_int("LEV_HISTORY_FILE_RETENTION_SECONDS", 7 * 24 * 3600)
+# --- Beat: the periodic jobs --------------------------------------------------------------------------
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-lender-searches": {"task": "lenders.tasks.sweep_stale_searches",
                                     "schedule": LEV_SEARCH_SWEEP_SECONDS},
@@ -626,6 +662,7 @@ CELERY_BEAT_SCHEDULE = {
     "purge-superseded-lender-matches": {"task": "lenders.tasks.purge_superseded_matches",
                                         "schedule": env_float("LEV_SEARCH_PURGE_SECONDS", 3600.0)},
 }
+# --- Lender signals and activity (deals.searches.ranking.evidence, deals.placements.activity) ---------
 # The lender signals the ranking learns from (deals.searches.ranking.evidence, docs/ranking.md): refreshed by
 # beat every LEV_SIGNALS_REFRESH_SECONDS, and this long after a new outcome (a quote, a decline, a placement
 # marked no response), once however many outcomes arrive meanwhile. /health says `stale` once the last
@@ -639,14 +676,6 @@ LEV_ACTIVITY_STATEMENT_TIMEOUT_MS = env_int("LEV_ACTIVITY_STATEMENT_TIMEOUT_MS",
 # Memory for the recompute's sorts and hashes (PostgreSQL work_mem, for that transaction only): at 1M
 # placements the median's sort spilled ~30 MB to disk with the default 4 MB.
 LEV_ACTIVITY_WORK_MEM_MB = env_int("LEV_ACTIVITY_WORK_MEM_MB", 64)
-LEV_SEARCH_REUSE_SECONDS = env_int("LEV_SEARCH_REUSE_SECONDS", 900)
-# A running search heartbeats at every phase and chunk; its longest silent phase is one candidate
-# query, bounded by LEV_DB_STATEMENT_TIMEOUT_MS (10 s). Twice that without a heartbeat means its
-# worker died.
-LEV_SEARCH_STALE_SECONDS = env_int("LEV_SEARCH_STALE_SECONDS", 20)
-# A search that no worker has started after this long (no worker, or the broker down all along) is
-# failed with UPSTREAM_UNAVAILABLE, so an agent polling it is not left waiting forever.
-LEV_SEARCH_PENDING_GIVE_UP_SECONDS = env_int("LEV_SEARCH_PENDING_GIVE_UP_SECONDS", 600)
 
 # --- Logging: every line carries the request id of the request (or tool call) it belongs to --
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO")
@@ -725,6 +754,15 @@ LEV_SEARCH_POLL_AFTER_MS = env_int("LEV_SEARCH_POLL_AFTER_MS", 1000)
 # A search still `pending` this long after it was queued has not been picked up by any worker:
 # the agent is told so (results `queue_status: not_picked_up`) and /health counts it.
 LEV_SEARCH_PENDING_WARN_SECONDS = env_int("LEV_SEARCH_PENDING_WARN_SECONDS", 30)
+# A search of the same deal version created this recently (not failed, not stuck) is reused rather than started again.
+LEV_SEARCH_REUSE_SECONDS = env_int("LEV_SEARCH_REUSE_SECONDS", 900)
+# A running search heartbeats at every phase and chunk; its longest silent phase is one candidate
+# query, bounded by LEV_DB_STATEMENT_TIMEOUT_MS (10 s). Twice that without a heartbeat means its
+# worker died.
+LEV_SEARCH_STALE_SECONDS = env_int("LEV_SEARCH_STALE_SECONDS", 20)
+# A search that no worker has started after this long (no worker, or the broker down all along) is
+# failed with UPSTREAM_UNAVAILABLE, so an agent polling it is not left waiting forever.
+LEV_SEARCH_PENDING_GIVE_UP_SECONDS = env_int("LEV_SEARCH_PENDING_GIVE_UP_SECONDS", 600)
 
 # --- /health -----------------------------------------------------------------------------------
 # Every probe of /health (database, Redis) answers within this bound, even when one hangs.

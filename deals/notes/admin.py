@@ -1,7 +1,7 @@
 """Notes in the admin: the account's notes (account-scoped), and inlines that add and show notes on
 the deal page, the company page and the contact page. A note added there is by the signed-in user,
 in the account of the page's record; existing notes are shown, not edited (PATCH /notes/{id}/ edits).
-The deal page's timeline panel is deals.admin's (it reads deals.notes.timeline)."""
+The deal page's timeline panel is deals.admin.deal_page's (it reads deals.notes.timeline)."""
 
 from __future__ import annotations
 

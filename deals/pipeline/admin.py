@@ -1,5 +1,5 @@
 """The pipeline in the admin: each account's stages (account admins rename, add and reorder them), and
-a deal's stage history as an inline of the deal page (deals/admin.py)."""
+a deal's stage history as an inline of the deal page (deals/admin/deal.py)."""
 
 from __future__ import annotations
 

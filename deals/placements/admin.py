@@ -1,4 +1,4 @@
-"""Admin of placements and term sheets (registered by an import at the end of deals/admin.py).
+"""Admin of placements and term sheets (registered by an import in deals/admin/__init__.py).
 
 Placements and term sheets are made through the workflow (REST, MCP, the deal page), so the admin
 does not add or hard-delete them; status changes, removing a quote and choosing the winner are

@@ -1,4 +1,4 @@
-"""The demo's market history (deals.demo_history): the demo account's own, deterministic, idempotent,
+"""The demo's market history (deals.demo.history): the demo account's own, deterministic, idempotent,
 consistent with the workflow's rules, and the source of the signals and activity seed_demo computes, so
 the demo deal's search shows evidence from the account's own record."""
 
@@ -14,7 +14,8 @@ from django.core.management import call_command
 from django.db.models import Count, Q
 from django.urls import reverse
 
-from deals.demo_history import (
+from deals.demo.directory import seed_directory
+from deals.demo.history import (
     HISTORY_DESCRIPTION,
     LEGACY_HISTORY_ACCOUNT_SLUG,
     Market,
@@ -26,7 +27,6 @@ from deals.demo_history import (
 from deals.models import Deal, DealProperty, Placement, TermSheet
 from deals.placements.activity import lender_activity_recompute
 from deals.searches.models import LenderMatch, LenderSearch
-from lenders.demo import seed_directory
 from lenders.models import LenderActivity
 from lev.accounts.models import Account, Membership
 from tests.deals.searches.factories import make_deal

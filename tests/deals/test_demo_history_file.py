@@ -17,18 +17,18 @@ from django.core.management import call_command
 from django.db.models import Max
 from django.utils import timezone
 
-from deals.demo_history import (
+from deals.demo.directory import seed_directory
+from deals.demo.history import (
     DEMO_HISTORY_FILE,
     HISTORY_DESCRIPTION,
     history_deals,
     import_demo_history,
     seed_market_history,
 )
+from deals.demo.management.commands.demo_history_file import write_demo_history_file
 from deals.history.services import IMPORTED_NOTE
-from deals.management.commands.demo_history_file import write_demo_history_file
 from deals.models import Deal, Placement, TermSheet
 from deals.notes.models import Note
-from lenders.demo import seed_directory
 from lenders.models import Lender
 from lev.accounts.models import Account
 from tests.factories import AccountFactory

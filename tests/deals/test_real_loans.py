@@ -151,7 +151,7 @@ def test_term_sheet_percents_sent_as_fractions_are_refused_on_both_doors(api, to
 
 
 def test_the_admin_refuses_a_fractional_interest_rate_with_the_same_words(account):
-    from deals.admin import DealFinancialsForm
+    from deals.admin.forms import DealFinancialsForm
 
     form = DealFinancialsForm(data={"interest_rate": "0.0725", "amortization_years": "30"})
     assert not form.is_valid()

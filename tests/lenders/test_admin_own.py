@@ -16,7 +16,7 @@ from tests.factories import AccountFactory, LenderFactory, LenderProgramFactory,
 
 pytestmark = pytest.mark.django_db
 
-# The demo deal team's permissions (deals.management.commands.seed_demo.DEAL_TEAM_PERMISSIONS): the
+# The demo deal team's permissions (deals.demo.management.commands.seed_demo.DEAL_TEAM_PERMISSIONS): the
 # directory's view only. Adding and changing its own comes from its role in its account.
 TEAM_CODENAMES = ("view_lender", "view_lenderprogram")
 PROGRAM_FIELDS = {"title": "Our bridge line", "status": "active", "loan_types": ["permanent"],

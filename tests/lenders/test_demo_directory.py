@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from lenders import demo
+from deals.demo import directory as demo
 from lenders.models import Lender, LenderActivity, LenderProgram
 from lev.enums import LOAN_TYPES
 

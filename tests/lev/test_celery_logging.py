@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from lenders.demo import seed_directory
+from deals.demo.directory import seed_directory
 from tests.deals.searches.factories import make_deal
 from tests.deals.searches.worker_process import celery_worker
 

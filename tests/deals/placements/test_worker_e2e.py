@@ -12,9 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from deals.demo.directory import seed_directory
 from deals.placements.tasks import refresh_lender_activity
 from deals.searches.tasks import refresh_lender_signals
-from lenders.demo import seed_directory
 from lenders.models import LenderActivity, LenderSignal
 from tests.deals.searches.worker_process import Worker, celery_worker, wait_for
 from tests.mcp_helpers import McpCaller

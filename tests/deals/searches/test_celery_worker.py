@@ -16,9 +16,9 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from deals.demo.directory import seed_directory
 from deals.searches import tasks
 from deals.searches.models import LenderMatch, LenderSearch
-from lenders.demo import seed_directory
 from lenders.models import Lender
 from tests.deals.searches.factories import make_deal
 from tests.deals.searches.worker_process import Worker, celery_worker, wait_for

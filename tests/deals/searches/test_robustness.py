@@ -15,12 +15,12 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from deals.demo.directory import seed_directory
 from deals.models import DealProperty
 from deals.searches import services, tasks
 from deals.searches.models import LenderMatch, LenderSearch
 from deals.searches.ranking import criteria_from_deal
 from deals.searches.ranking.sql_scoring import top_lenders
-from lenders.demo import seed_directory
 from lev.celery_app import app as celery_app
 from tests.deals.searches.factories import LenderFactory, make_deal, refresh
 from tests.deals.searches.worker_process import celery_worker, database_url, require_worker_setup, wait_for

@@ -10,8 +10,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from deals.demo.directory import seed_directory
 from deals.searches import services
-from lenders.demo import seed_directory
 from tests.deals.fixtures import eager_jobs
 from tests.deals.searches.factories import make_deal, refresh
 from tests.deals.searches.worker_process import celery_worker, wait_for

@@ -11,8 +11,8 @@ import pytest
 from django.db import transaction
 from django.test import override_settings
 
+from deals.demo.directory import seed_directory
 from deals.searches import services
-from lenders.demo import seed_directory
 from lev.celery_app import app as celery_app
 from tests.deals.searches.factories import make_deal, refresh
 from tests.deals.searches.test_robustness import backend_blocked_on_programs, finished_search, programs_locked

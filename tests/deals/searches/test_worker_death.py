@@ -10,8 +10,8 @@ import time
 import pytest
 from django.conf import settings
 
+from deals.demo.directory import seed_directory
 from deals.searches import services
-from lenders.demo import seed_directory
 from lev.celery_app import app as celery_app
 from tests.deals.searches.factories import make_deal, refresh
 from tests.deals.searches.test_robustness import assert_ranked_once, backend_blocked_on_programs, finished_search

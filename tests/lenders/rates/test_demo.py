@@ -1,4 +1,4 @@
-"""The demo's market rates (lenders.rates.demo): business days of every index over about 18 months at
+"""The demo's market rates (deals.demo.rates): business days of every index over about 18 months at
 plausible levels, the same rate for the same date whenever it is run, nothing duplicated on a re-run,
 an admin's rate kept; and the demo history's floating quotes are priced at their own dates."""
 
@@ -10,11 +10,11 @@ from decimal import Decimal
 
 import pytest
 
-from deals.demo_history import HISTORY_DESCRIPTION, seed_market_history
+from deals.demo.directory import seed_directory
+from deals.demo.history import HISTORY_DESCRIPTION, seed_market_history
+from deals.demo.rates import DEMO_DAYS, demo_rates, seed_market_rates
 from deals.models import Deal, TermSheet
 from deals.placements.comparison import term_sheet_comparison
-from lenders.demo import seed_directory
-from lenders.rates.demo import DEMO_DAYS, demo_rates, seed_market_rates
 from lenders.rates.models import MarketRate
 from lenders.rates.services import market_rate_set
 from lev.enums import RATE_INDEXES

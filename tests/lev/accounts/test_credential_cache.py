@@ -77,7 +77,7 @@ def test_key_revoked_in_the_admin_is_refused_at_once(api, cached, admin_client):
 
 
 def test_key_revoked_by_a_queryset_update_is_refused_at_once(api, cached):
-    ApiKey.objects.filter(name="test").update(revoked_at=timezone.now())  # what demo_key does
+    ApiKey.objects.filter(name="test").update(revoked_at=timezone.now())  # what deals.demo.key does
     assert read(api, cached) == 401
 
 

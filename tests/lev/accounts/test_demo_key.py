@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.utils import timezone
 
-from lev.accounts.demo_key import read_key_file
+from deals.demo.key import read_key_file
 from lev.accounts.models import Account, ApiKey
 from lev.accounts.services import api_key_create
 from tests.conftest import client_with_key

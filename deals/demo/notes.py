@@ -1,5 +1,5 @@
 """The demo deals' notes: calls with the lenders' people, emails, a sponsor meeting, dated along each
-deal's path in the pipeline (deals.pipeline.demo), so a demo deal's timeline reads like a real one."""
+deal's path in the pipeline (deals.demo.pipeline), so a demo deal's timeline reads like a real one."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import datetime as dt
 
 from django.db import transaction
 
+from deals.demo.pipeline import opened_at
 from deals.models import Company, Deal, Note, Placement
-from deals.pipeline.demo import opened_at
 from deals.searches.models import LenderSearch
 
 # Demo deal title → its notes: (days after it was opened, kind, on what, text). "on what" is "deal",

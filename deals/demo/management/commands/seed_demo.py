@@ -8,7 +8,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.db.models import Q
 
-from deals.demo_history import (
+from deals.demo.directory import seed_directory
+from deals.demo.history import (
     DEMO_HISTORY_FILE,
     Market,
     import_demo_history,
@@ -16,16 +17,15 @@ from deals.demo_history import (
     seed_demo_pipeline,
     seed_demo_search,
 )
+from deals.demo.key import demo_api_key_ensure, key_file
+from deals.demo.notes import date_demo_placements, seed_demo_notes
+from deals.demo.pipeline import seed_demo_stages
+from deals.demo.rates import seed_market_rates
 from deals.history.errors import HistoryRefused, ImportBusy
 from deals.history.reader import TableError
 from deals.models import Company, Contact, Deal, DealFinancials, DealProperty, Placement
-from deals.notes.demo import date_demo_placements, seed_demo_notes
-from deals.pipeline.demo import seed_demo_stages
 from deals.placements.activity import lender_activity_recompute
 from deals.searches.ranking.evidence import refresh_lender_signals
-from lenders.demo import seed_directory
-from lenders.rates.demo import seed_market_rates
-from lev.accounts.demo_key import demo_api_key_ensure, key_file
 from lev.accounts.models import Account, Membership
 from lev.accounts.services import account_create
 
@@ -85,7 +85,7 @@ DEMO_DEAL_FOCUS = 4.0
 
 
 def demo_markets() -> list[Market]:
-    """The demo deals' markets, which the account's history leans toward (deals.demo_history)."""
+    """The demo deals' markets, which the account's history leans toward (deals.demo.history)."""
     markets = []
     for n, spec in enumerate(DEMO_DEALS):
         for state, asset_type in sorted({(p["state"], p["asset_type"]) for p in spec.get("properties", [])
@@ -257,7 +257,7 @@ class Command(BaseCommand):
     def _seed_placements(self, account, user) -> None:
         """Market rates (a dated history of every index), the account's own history of placements and
         quotes, the signals and activity the ranking learns from it, and one demo deal in mid-placement,
-        ranked with that evidence (deals.demo_history)."""
+        ranked with that evidence (deals.demo.history)."""
         rates = seed_market_rates()
         self.stdout.write(f"Market rates: {rates} dated rates added." if rates else "Market rates: already there.")
         retired = retire_legacy_history()

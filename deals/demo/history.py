@@ -26,7 +26,7 @@ import (deals.history.services), the path a team's own file takes, from `DEMO_HI
 "The demo's history"). The ranking's back-test still generates its markets here.
 `seed_demo_pipeline` puts one demo deal in mid-placement (sent to a few lenders, two quotes in) through
 the placement services, so the workflow can be tried at once. The market rates the quotes are compared
-with (a dated history of every index) are lenders.rates.demo's.
+with (a dated history of every index) are deals.demo.rates'.
 """
 
 from __future__ import annotations
@@ -67,12 +67,12 @@ FOCUS_PLAN = 0.6
 # Lenders that never answer this team, whatever the deal; and each lender's appetite for an asset type.
 SILENT_SHARE = 0.12
 APPETITES = (("keen", 0.35), ("steady", 0.45), ("declines", 0.2))
-# Where the demo deals are: the directory's headquarters markets (lenders.demo.CITIES) and a few more.
+# Where the demo deals are: the directory's headquarters markets (deals.demo.directory.CITIES) and a few more.
 MARKETS = ("TX", "FL", "CA", "NY", "GA", "AZ", "NC", "CO", "IL", "TN", "WA", "OH", "PA", "MA", "MN", "NV", "UT")
 FLOATING_TYPES = ("debt_fund", "private")
 # The demo account's history as seed_demo imports it (`import_demo_history`): this module's history of the
 # default demo directory, exported (`manage.py demo_history_file` writes it again).
-DEMO_HISTORY_FILE = Path(__file__).resolve().parent / "demo" / "history.csv"
+DEMO_HISTORY_FILE = Path(__file__).resolve().parent / "history.csv"
 DEMO_HISTORY_DATES = ("sent_on", "answered_on", "decided_on")
 
 

@@ -12,11 +12,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from deals.demo_history import DEMO_HISTORY_FILE, HISTORY_DESCRIPTION, history_deals, seed_market_history
+from deals.demo.directory import seed_directory
+from deals.demo.history import DEMO_HISTORY_FILE, HISTORY_DESCRIPTION, history_deals, seed_market_history
+from deals.demo.management.commands.seed_demo import DEMO_LENDERS, DEMO_SEED, demo_markets
 from deals.history.export import history_export
-from deals.management.commands.seed_demo import DEMO_LENDERS, DEMO_SEED, demo_markets
 from deals.models import Deal
-from lenders.demo import seed_directory
 from lenders.models import Lender
 from lev.accounts.services import account_create
 
@@ -26,7 +26,7 @@ REFERENCE_DAY = dt.date(2026, 12, 1)
 
 
 def write_demo_history_file(path: Path, *, reference_day: dt.date = REFERENCE_DAY) -> int:
-    """The demo account's history, generated (deals.demo_history.seed_market_history: the default demo
+    """The demo account's history, generated (deals.demo.history.seed_market_history: the default demo
     directory, seed and focus markets, up to noon of `reference_day`) in a scratch account and exported
     (deals.history.export) to `path`, with the bundled file's own choices: deal ids `demo-history-NNN`
     (the export's `lev-<id>` would follow database ids), no lender ids (the import matches names), and every
@@ -66,7 +66,7 @@ def write_demo_history_file(path: Path, *, reference_day: dt.date = REFERENCE_DA
 
 class Command(BaseCommand):
     help = ("Write the demo history seed_demo imports (deals/demo/history.csv) again: the generator's history "
-            "of the default demo directory (deals.demo_history), exported in the import's format. Run it on a "
+            "of the default demo directory (deals.demo.history), exported in the import's format. Run it on a "
             "fresh database (it seeds the default directory if missing and rolls everything back) after "
             "changing the generator, the demo directory or the format; the same code gives the same file.")
 
