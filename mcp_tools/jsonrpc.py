@@ -100,6 +100,14 @@ def parse(body: bytes) -> Any:
     raise JsonRpcError(types.PARSE_ERROR, f"Parse error: {reason}", http_status=400)
 
 
+def unreadable_body(problem: str) -> bytes:
+    """The parse error (-32700, id null) answering a body the server could not read ("could not be read:
+    …"), before any view runs (`lev.endpoints`: the production server's body guard)."""
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+        "code": types.PARSE_ERROR, "message": f"Parse error: the request body {problem}"}},
+        separators=(",", ":")).encode()
+
+
 def is_id(value: Any) -> bool:
     # MCP: "Requests MUST include a string or integer ID ... the ID MUST NOT be null."
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
