@@ -16,7 +16,7 @@ answer anything else:
 5. Content-Type must be application/json (415) and Accept must list it (406).
 6. the JSON-RPC message itself (`mcp_tools.jsonrpc`): parse errors, invalid requests, unknown
    methods, bad params and unsupported protocol versions get JSON-RPC error bodies. A request of
-   MCP 2026-07-28 (stateless, `_meta` on every request; `mcp_tools.modern`) is answered entirely
+   MCP 2026-07-28 (stateless, `_meta` on every request; `mcp_tools.protocol_2026_07_28`) is answered entirely
    by `mcp_tools.protocol_2026_07_28.answer`; one of 2025-11-25 and before by
    `mcp_tools.protocol_2025_11_25.answer` or, for what that does not answer (initialize, resources,
    prompts), by django-mcp-server and the `mcp` 1.x SDK (`mcp_tools.adapters.sdk`). Steps 1-5 are the

@@ -214,7 +214,7 @@ def call_legacy(name: str) -> str:
 
 def call_modern(request: Any, message: dict[str, Any], server_info: dict[str, str]) -> HttpResponse:
     """The answer to a 2026-07-28 tools/call of a fixture tool (`owns(name, modern_era=True)`); the
-    request passed `modern.check`, so `params._meta` and its capabilities are there."""
+    request passed `protocol_2026_07_28.check`, so `params._meta` and its capabilities are there."""
     params, request_id = message["params"], message["id"]
     name = params["name"]
     if name == ERROR_TOOL:
