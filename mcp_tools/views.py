@@ -41,7 +41,6 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from lev.accounts.auth import ApiKeyAuthentication
-from lev.api_request import LevRequestMixin
 from lev.errors import (
     ApplicationError,
     ErrorCode,
@@ -143,7 +142,7 @@ def read_body(request: HttpRequest) -> bytes:
     return body
 
 
-class McpView(LevRequestMixin, MCPServerStreamableHttpView):
+class McpView(MCPServerStreamableHttpView):
     authentication_classes = [OAuthTokenAuthentication, ApiKeyAuthentication]
     permission_classes = [IsAuthenticated]
     renderer_classes = [JSONRenderer]
