@@ -8,7 +8,7 @@
 2. Migrates and seeds its own SQLite file (bench/results/conformance.sqlite3, new each run; or
    --database-url), starts the production command (`gunicorn --config deploy/gunicorn.conf.py`) on a
    free port with the conformance fixture on (LEV_MCP_CONFORMANCE_FIXTURE=1: the suite's diagnostic
-   tools, mcp_tools.conformance_fixture; the production profile refuses that setting), and in front of
+   tools, the mcp_tools.conformance app; the production profile refuses that setting), and in front of
    it a small proxy that adds `Authorization: Bearer <demo API key>` to every request (the suite's
    server runner has no option for credentials; the proxy passes everything else, Host and Origin
    included, byte for byte).
@@ -259,7 +259,7 @@ class LiveServer:
             "GUNICORN_BIND": f"127.0.0.1:{self.port}", "WEB_CONCURRENCY": "2",
             "GUNICORN_ACCESS_LOG": "/dev/null", "GUNICORN_LOG_LEVEL": "warning", "LOG_LEVEL": "WARNING",
             "PROMETHEUS_MULTIPROC_DIR": str(self.tmp / "metrics"),
-            # The suite's diagnostic tools (mcp_tools.conformance_fixture): never in production.
+            # The suite's diagnostic tools (mcp_tools.conformance): never in production.
             "LEV_MCP_CONFORMANCE_FIXTURE": "1",
         })
         self.log = self.tmp / "gunicorn.log"

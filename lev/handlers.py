@@ -22,6 +22,8 @@ from django.urls.resolvers import ResolverMatch
 from django.utils.functional import cached_property
 from django.utils.module_loading import import_string
 
+from lev import endpoints
+
 # The middleware an in-process API call goes through: the request id (echoed, on every log line) and
 # the JSON error body (lev.middleware), which are what a tool reads of a response besides the view's own
 # answer. The rest of settings.MIDDLEWARE serves browsers and pages: sessions, CSRF (DRF views are
@@ -60,9 +62,10 @@ MCP_MIDDLEWARE = (
 
 
 def is_mcp_path(path: str) -> bool:
-    """/mcp and the addresses under it (mcp_tools.urls): what McpWSGIHandler serves. Spellings the URLs
-    do not match (`/MCP`, `//mcp`) take the full stack, which answers them the JSON 404."""
-    return path == "/mcp" or path.startswith("/mcp/")
+    """An address of a registered endpoint (`lev.endpoints`: /mcp and the addresses under it, mcp_tools
+    registers them): what McpWSGIHandler serves. Spellings the URLs do not match (`/MCP`, `//mcp`) take
+    the full stack, which answers them the JSON 404."""
+    return endpoints.served_by(path) is not None
 
 
 # Paths resolved lately, per URL resolver: resolving walks the URL patterns one regular expression after

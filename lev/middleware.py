@@ -18,6 +18,7 @@ from django.http import (
 from django.middleware.common import CommonMiddleware as DjangoCommonMiddleware
 from django.utils.http import escape_leading_slashes
 
+from lev import endpoints
 from lev.errors import (
     ApplicationError,
     AuthenticationFailed,
@@ -63,7 +64,7 @@ def _is_api_path(path: str) -> bool:
     as a client may mistype them (`/MCP`, `//mcp`, `/API/v1/…`, `/api`): a client of the API gets
     the API's 404, never the site's HTML page."""
     path = _SLASHES.sub("/", path).lower()
-    return path == "/api" or path.startswith(("/api/", "/mcp", *_JSON_OAUTH_PATHS))
+    return path == "/api" or path.startswith(("/api/", *_JSON_OAUTH_PATHS)) or endpoints.answers_json(path)
 
 
 def is_json(response: HttpResponse) -> bool:

@@ -114,9 +114,12 @@ LEV_OAUTH_STEP_UP_CHALLENGE = env_bool("LEV_OAUTH_STEP_UP_CHALLENGE", True)
 LEV_AUTH_CACHE_SECONDS = env_float("LEV_AUTH_CACHE_SECONDS", 5.0)
 
 # The official MCP conformance suite's diagnostic tools (test_error_handling, test_missing_capability,
-# test_input_required_result_*, ...; mcp_tools.conformance_fixture) on /mcp: for `make conformance`
-# and tests only, never production (refused below).
+# test_input_required_result_*, ...; mcp_tools.conformance) on /mcp: for `make conformance`
+# and tests only, never production (refused below). They are an app of their own, installed when this
+# is on or LEV_MCP_CONFORMANCE_APP is (the test run sets it, tests/settings_apps.py, so a test can turn
+# the tools on); installed and off, the app answers nothing.
 LEV_MCP_CONFORMANCE_FIXTURE = env_bool("LEV_MCP_CONFORMANCE_FIXTURE", False)
+LEV_MCP_CONFORMANCE_APP = LEV_MCP_CONFORMANCE_FIXTURE or env_bool("LEV_MCP_CONFORMANCE_APP", False)
 
 if PRODUCTION:
     problems = []
@@ -166,6 +169,8 @@ INSTALLED_APPS = [
 LEV_DEMO = env_bool("LEV_DEMO", not PRODUCTION)
 if LEV_DEMO:
     INSTALLED_APPS.append("deals.demo.apps.DemoConfig")
+if LEV_MCP_CONFORMANCE_APP:
+    INSTALLED_APPS.append("mcp_tools.conformance")
 
 MIDDLEWARE = [
     "lev.middleware.RequestIdMiddleware",

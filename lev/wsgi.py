@@ -40,14 +40,12 @@ django_application = get_wsgi_application()
 
 from django.conf import settings  # noqa: E402  (after Django is set up)
 
+from lev import endpoints  # noqa: E402
 from lev.errors import ValidationFailed  # noqa: E402
 from lev.handlers import McpWSGIHandler, is_mcp_path  # noqa: E402
 from lev.middleware import REQUEST_ID_HEADER, _is_api_path  # noqa: E402
 from lev.request_id import new_request_id  # noqa: E402
 
-# JSON-RPC 2.0's "Parse error": what /mcp answers a body it cannot read (mcp_tools.jsonrpc; written out
-# here because lev sits below mcp_tools).
-JSONRPC_PARSE_ERROR = -32700
 UNREADABLE = "could not be read: its chunked framing is malformed or incomplete"
 
 
@@ -59,8 +57,8 @@ HISTORY_UPLOAD_PATHS = ("/api/v1/history-imports/", "/api/v1/history-imports",
 
 def body_limit(path: str) -> int | None:
     """The most body a request to `path` may carry: what its view would accept."""
-    if path.startswith("/mcp"):
-        return settings.LEV_MCP_MAX_BODY_BYTES
+    if (endpoint := endpoints.claimed_by(path)) is not None:
+        return endpoint.body_limit()
     if path in HISTORY_UPLOAD_PATHS:
         return settings.LEV_HISTORY_UPLOAD_MAX_BYTES
     return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
@@ -69,10 +67,8 @@ def body_limit(path: str) -> int | None:
 def refusal(path: str, status: int, problem: str, *, parse_error: bool = False) -> tuple[int, list, bytes]:
     """(status, headers, body) refusing a request's body before the application runs. `parse_error`:
     the body could not be read, which /mcp answers as a JSON-RPC parse error, as its view would."""
-    if parse_error and path.startswith("/mcp"):
-        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
-            "code": JSONRPC_PARSE_ERROR, "message": f"Parse error: the request body {problem}"}},
-            separators=(",", ":")).encode()
+    if parse_error and (endpoint := endpoints.claimed_by(path)) is not None:
+        body = endpoint.unreadable(problem)
         content_type = "application/json"
     elif _is_api_path(path):
         error = ValidationFailed({"body": [problem]})

@@ -1,7 +1,7 @@
 """The byte budget of a tool result (`LEV_MCP_MAX_RESPONSE_BYTES`), counted as the client receives it.
 
 What is counted: the `result` member of the JSON-RPC response to `tools/call`, in UTF-8 bytes, exactly
-as the server writes it (`LevMCP.handle_fast`):
+as the server writes it (`mcp_tools.protocol_2025_11_25.answer`):
 
     {"content":[{"type":"text","text":<the payload as a JSON string>}],"structuredContent":<the payload>,
      "isError":<true|false>}
@@ -17,7 +17,7 @@ lone surrogate, which no tool returns) falls back to escapes, so writing a respo
 JSON-RPC id, which the client chose, is always written escaped.
 
 Tools fit their own answers under the budget (`mcp_tools.tools.common.fit_budget`: trim detail, then
-shorten the page with a cursor to the rest, and say so); `mcp_tools.server` checks every result
+shorten the page with a cursor to the rest, and say so); `mcp_tools.results` checks every result
 against it once more before it is sent.
 """
 

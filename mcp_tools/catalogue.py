@@ -13,7 +13,7 @@ name and description stays.
 - docstrings lose their indentation (`inspect.cleandoc`);
 - the annotations' title, which repeats the tool's own `title`.
 
-The tools validate their arguments with their pydantic models (`LevMCP._call_tool`), never with the
+The tools validate their arguments with their pydantic models (`mcp_tools.calls`), never with the
 published schema, so nothing here changes what a call accepts.
 """
 

@@ -35,7 +35,6 @@ from simple_history.models import HistoricalRecords
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay
 
 from lev.accounts.auth import PREAUTHENTICATED_ENVIRON_KEY
-from lev.api_request import release
 from lev.errors import NotFound, to_application_error, unexpected_error
 from lev.handlers import ApiHandler, resolve
 from lev.middleware import REQUEST_ID_HEADER, access_logger, error_response, is_json, request_id_for
@@ -163,7 +162,6 @@ def direct_dispatch(request: WSGIRequest) -> ApiResponse:
         response["Content-Type"] = "application/json"  # what its renderer would have said (Accept asks for it)
     else:
         data = _parsed(response.content)
-    release(response)
     return ApiResponse(response.status_code, data, response.headers)
 
 

@@ -11,7 +11,7 @@ They ask only when the request is of 2026-07-28 and its client declared the `eli
 with form mode (an empty `elicitation: {}` means form); any other client gets what it got before: the
 tool runs, and its description asks the agent to confirm with the person first.
 
-The order of one such call (`mcp_tools.server.LevMCP._call_tool` after the arguments, the scopes and
+The order of one such call (`mcp_tools.calls.call` after the arguments, the scopes and
 the toolset selection have been checked, so a call that would be refused is never asked about):
 
 1. No `requestState` (the first call), or one that has lapsed: the record is read through the API
@@ -48,7 +48,6 @@ from django.core import signing
 
 from deals.placements.workflow import DECIDED_STATUSES, FINAL_STATUSES, STATES, UPDATE_STATUSES
 from lev.enums import RATE_INDEX_NAMES
-from mcp_tools.modern import META_CAPABILITIES
 from mcp_tools.registry import lev
 
 # The key of the one input request (and of its answer in inputResponses).
@@ -74,10 +73,9 @@ class Ask:
     state: Any
 
     @classmethod
-    def of(cls, params: dict[str, Any]) -> Ask | None:
-        """None when the client cannot show a form (no `elicitation` capability, or URL mode only)."""
-        meta = params.get("_meta")
-        capabilities = meta.get(META_CAPABILITIES) if isinstance(meta, dict) else None
+    def of(cls, params: dict[str, Any], capabilities: Any) -> Ask | None:
+        """None when the client cannot show a form (`capabilities`, what the request's `_meta` declares,
+        has no `elicitation`, or URL mode only)."""
         elicitation = capabilities.get("elicitation") if isinstance(capabilities, dict) else None
         if not isinstance(elicitation, dict) or (elicitation and not isinstance(elicitation.get("form"), dict)):
             return None

@@ -19,7 +19,7 @@ never supported them, so a batch is one -32600 error, not a list of answers.
 
 This table is the initialize-based era (2025-11-25 and before). Requests of MCP 2026-07-28 (their
 `_meta` names that version, or their `MCP-Protocol-Version` header does) are checked and answered by
-`mcp_tools.modern`, with that revision's codes and statuses (-32020, -32022, 404 for -32601, 400 for
+`mcp_tools.protocol_2026_07_28`, with that revision's codes and statuses (-32020, -32022, 404 for -32601, 400 for
 -32602); everything above that happens before the era is known (parse errors, invalid requests)
 answers the same in both.
 
@@ -27,7 +27,7 @@ An unsupported `MCP-Protocol-Version` header of a legacy client (no 2026-07-28 `
 the 2025-11-25 transport requires, with the initialize-based versions in `error.data.supported`.
 The code is the legacy -32600, not 2026-07-28's -32022 `UnsupportedProtocolVersionError`: a client
 that names no modern version in `_meta` is not a modern client, and -32022 is the answer a modern
-client gets (`mcp_tools.modern`).
+client gets (`mcp_tools.protocol_2026_07_28`).
 """
 
 from __future__ import annotations
@@ -100,6 +100,14 @@ def parse(body: bytes) -> Any:
     raise JsonRpcError(types.PARSE_ERROR, f"Parse error: {reason}", http_status=400)
 
 
+def unreadable_body(problem: str) -> bytes:
+    """The parse error (-32700, id null) answering a body the server could not read ("could not be read:
+    …"), before any view runs (`lev.endpoints`: the production server's body guard)."""
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+        "code": types.PARSE_ERROR, "message": f"Parse error: the request body {problem}"}},
+        separators=(",", ":")).encode()
+
+
 def is_id(value: Any) -> bool:
     # MCP: "Requests MUST include a string or integer ID ... the ID MUST NOT be null."
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
@@ -153,19 +161,7 @@ def check_protocol_version(header: str | None, message: dict[str, Any]) -> None:
     )
 
 
-def _method_of(model: type[pydantic.BaseModel]) -> str:
-    return model.model_fields["method"].annotation.__args__[0]  # Literal["tools/call"] -> "tools/call"
-
-
-def request_types(handled: Any) -> dict[str, type[pydantic.BaseModel]]:
-    """method -> the SDK's request model, for the request types the server has handlers for
-    (`initialize` is answered by the SDK's session itself)."""
-    models = {_method_of(model): model for model in handled}
-    models["initialize"] = types.InitializeRequest
-    return models
-
-
-def _describe(error: Any) -> str:
+def describe(error: Any) -> str:
     loc = [str(p) for p in error.get("loc", ()) if isinstance(p, int) or str(p).isidentifier()]
     loc = loc[1:] if loc[:1] == ["params"] else loc
     where = ".".join(loc) or "params"
@@ -200,5 +196,5 @@ def check_request(message: dict[str, Any], models: dict[str, type[pydantic.BaseM
         model.model_validate({k: v for k, v in message.items() if k in ("method", "params")})
     except pydantic.ValidationError as exc:
         errors = exc.errors()
-        raise JsonRpcError(types.INVALID_PARAMS, f"Invalid params: {_describe(errors[0])}",
+        raise JsonRpcError(types.INVALID_PARAMS, f"Invalid params: {describe(errors[0])}",
                            id=message["id"]) from None

@@ -40,6 +40,9 @@ T = TypeVar("T")
 
 _lock = threading.Lock()
 _breaker: pybreaker.CircuitBreaker | None = None
+# The storage the breaker was built with: pybreaker offers no public read of it, and the cooldown and
+# the closed-success round trip need it, so the breaker's maker keeps it.
+_storage: pybreaker.CircuitBreakerStorage | None = None
 _memory_probe = {"state": "reachable"}
 # Until when (time.monotonic) this process may take the shared breaker as closed with no failures
 # counted and the probe reachable, as its last pipelined success read it (0: ask Redis).
@@ -162,11 +165,11 @@ class _TransitionCounter(pybreaker.CircuitBreakerListener):
 
 
 def get_breaker() -> pybreaker.CircuitBreaker:
-    global _breaker
+    global _breaker, _storage
     with _lock:
         if _breaker is None:
             client = redis_client()
-            storage = (
+            _storage = storage = (
                 SharedStorage(client, settings.LEV_BREAKER_NAME)
                 if client is not None
                 else pybreaker.CircuitMemoryStorage(pybreaker.STATE_CLOSED)
@@ -186,11 +189,11 @@ def get_breaker() -> pybreaker.CircuitBreaker:
 
 def reset_breaker() -> None:
     """Forget the breaker (tests, settings changes); its shared storage is cleared too."""
-    global _breaker
+    global _breaker, _storage
     with _lock:
         if _breaker is not None:
             _breaker.close()
-        _breaker = None
+        _breaker = _storage = None
     client = redis_client()
     if client is not None:
         storage = SharedStorage(client, settings.LEV_BREAKER_NAME)
@@ -201,8 +204,14 @@ def reset_breaker() -> None:
     redis_gate.reset()
 
 
+def _storage_of(breaker: pybreaker.CircuitBreaker) -> pybreaker.CircuitBreakerStorage | None:
+    """The storage `get_breaker` built `breaker` with (None for a breaker made elsewhere)."""
+    return _storage if breaker is _breaker else None
+
+
 def _remaining_cooldown_ms(breaker: pybreaker.CircuitBreaker) -> int:
-    opened_at = breaker._state_storage.opened_at
+    storage = _storage_of(breaker)
+    opened_at = storage.opened_at if storage is not None else None
     if opened_at is None:
         return 0
     reopen = opened_at + dt.timedelta(seconds=breaker.reset_timeout)
@@ -268,7 +277,7 @@ def _record_closed_success(breaker: pybreaker.CircuitBreaker) -> bool:
     shared state back: still closed, this process skips Redis on its successes for
     LEV_BREAKER_SYNC_SECONDS."""
     client = redis_client()
-    storage = breaker._state_storage
+    storage = _storage_of(breaker)
     if client is None or not isinstance(storage, SharedStorage) or not redis_gate.available():
         return False
     started = time.monotonic()

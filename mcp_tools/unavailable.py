@@ -31,8 +31,8 @@ def _message(body: bytes) -> Any:
 def unavailable_response(body: bytes, retry_after_ms: int | None, protocol_version: str | None = None) -> HttpResponse:
     """`body` is the request's raw body (the view has already read it from the stream);
     `protocol_version` its MCP-Protocol-Version header (a 2026-07-28 result carries `resultType`)."""
-    from mcp_tools import modern
-    from mcp_tools.server import _result as tool_result  # imports the transport library: import late
+    from mcp_tools import protocol_2026_07_28
+    from mcp_tools.results import result as tool_result  # imports the transport library: import late
 
     failure = upstream_unavailable(retry_after_ms)
     message = _message(body)
@@ -41,7 +41,7 @@ def unavailable_response(body: bytes, retry_after_ms: int | None, protocol_versi
         if message.get("method") == "tools/call":
             payload = {"result": tool_result(failure.as_dict(), is_error=True).as_sdk().model_dump(
                 by_alias=True, mode="json", exclude_none=True)}
-            if modern.is_modern(message, protocol_version):
+            if protocol_2026_07_28.is_modern(message, protocol_version):
                 payload["result"]["resultType"] = "complete"
         else:
             payload = {"error": {"code": SERVER_UNAVAILABLE_CODE, "message": UPSTREAM_MESSAGE,

@@ -3,7 +3,9 @@ from django.urls import path
 from mcp_tools.toolsets import READONLY_SEGMENT
 from mcp_tools.views import McpView
 
-# One endpoint; the other addresses choose part of its catalogue (mcp_tools.toolsets).
+# One endpoint (registered with the ground, lev.endpoints, by McpToolsConfig.ready); the other
+# addresses choose part of its catalogue (mcp_tools.toolsets).
+ENDPOINT_PATH = "/mcp"
 urlpatterns = [
     path("mcp", McpView.as_view(), name="mcp"),
     path(f"mcp/{READONLY_SEGMENT}", McpView.as_view(), {"read_only": True}, name="mcp-readonly"),

@@ -16,10 +16,11 @@ answer anything else:
 5. Content-Type must be application/json (415) and Accept must list it (406).
 6. the JSON-RPC message itself (`mcp_tools.jsonrpc`): parse errors, invalid requests, unknown
    methods, bad params and unsupported protocol versions get JSON-RPC error bodies. A request of
-   MCP 2026-07-28 (stateless, `_meta` on every request; `mcp_tools.modern`) is answered entirely
-   by `LevMCP.handle_modern`; one of 2025-11-25 and before by `LevMCP.handle_fast` or, for what
-   that does not answer (initialize, resources, prompts), by django-mcp-server and the `mcp` 1.x
-   SDK. Steps 1-5 are the same for both eras.
+   MCP 2026-07-28 (stateless, `_meta` on every request; `mcp_tools.protocol_2026_07_28`) is answered entirely
+   by `mcp_tools.protocol_2026_07_28.answer`; one of 2025-11-25 and before by
+   `mcp_tools.protocol_2025_11_25.answer` or, for what that does not answer (initialize, resources,
+   prompts), by django-mcp-server and the `mcp` 1.x SDK (`mcp_tools.adapters.sdk`). Steps 1-5 are the
+   same for both eras.
 
 Steps 1-5 answer in the API's one error body `{"code", "message", "details"}`; step 6 and every
 later answer is JSON-RPC, a bug while answering too (-32603 with the request's id, HTTP 500).
@@ -31,7 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 from mcp import types
 from mcp_server.views import MCPServerStreamableHttpView
 from rest_framework.permissions import IsAuthenticated
@@ -40,7 +41,6 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from lev.accounts.auth import ApiKeyAuthentication
-from lev.api_request import LevRequestMixin
 from lev.errors import (
     ApplicationError,
     ErrorCode,
@@ -53,6 +53,7 @@ from lev.errors import (
 from lev.oauth.authentication import OAuthTokenAuthentication
 from lev.outages import is_dependency_outage, report_outage
 from mcp_tools import jsonrpc, resilience, toolsets
+from mcp_tools.adapters import sdk as adapters_sdk
 from mcp_tools.server import get_server
 from mcp_tools.toolsets import selection_of
 from mcp_tools.unavailable import unavailable_response
@@ -108,8 +109,9 @@ def origin_allowed(request: Request, origin: str) -> bool:
     return key in {_origin_key(allowed) for allowed in settings.LEV_MCP_ALLOWED_ORIGINS}
 
 
-def read_body(request: Request) -> bytes:
-    """The raw body, at most LEV_MCP_MAX_BODY_BYTES (413 past it), chunked bodies included."""
+def read_body(request: HttpRequest) -> bytes:
+    """The raw body of Django's request, at most LEV_MCP_MAX_BODY_BYTES (413 past it), chunked bodies
+    included."""
     limit = settings.LEV_MCP_MAX_BODY_BYTES
     too_large = PayloadTooLarge(f"Validation failed: the request body is over {limit} bytes")
     meta = request.META
@@ -117,7 +119,7 @@ def read_body(request: Request) -> bytes:
     if length:
         if length.isdigit() and int(length) > limit:
             raise too_large
-        stream: Any = request._request  # Django's stream, bounded by Content-Length
+        stream: Any = request  # Django's stream, bounded by Content-Length
     elif "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower():
         # Under gunicorn, lev.wsgi / lev.asgi hand this view a de-chunked body with its Content-Length
         # (the branch above). Elsewhere Django reads a body without Content-Length as empty: a server
@@ -140,7 +142,7 @@ def read_body(request: Request) -> bytes:
     return body
 
 
-class McpView(LevRequestMixin, MCPServerStreamableHttpView):
+class McpView(MCPServerStreamableHttpView):
     authentication_classes = [OAuthTokenAuthentication, ApiKeyAuthentication]
     permission_classes = [IsAuthenticated]
     renderer_classes = [JSONRenderer]
@@ -155,6 +157,12 @@ class McpView(LevRequestMixin, MCPServerStreamableHttpView):
     # (tests/mcp_tools/test_mcp_middleware.py, a session cookie and CSRF checks on).
     dispatch = APIView.dispatch
 
+    def initialize_request(self, request: HttpRequest, *args, **kwargs) -> Request:
+        # Django's own request, kept beside DRF's: its body stream is read here (read_body), and the
+        # toolsets the request selected are set on it, where DRF's request and the SDK's path read them.
+        self.http_request = request
+        return super().initialize_request(request, *args, **kwargs)
+
     def initial(self, request: Request, *args, **kwargs) -> None:
         # Everything here runs before DRF's content negotiation (in super().initial), which
         # would otherwise answer 406 to `Accept: text/event-stream` before any of these checks.
@@ -168,9 +176,9 @@ class McpView(LevRequestMixin, MCPServerStreamableHttpView):
                 "client, add its origin to the LEV_MCP_ALLOWED_ORIGINS setting.",
                 details={"origin": origin[:200], "setting": "LEV_MCP_ALLOWED_ORIGINS"},
             )
-        self.raw_body = read_body(request)
+        self.raw_body = read_body(self.http_request)
         # The part of the catalogue this request asked for (URL and headers); a typo is a 400 here.
-        request._request.mcp_selection = selection_of(request.headers, kwargs.get("toolsets"),
+        self.http_request.mcp_selection = selection_of(request.headers, kwargs.get("toolsets"),
                                                       bool(kwargs.get("read_only")))
         super().initial(request, *args, **kwargs)
         # Same media types as the SDK transport requires, checked here so the answer is ours.
@@ -191,7 +199,7 @@ class McpView(LevRequestMixin, MCPServerStreamableHttpView):
             report_outage(exc, "MCP endpoint")
             return unavailable_response(getattr(self, "raw_body", b""), resilience.record_outage(),
                                         self.request.headers.get("MCP-Protocol-Version"))
-        message = getattr(self.request, "_full_data", None)
+        message = getattr(self, "message", None)
         if to_application_error(exc) is None and isinstance(message, dict):
             # A bug while a JSON-RPC message was being answered: a JSON-RPC internal error with the
             # request's id (HTTP 500, as the SDK's transport answers one), logged with its traceback,
@@ -213,13 +221,14 @@ class McpView(LevRequestMixin, MCPServerStreamableHttpView):
             message = jsonrpc.parse(self.raw_body)
         except jsonrpc.JsonRpcError as error:
             return error.response()
-        # DRF never parses this body (the parse above is the only one): the SDK path reads the
-        # message from request.data.
-        request._full_data = message
+        # DRF never parses this body (the parse above is the only one): the dispatchers read the message
+        # as the request's `data`, as django-mcp-server does on the SDK's path.
+        self.message = message
+        sdk_request = adapters_sdk.sdk_request(request, message)
         # The SDK's own handler takes no URL arguments (the toolsets are read from the request above);
         # a tool reads them as toolsets.current() while this request is answered.
-        token = toolsets.bind(request._request.mcp_selection)
+        token = toolsets.bind(self.http_request.mcp_selection)
         try:
-            return self.mcp_server.handle_fast(request) or super().post(request)
+            return self.mcp_server.handle_fast(sdk_request) or self.mcp_server.handle_django_request(sdk_request)
         finally:
             toolsets.unbind(token)

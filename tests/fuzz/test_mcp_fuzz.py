@@ -305,7 +305,7 @@ envelopes = st.fixed_dictionaries({}, optional={
     "jsonrpc": st.sampled_from(["2.0", "2.0", "2.0", "1.0", 2.0, None, ""]),
     "id": ids, "method": methods, "params": params,
 })
-# Well-formed requests for the methods the SDK answers (not answered in mcp_tools.server.handle_fast):
+# Well-formed requests for the methods the SDK answers (not answered in mcp_tools.protocol_2025_11_25.answer):
 # their errors must carry a real code, never the SDK's 0 for an exception.
 sdk_requests = st.fixed_dictionaries({
     "jsonrpc": st.just("2.0"), "id": st.integers(min_value=0, max_value=10**6),
@@ -453,7 +453,7 @@ def _header_name(value: str) -> str | None:
 def expected_answer(message: dict[str, Any], headers: dict[str, str]) -> tuple[str, int | None, int | None]:
     """(era, HTTP status, JSON-RPC error code) that docs/mcp-clients.md promises for one request sent with
     `headers` (None, None: a result with HTTP 200, a tool error included). Written from the documentation's
-    tables, not from mcp_tools/modern.py, so the two are checked against each other."""
+    tables, not from mcp_tools/protocol_2026_07_28.py, so the two are checked against each other."""
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     header_version = headers.get("MCP-Protocol-Version")

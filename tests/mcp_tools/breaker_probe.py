@@ -16,9 +16,9 @@ def main() -> None:
     import django
 
     django.setup()
+    from mcp_tools.calls import run_tool
     from mcp_tools.registry import TOOLS
     from mcp_tools.resilience import breaker_state
-    from mcp_tools.server import run_tool
 
     before = breaker_state()
     result = run_tool(TOOLS["get_deal"], {"deal_id": int(sys.argv[1]) if len(sys.argv) > 1 else 1}, None)

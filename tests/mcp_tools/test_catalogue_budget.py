@@ -92,7 +92,7 @@ def facts(schema: Any, defs: dict[str, Any], path: str = "") -> dict[str, Any]:
 
 @pytest.mark.parametrize("name", sorted(TOOLS))
 def test_the_published_schema_keeps_every_type_enum_bound_pattern_and_required_name(name):
-    tool = get_server()._tool_manager.get_tool(name)
+    tool = get_server().tools_by_name[name]
     pydantic_schema = {**tool.fn_metadata.arg_model.model_json_schema(by_alias=True), "additionalProperties": False}
     published = next(t for t in get_server().tools_list_result["tools"] if t["name"] == name)["inputSchema"]
     expected, got = facts(pydantic_schema, {}), facts(published, {})

@@ -1,4 +1,4 @@
-"""The conformance fixture (mcp_tools.conformance_fixture): the MCP suite's diagnostic tools exist on /mcp
+"""The conformance fixture (mcp_tools.conformance): the MCP suite's diagnostic tools exist on /mcp
 only with LEV_MCP_CONFORMANCE_FIXTURE on, behave as the suite's scenarios expect, and the production
 profile refuses the setting. Raw HTTP through the whole Django stack with a real API key."""
 
@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 
 from lev.accounts.services import api_key_create
-from mcp_tools.conformance_fixture import LEGACY_TOOLS, MODERN_TOOLS
+from mcp_tools.conformance.fixture import LEGACY_TOOLS, MODERN_TOOLS
 from tests.factories import MembershipFactory, UserFactory
 from tests.lev.test_settings import STRONG_KEY, run_manage
 

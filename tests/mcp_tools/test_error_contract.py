@@ -35,9 +35,9 @@ from lev.accounts.models import Account
 from lev.accounts.permissions import InsufficientScope
 from lev.idempotency.errors import IdempotencyKeyNotClaimed, IdempotencyKeyReused
 from lev.limits import STAGES_PER_ACCOUNT_MAX, TERM_SHEETS_PER_DEAL_MAX
+from mcp_tools.calls import run_tool
 from mcp_tools.errors import from_application_error
 from mcp_tools.registry import TOOLS
-from mcp_tools.server import run_tool
 from mcp_tools.views import LengthRequired, PayloadTooLarge
 
 pytestmark = pytest.mark.django_db

@@ -90,7 +90,7 @@ def test_a_bug_validating_arguments_is_an_internal_error_tool_result(live_server
     def bug(arguments):
         return 1 / 0
 
-    monkeypatch.setattr("mcp_tools.server._arguments_json", bug)
+    monkeypatch.setattr("mcp_tools.arguments.arguments_json", bug)
     caplog.set_level("INFO")
     is_error, payload = tool_payload(rpc(live_server.url, api_key, "tools/call",
                                          {"name": "get_deal", "arguments": {"deal_id": 1}}))

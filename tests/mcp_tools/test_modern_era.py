@@ -1,5 +1,5 @@
 """/mcp speaks MCP 2026-07-28 beside 2025-11-25 (issue 21): raw HTTP through the whole Django stack,
-API keys and OAuth tokens, each rule of `mcp_tools.modern` and the same tools behaviour in both eras."""
+API keys and OAuth tokens, each rule of `mcp_tools.protocol_2026_07_28` and the same tools behaviour in both eras."""
 
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ def test_log_lines_of_one_tool_call_share_its_request_id(mcp, account, caplog):
     caplog.set_level("INFO")
     mcp.error("get_deal", {"deal_id": 987654})
     api_lines = [r for r in caplog.records if r.name == "lev.access" and "/api/v1/deals/987654/" in r.getMessage()]
-    tool_lines = [r for r in caplog.records if r.name == "mcp_tools.server" and "get_deal" in r.getMessage()]
+    tool_lines = [r for r in caplog.records if r.name == "mcp_tools.calls" and "get_deal" in r.getMessage()]
     assert api_lines and tool_lines
     ids = {r.request_id for r in api_lines + tool_lines}
     assert len(ids) == 1 and uuid.UUID(ids.pop())

@@ -258,7 +258,7 @@ def test_backend_5xx_is_upstream_unavailable_after_local_retries(mcp, settings):
 
 
 def test_unexpected_tool_exception_is_internal_error_without_internals(mcp, monkeypatch, caplog):
-    caplog.set_level("ERROR", logger="mcp_tools.server")  # whatever LOG_LEVEL the run has
+    caplog.set_level("ERROR", logger="mcp_tools.calls")  # whatever LOG_LEVEL the run has
 
     def explode(*args, **kwargs):
         raise KeyError("secret_column")

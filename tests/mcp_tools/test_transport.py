@@ -177,11 +177,13 @@ def test_a_bug_in_a_method_the_sdk_answers_is_an_internal_error_not_code_0(post,
     def bug(*args, **kwargs):
         raise RuntimeError("secret internals")
 
-    from mcp_tools.server import get_server
+    from mcp_tools import server
 
-    monkeypatch.setattr(get_server()._resource_manager, "list_resources", bug)
-    monkeypatch.setattr(get_server()._prompt_manager, "list_prompts", bug)
-    monkeypatch.setattr(get_server()._prompt_manager, "get_prompt", bug)
+    # The SDK binds its handlers to the server's methods when the server is made: a server made with them
+    # failing answers these methods.
+    for method_name in ("list_resources", "list_prompts", "get_prompt"):
+        monkeypatch.setattr(server.LevMCP, method_name, bug)
+    monkeypatch.setattr(server, "_server", server.LevMCP())
     caplog.set_level("ERROR")
     response = post({"jsonrpc": "2.0", "id": 3, "method": method, "params": params})
     assert rpc_error(response) == {"jsonrpc": "2.0", "id": 3, "error": {

@@ -6,13 +6,15 @@ one has the checks that call it reported "Not testable", or fails them (`bench/c
 module is those tools, answered at the protocol level (the request's params in, the JSON-RPC answer
 out), never through the tool registry, the REST API or the database: they touch no data.
 
-They exist only when `settings.LEV_MCP_CONFORMANCE_FIXTURE` is on (`LEV_MCP_CONFORMANCE_FIXTURE=1`,
+They are an app of their own (`mcp_tools.conformance`), installed by the test and conformance settings and
+never by production's (`lev/settings.py`), which registers this module with `mcp_tools.extra_tools`. Even
+installed, they exist only when `settings.LEV_MCP_CONFORMANCE_FIXTURE` is on (`LEV_MCP_CONFORMANCE_FIXTURE=1`,
 what `make conformance` sets for the server it starts), read on every request so a test can flip it.
 Off (the default), `tools/list` shows none of them and calling one is an unknown tool, as for any
 other name. The production profile refuses to start with it on (`lev/settings.py`).
 
-`LevMCP.handle_fast` (2025-11-25) and `LevMCP.handle_modern` (2026-07-28) call `listed` for
-tools/list and, for a tools/call of a name `owns` claims, `call_legacy` / `call_modern` before the
+Both revisions' dispatchers (`mcp_tools.protocol_2025_11_25`, `mcp_tools.protocol_2026_07_28`) call `listed`
+for tools/list and, for a tools/call of a name `owns` claims, `call_legacy` / `call_modern` before the
 normal path. Which tools each revision lists (a listed tool makes its scenarios required):
 
 * both: test_error_handling (an `isError` result in the error contract), test_simple_text,
@@ -51,10 +53,12 @@ from django.http import HttpResponse
 from mcp import types
 
 from lev.errors import ErrorCode
-from mcp_tools import budget, jsonrpc, modern
+from mcp_tools import budget, jsonrpc
+from mcp_tools import protocol_2026_07_28 as modern
 from mcp_tools.errors import ToolFailure
 
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021  # 2026-07-28 MissingRequiredClientCapabilityError (HTTP 400)
+# (the module's name before it moved: a state signed before the move still verifies)
 STATE_SALT = "mcp_tools.conformance_fixture.requestState"
 STATE_TTL_SECONDS = 600
 _ECHO_MAX = 200
@@ -210,7 +214,7 @@ def call_legacy(name: str) -> str:
 
 def call_modern(request: Any, message: dict[str, Any], server_info: dict[str, str]) -> HttpResponse:
     """The answer to a 2026-07-28 tools/call of a fixture tool (`owns(name, modern_era=True)`); the
-    request passed `modern.check`, so `params._meta` and its capabilities are there."""
+    request passed `protocol_2026_07_28.check`, so `params._meta` and its capabilities are there."""
     params, request_id = message["params"], message["id"]
     name = params["name"]
     if name == ERROR_TOOL:

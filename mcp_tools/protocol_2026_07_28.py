@@ -5,7 +5,8 @@ the protocol version (`io.modelcontextprotocol/protocolVersion`) and the client'
 (`io.modelcontextprotocol/clientCapabilities`), and the HTTP request mirrors the body in headers
 (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`). This module decides which era a request is of
 and answers the modern ones itself (django-mcp-server and the `mcp` 1.x SDK speak only the
-initialize-based revisions; `mcp_tools.server.LevMCP.handle_fast` calls `era` then `answer`).
+initialize-based revisions): the 2025-11-25 dispatcher (`mcp_tools.protocol_2025_11_25.answer`) asks
+`is_modern` of every message and hands a modern request to `answer` here, which `check`s it first.
 
 A request is modern when its `_meta` names a protocol version that is not one of the legacy
 revisions, or when its `MCP-Protocol-Version` header is 2026-07-28. Anything else is legacy and is
@@ -38,7 +39,7 @@ cacheable ones carry `ttlMs` and `cacheScope`. `tools/list` is `private`: it lis
 the credential's scopes allow, so a cache must not be shared across credentials (and only those of
 the toolsets the request selects, `mcp_tools.toolsets`, by its URL or headers).
 
-`tools/call` goes through the same `LevMCP.call_tool_sync` as 2025-11-25 (argument checks, scopes,
+`tools/call` goes through the same `mcp_tools.calls.call` as 2025-11-25 (argument checks, scopes,
 byte budget, the breaker, metrics, the request id, the OAuth step-up 403): only the envelope differs.
 The byte budget (`mcp_tools.budget`) counts the same bytes in both eras; a 2026-07-28 result adds
 `resultType` and `_meta` (the server's name and version, under 100 bytes) after them.
@@ -56,7 +57,11 @@ from django.http import HttpResponse
 from mcp import types
 from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 
-from mcp_tools import jsonrpc
+from mcp_tools import budget, confirmations, extra_tools, jsonrpc
+from mcp_tools.calls import credential_scopes, step_up_challenge
+from mcp_tools.registry import TOOLS
+from mcp_tools.results import http_answer
+from mcp_tools.toolsets import EVERYTHING
 
 MODERN_VERSION = "2026-07-28"
 # server/discover and -32022 list every version this endpoint speaks, the modern one first.
@@ -94,6 +99,12 @@ METHODS = frozenset({"server/discover", *_MODELS})
 def _meta_of(message: dict[str, Any]) -> Any:
     params = message.get("params")
     return params.get("_meta") if isinstance(params, dict) else None
+
+
+def client_capabilities(params: Any) -> Any:
+    """What `_meta` says the client can do (None when it says nothing)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get(META_CAPABILITIES) if isinstance(meta, dict) else None
 
 
 def is_modern(message: dict[str, Any], header_version: str | None) -> bool:
@@ -150,7 +161,7 @@ def check(message: dict[str, Any], headers: Any) -> HttpResponse | None:
         try:
             model.model_validate({"method": method, "params": message.get("params")})
         except pydantic.ValidationError as exc:
-            return _error(types.INVALID_PARAMS, f"Invalid params: {jsonrpc._describe(exc.errors()[0])}",
+            return _error(types.INVALID_PARAMS, f"Invalid params: {jsonrpc.describe(exc.errors()[0])}",
                           request_id, 400)
     return None
 
@@ -197,8 +208,6 @@ def result_body(request_id: Any, result: str) -> str:
 
 def tool_result_json(text: str, server_info: dict[str, str], *, is_error: bool) -> str:
     """`budget.result_json` (the bytes the budget counts) followed by `resultType` and `_meta`."""
-    from mcp_tools import budget
-
     tail = json.dumps({"resultType": "complete", "_meta": {META_SERVER_INFO: server_info}}, separators=(",", ":"))
     return budget.result_json(text, is_error=is_error)[:-1] + "," + tail[1:]
 
@@ -211,3 +220,54 @@ def resource_not_found(request_id: Any, uri: str) -> HttpResponse:
 def unknown_tool(request_id: Any, name: str, contract: dict[str, Any]) -> HttpResponse:
     return _error(types.INVALID_PARAMS, f"Unknown tool: {name[:_ECHO_MAX]}; call tools/list for the available tools",
                   request_id, 400, data=contract)
+
+
+def discover(capabilities: dict[str, Any], instructions: str, server_info: dict[str, str]) -> dict[str, Any]:
+    """server/discover: the versions, the capabilities (as initialize would give them) and instructions."""
+    # Nothing is delivered on subscriptions/listen: no list-changed or subscribe promises.
+    offered = {name: {} for name in ("tools", "resources", "prompts") if name in capabilities}
+    return complete({"supportedVersions": SUPPORTED_VERSIONS, "capabilities": offered, "instructions": instructions},
+                    server_info, ttlMs=PUBLIC_TTL_MS, cacheScope="public")
+
+
+def answer(server: Any, request: Any, message: dict[str, Any]) -> HttpResponse:
+    """Answer a request of this revision: every method it may name is answered here, none goes the SDK's
+    way. `server` is the LevMCP answering (its catalogue, `call_tool_sync`, server info)."""
+    refused = check(message, request.headers)
+    if refused is not None:
+        return refused
+    method, params, request_id = message["method"], message.get("params") or {}, message["id"]
+    challenge = None
+    if method == "tools/call" and (extra := extra_tools.owner(params["name"], modern_era=True)) is not None:
+        return extra.call_modern(request, message, server.server_info)
+    if method == "tools/call":
+        # A client that can show a form is asked to confirm what cannot be undone (confirmations).
+        request.mcp_ask = confirmations.Ask.of(params, client_capabilities(params))
+        try:
+            called = server.call_tool_sync(params["name"], params.get("arguments"), request)
+        except confirmations.InvalidInput as exc:
+            return invalid_params(request_id, f"Invalid params: {exc}")
+        if isinstance(called, confirmations.InputRequired):
+            return http_answer(result_body(request_id, budget.dumps(interim(called.as_result(), server.server_info))),
+                               None)
+        if params["name"] not in TOOLS:
+            # server/tools, "Error Handling": an unknown tool is a protocol error, -32602; the contract's
+            # VALIDATION_ERROR object (counted in the metrics as in 2025-11-25) is its data.
+            return unknown_tool(request_id, params["name"], called.structuredContent or {})
+        challenge = step_up_challenge(request, called)
+        result = tool_result_json(called.text, server.server_info, is_error=bool(called.isError))
+    elif method == "tools/list":
+        listed = extra_tools.listed(
+            server.tools_list_for(credential_scopes(request), getattr(request, "mcp_selection", EVERYTHING)),
+            modern_era=True)
+        result = budget.dumps(complete(listed, server.server_info, ttlMs=TOOLS_TTL_MS, cacheScope="private"))
+    elif method == "server/discover":
+        result = budget.dumps(server.discover_result)
+    elif method == "resources/read":
+        # This server has no resources (resources/list is empty): every URI names none.
+        return resource_not_found(request_id, params["uri"])
+    else:
+        listed = {"resources/list": {"resources": []}, "resources/templates/list": {"resourceTemplates": []},
+                  "prompts/list": {"prompts": []}}[method]
+        result = budget.dumps(complete(listed, server.server_info, ttlMs=PUBLIC_TTL_MS, cacheScope="public"))
+    return http_answer(result_body(request_id, result), challenge)
