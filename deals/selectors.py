@@ -13,7 +13,6 @@ from deals.models import DEAL_SORT_VALUES, Deal, DealFinancials, DealProperty
 from deals.pipeline.models import deal_status_q
 from deals.searches.ranking.criteria import READINESS_FIELDS
 from lev.accounts.models import Account
-from lev.compiled import CompiledRead
 from lev.errors import DealNotFound, NotFound
 from lev.limits import MAX_ID
 from lev.pagination import Keyset, list_scope
@@ -115,7 +114,6 @@ DEAL_REF_FIELDS = {
     "sponsor": ("id", "name", "kind"),
     "borrower": ("id", "name", "kind"),
 }
-REFS_ONLY = "refs_only"  # the word of a read's shape asking for the related rows' DEAL_REF_FIELDS only
 
 
 @cache
@@ -127,26 +125,6 @@ def _unread_ref_columns() -> tuple[str, ...]:
         for field in Deal._meta.get_field(relation).related_model._meta.concrete_fields
         if field.name not in kept
     )
-
-
-def _deal_read(shape: frozenset[str], *, account_id: int, deal_id: int) -> QuerySet[Deal]:
-    """The account's deal by id, with what `shape` names (`financials`, `properties`, REFS_ONLY): the
-    ORM's query (the long way)."""
-    # The stage, owner, sponsor and borrower are named in every answer: joined, not read one by one.
-    qs = Deal.objects.filter(account=account_id).select_related("stage", "owner", "sponsor", "borrower")
-    if REFS_ONLY in shape:
-        qs = qs.defer(*_unread_ref_columns())
-    if "financials" in shape:
-        qs = qs.select_related("financials")
-    if "properties" in shape:
-        qs = qs.prefetch_related("properties")
-    return qs.filter(pk=deal_id).order_by()[:1]
-
-
-# Its SQL compiled once per shape and database alias (lev.compiled, LEV_COMPILED_READS).
-_DEAL_READ = CompiledRead("deals.deal_get", Deal, _deal_read, params=("account_id", "deal_id"))
-_INCLUDABLE = frozenset({"financials", "properties"})
-_REFS_ONLY = frozenset({REFS_ONLY})
 
 
 def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozenset(),
@@ -161,8 +139,15 @@ def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozen
     # Past the largest bigint id no deal exists (what the ORM's lookup answers, too).
     if not 0 < deal_id <= MAX_ID:
         raise DealNotFound(deal_id)
-    shape = _INCLUDABLE & include
-    found = _DEAL_READ(shape | _REFS_ONLY if refs_only else shape, account_id=account.pk, deal_id=deal_id)
+    # The stage, owner, sponsor and borrower are named in every answer: joined, not read one by one.
+    qs = Deal.objects.filter(account=account.pk).select_related("stage", "owner", "sponsor", "borrower")
+    if refs_only:
+        qs = qs.defer(*_unread_ref_columns())
+    if "financials" in include:
+        qs = qs.select_related("financials")
+    if "properties" in include:
+        qs = qs.prefetch_related("properties")
+    found = list(qs.filter(pk=deal_id).order_by()[:1])
     if not found:
         raise DealNotFound(deal_id)
     return found[0]

@@ -13,7 +13,7 @@ from lev import limits
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, DEAL_STATUSES, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
 from lev.serializers import (
     EnumField,
-    FieldsBuiltOnce,
+    OutputModelSerializer,
     RoundedDecimalField,
     StrictSerializer,
     bool_field,
@@ -148,7 +148,7 @@ class IncludeQuerySerializer(StrictSerializer):
 
 
 # --- output -------------------------------------------------------------------------------------
-class DealPropertySerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+class DealPropertySerializer(OutputModelSerializer):
     class Meta:
         model = DealProperty
         fields = ("id", "name", "address", "city", "state", "zip", "asset_type", "units",
@@ -161,7 +161,7 @@ def _ratio(help_text: str) -> serializers.DecimalField:
         allow_null=True, coerce_to_string=False, help_text=help_text)
 
 
-class DealFinancialsSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+class DealFinancialsSerializer(OutputModelSerializer):
     # Wide enough for any ratio the stored inputs allow (lev.limits): a $1 loan on a $12M value,
     # or a $12M loan on a $1 value, must read back, not fail every read of the deal.
     ltv = serializers.DecimalField(
@@ -191,7 +191,7 @@ class DealFinancialsSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
                   "dscr", "dscr_basis", "dscr_interest_only", "dscr_amortizing", "updated_at")
 
 
-class DealSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+class DealSerializer(OutputModelSerializer):
     sponsor = CompanyRefSerializer(read_only=True, allow_null=True, help_text="The sponsor (a company), or null.")
     borrower = CompanyRefSerializer(read_only=True, allow_null=True,
                                     help_text="The borrowing entity (a company), or null.")

@@ -1,10 +1,7 @@
 """The deal read answers exactly what the ORM and DRF answer.
 
-`deals.selectors.deal_get` finds the account's deal and no other; `lev.serializers.FieldsBuiltOnce`
-builds a serializer's fields once per class and writes an object out as DRF's ModelSerializer does (with
-LEV_BOUND_FIELD_OUTPUT on, the default, from fields bound once per class: tests/deals/test_bound_field_output.py
-compares it with the switch off over the demo data). (The compiled deal-read SQL these tests also covered
-was removed in issue 20: docs/benchmarks.md, "Read shortcuts A/B (issue 20)".)
+`deals.selectors.deal_get` finds the account's deal and no other; the output serializers (plain
+ModelSerializers on lev.serializers.OutputModelSerializer) write a deal out as DRF's ModelSerializer does.
 """
 
 from __future__ import annotations
