@@ -154,26 +154,51 @@ def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozen
     return found[0]
 
 
-# The columns of the deal detail's answer (DealSerializer's fields, the related rows' as DEAL_REF_FIELDS):
-# what `deal_row` reads and deals.serializers.deal_output writes.
+# The deal detail's answer, column by column (DealSerializer's fields; the related rows' DEAL_REF_FIELDS as
+# `<relation>__<field>`): what `deal_row` reads and deals.serializers.deal_output writes.
+DEAL_OWN_FIELDS = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan", "description",
+                   "estimated_close_date", "archived", "archived_at", "created_at", "updated_at")
 DEAL_ROW_FIELDS = (
-    "id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan", "description",
-    "estimated_close_date", "archived", "archived_at", "created_at", "updated_at",
+    *DEAL_OWN_FIELDS,
     *(f"{relation}__{field}" for relation, fields in DEAL_REF_FIELDS.items() for field in fields),
 )
+
+
+@cache
+def deal_row_sql() -> str:
+    """The deal detail's one query, written for it: the deal's DEAL_OWN_FIELDS and its stage's, owner's,
+    sponsor's and borrower's DEAL_REF_FIELDS (as `<relation>__<field>`; a missing one's all NULL), joined,
+    for the account's deal by id. Standard SQL (SQLite and PostgreSQL), its names taken from the models.
+
+    Hand-written rather than a `values()` queryset because the ORM builds and compiles a 4-join
+    `values()` query on every call, three times the cost of running it through `Manager.raw`
+    (docs/benchmarks.md, issue 40); `raw` still converts the deal's own columns as the ORM does."""
+    def column(model: Any, name: str) -> str:
+        return f'"{model._meta.get_field(name).column}"'
+
+    select = [f"d.{column(Deal, name)}" for name in DEAL_OWN_FIELDS]
+    joins = []
+    for n, (relation, fields) in enumerate(DEAL_REF_FIELDS.items()):
+        key = Deal._meta.get_field(relation)
+        model, alias = key.related_model, f"r{n}"
+        joins.append(f'{"LEFT JOIN" if key.null else "JOIN"} "{model._meta.db_table}" {alias} '
+                     f'ON {alias}.{column(model, model._meta.pk.name)} = d."{key.column}"')
+        select += [f'{alias}.{column(model, name)} AS "{relation}__{name}"' for name in fields]
+    account = Deal._meta.get_field("account").column
+    return (f'SELECT {", ".join(select)} FROM "{Deal._meta.db_table}" d {" ".join(joins)} '
+            f'WHERE d."{account}" = %s AND d."{Deal._meta.pk.column}" = %s')
 
 
 def deal_row(*, account: Account, deal_id: int) -> dict[str, Any]:
     """The account's deal as one row of DEAL_ROW_FIELDS (`stage__name`, `owner__username`, ...; a missing
     owner, sponsor or borrower reads as None in each of its columns), or DealNotFound, the same answer as
-    `deal_get`. One query, the related rows joined: the deal detail's read (deals.serializers.deal_output
-    writes it), built for it because it is the hottest read of both doors (docs/benchmarks.md)."""
+    `deal_get`. One query (deal_row_sql): the deal detail's read, which deals.serializers.deal_output writes."""
     if not 0 < deal_id <= MAX_ID:
         raise DealNotFound(deal_id)
-    found = list(Deal.objects.filter(account=account.pk, pk=deal_id).order_by().values(*DEAL_ROW_FIELDS)[:1])
+    found = list(Deal.objects.raw(deal_row_sql(), [account.pk, deal_id]))
     if not found:
         raise DealNotFound(deal_id)
-    return found[0]
+    return {name: getattr(found[0], name) for name in DEAL_ROW_FIELDS}
 
 
 def deal_property_list(*, deal: Deal) -> QuerySet[DealProperty]:
