@@ -16,7 +16,10 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
+import psycopg
 import pytest
+from django.db import OperationalError, connection, connections
+from django.test import Client
 from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
@@ -26,6 +29,7 @@ from deals.models import Deal
 from deals.pipeline.models import Stage
 from deals.serializers import DealSerializer, deal_output
 from lev.errors import DealNotFound
+from lev.outages import is_dependency_outage
 from tests.factories import AccountFactory, DealFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -129,3 +133,54 @@ def test_the_rest_detail_answers_the_serializers_bytes(api, account, user):
         response = api.get(f"/api/v1/deals/{deal.pk}/")
         assert response.status_code == 200
         assert response.content == JSONRenderer().render(DealSerializer(Deal.objects.get(pk=deal.pk)).data)
+
+
+# --- failures of the read surface as any query's: a statement cancelled, a connection cut ----------------
+@pytest.mark.django_db(transaction=True)
+def test_a_cancelled_detail_read_is_an_outage_and_the_connection_reads_again(account, api_key):
+    """The detail's read cancelled by the database (statement_timeout) while another session locks the
+    table: deal_row raises what the ORM raises, an outage, the API answers 503 UPSTREAM_UNAVAILABLE, and
+    the same connection reads again once the lock is gone."""
+    if connection.vendor != "postgresql":
+        pytest.skip("statement_timeout is PostgreSQL's")
+    deal = DealFactory(account=account)
+    auth = {"Authorization": f"Bearer {api_key}"}
+    params = {k: v for k, v in connection.get_connection_params().items()
+              if k in ("dbname", "user", "host", "port", "password")}
+    options = connections.databases["default"].setdefault("OPTIONS", {})
+    before = options.get("options")
+    options["options"] = "-c statement_timeout=100"
+    connections.close_all()
+    try:
+        assert selectors.deal_row(account=account, deal_id=deal.pk)["id"] == deal.pk
+        with psycopg.connect(**params) as locker:
+            locker.execute("LOCK TABLE deals_deal IN ACCESS EXCLUSIVE MODE")
+            try:
+                with pytest.raises(OperationalError) as cancelled:
+                    selectors.deal_row(account=account, deal_id=deal.pk)
+                refused = Client().get(f"/api/v1/deals/{deal.pk}/", headers=auth)
+            finally:
+                locker.rollback()
+        raw = connection.connection
+        assert selectors.deal_row(account=account, deal_id=deal.pk)["id"] == deal.pk
+        assert connection.connection is raw  # the same connection, still usable
+    finally:
+        options["options"] = before
+        connections.close_all()
+    assert "canceling statement due to statement timeout" in str(cancelled.value)
+    assert is_dependency_outage(cancelled.value)
+    assert refused.status_code == 503 and refused.json()["code"] == "UPSTREAM_UNAVAILABLE"
+    assert Client().get(f"/api/v1/deals/{deal.pk}/", headers=auth).status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cut_connection_is_an_outage_and_the_read_recovers(account, db_proxy):
+    deal = DealFactory(account=account)
+    assert selectors.deal_row(account=account, deal_id=deal.pk)["id"] == deal.pk
+    db_proxy.cut()
+    with pytest.raises(Exception) as cut:  # whichever the driver raises: an outage
+        selectors.deal_row(account=account, deal_id=deal.pk)
+    assert is_dependency_outage(cut.value), repr(cut.value)
+    db_proxy.restore()
+    connections.close_all()
+    assert selectors.deal_row(account=account, deal_id=deal.pk)["id"] == deal.pk
