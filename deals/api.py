@@ -94,10 +94,15 @@ class DealDetailApi(DealScopedView):
         # No query string, nothing to validate (the common read, the MCP tool's included).
         include = (validated(IncludeQuerySerializer, request.query_params.dict()).get("include", frozenset())
                    if request.query_params else frozenset())
-        if not include:
-            # The common read (MCP get_deal's too): one row, written by deal_output, which a test holds to
-            # DealSerializer's bytes. With properties or financials, the serializer writes them.
-            return Response(deal_output(selectors.deal_row(account=self.account(request), deal_id=deal_id)))
+        if include <= {"financials"}:
+            # The common reads (MCP get_deal's): one row, written by deal_output, which a test holds to
+            # DealSerializer's bytes; the financials, when included, by their serializer as DealSerializer
+            # writes them. With properties, DealSerializer writes the whole answer.
+            row = selectors.deal_row(account=self.account(request), deal_id=deal_id)
+            data = deal_output(row)
+            if include:
+                data["financials"] = DealFinancialsSerializer(selectors.deal_row_financials(row=row)).data
+            return Response(data)
         deal = self.deal(request, deal_id, include=include, refs_only=True)
         return Response(DealSerializer(deal, include=include).data)
 

@@ -201,6 +201,18 @@ def deal_row(*, account: Account, deal_id: int) -> dict[str, Any]:
     return {name: getattr(found[0], name) for name in DEAL_ROW_FIELDS}
 
 
+def deal_row_financials(*, row: dict[str, Any]) -> DealFinancials:
+    """The financials of the deal `row` (deal_row), or an unsaved empty one (every figure null): what
+    DealSerializer's `include=financials` writes. The deal comes along with only what the ratios read of
+    it (its loan amount and type); anything else of it read afterwards costs a query, never a wrong value."""
+    own = [field.name for field in DealFinancials._meta.concrete_fields]
+    found = list(DealFinancials.objects.select_related("deal").only(*own, "deal__loan_amount", "deal__loan_type")
+                 .filter(deal_id=row["id"]).order_by()[:1])
+    if found:
+        return found[0]
+    return DealFinancials(deal=Deal.objects.only("loan_amount", "loan_type").get(pk=row["id"]))
+
+
 def deal_property_list(*, deal: Deal) -> QuerySet[DealProperty]:
     """The deal's properties, oldest first: the order of the deal's detail and of every page."""
     return DealProperty.objects.filter(deal=deal).order_by("id")

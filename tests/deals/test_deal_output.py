@@ -30,7 +30,7 @@ from deals.pipeline.models import Stage
 from deals.serializers import DealSerializer, deal_output
 from lev.errors import DealNotFound
 from lev.outages import is_dependency_outage
-from tests.factories import AccountFactory, DealFactory, UserFactory
+from tests.factories import AccountFactory, DealFactory, DealFinancialsFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -55,9 +55,8 @@ def typed(value: Any) -> Any:
 
 
 @pytest.fixture
-def deals() -> tuple[Any, list[Deal]]:
+def deals(account) -> tuple[Any, list[Deal]]:
     """An account's deals covering the fields' kinds of value (see the module docstring)."""
-    account = AccountFactory()
     owner = UserFactory(username="ø-owner")
     sponsor = Company.objects.create(account=account, kind="sponsor", name="Ünïcode “Sponsor” LLC")
     borrower = Company.objects.create(account=account, kind="borrower", name="Borrower SPE <1>")
@@ -133,6 +132,25 @@ def test_the_rest_detail_answers_the_serializers_bytes(api, account, user):
         response = api.get(f"/api/v1/deals/{deal.pk}/")
         assert response.status_code == 200
         assert response.content == JSONRenderer().render(DealSerializer(Deal.objects.get(pk=deal.pk)).data)
+
+
+@pytest.mark.parametrize("zone", [None, "Asia/Kolkata"])
+def test_the_detail_with_financials_answers_the_serializers_bytes(deals, api, zone):
+    """`?include=financials` (MCP get_deal's include): the deal by deal_output, its financials as
+    DealSerializer writes them, with financials missing and present, interest-only and amortizing, with
+    and without a loan amount (the ratios read the deal's)."""
+    _account, made = deals
+    for i, deal in enumerate(made):
+        if i % 3 != 2:  # the first deal (no loan amount) among those with figures
+            DealFinancialsFactory(deal=deal, interest_only_months=(i % 2) * 24, stabilized_noi=Decimal("1250000.5"),
+                                  interest_rate=Decimal("6.125") if i % 2 else Decimal("0"), amortization_years=30)
+    Deal.objects.filter(pk=made[1].pk).update(loan_type="bridge")
+    with timezone.override(zone) if zone else contextlib.nullcontext():
+        for deal in made:
+            response = api.get(f"/api/v1/deals/{deal.pk}/", {"include": "financials"})
+            assert response.status_code == 200, response.content
+            expected = DealSerializer(Deal.objects.get(pk=deal.pk), include=frozenset({"financials"})).data
+            assert response.content == JSONRenderer().render(expected)
 
 
 # --- failures of the read surface as any query's: a statement cancelled, a connection cut ----------------
