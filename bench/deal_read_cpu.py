@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Thread CPU per call of the deal reads, in process: REST `GET /api/v1/deals/{id}/` (without and with
-`?include=financials`) and MCP `tools/call get_deal` (without and with include financials), each a whole
+`?include=financials`) and MCP `tools/call get_deal` (without, with include financials, with include
+properties: the deal and its properties' first page), each a whole
 WSGI request through lev.wsgi.application on this thread, the shapes interleaved call by call (the order
 rotated each call). The thread's CPU time is the request's own work (the machine is shared: wall time is
 other processes' too).
@@ -75,6 +76,8 @@ def main() -> None:
         "MCP get_deal": lambda: mcp_environ(key, mcp_body({"deal_id": deal_id})),
         "MCP get_deal include financials": lambda: mcp_environ(
             key, mcp_body({"deal_id": deal_id, "include": ["financials"]})),
+        "MCP get_deal include properties": lambda: mcp_environ(
+            key, mcp_body({"deal_id": deal_id, "include": ["properties"]})),
     }
 
     def call(shape: str) -> bytes:
