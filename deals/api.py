@@ -131,8 +131,9 @@ class DealPropertyListCreateApi(DealScopedView):
     def get(self, request: Request, deal_id: int) -> Response:
         """The deal's properties, oldest first, one page at a time (a deal may have hundreds)."""
         validated(PageQuerySerializer, request.query_params.dict())
-        # The deal only scopes the list (MCP get_deal's second read): its related rows are not written.
-        properties = selectors.deal_property_list(deal=self.deal(request, deal_id, refs_only=True))
+        # The deal only scopes the list (MCP get_deal's second read): nothing of it is written.
+        deal = selectors.deal_scope(account=self.account(request), deal_id=deal_id)
+        properties = selectors.deal_property_list(deal=deal)
         paginator = StandardPagination()
         page = paginator.paginate_queryset(properties, request, view=self)
         return paginator.get_paginated_response(DealPropertySerializer(page, many=True).data)

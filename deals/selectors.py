@@ -213,6 +213,18 @@ def deal_row_financials(*, row: dict[str, Any]) -> DealFinancials:
     return DealFinancials(deal=Deal.objects.only("loan_amount", "loan_type").get(pk=row["id"]))
 
 
+def deal_scope(*, account: Account, deal_id: int) -> Deal:
+    """The account's deal with its id alone, or DealNotFound (as `deal_get` answers): the scope of a read
+    of what hangs off the deal (its properties' page, MCP get_deal's second read), which writes nothing
+    of the deal itself. Any other field of it read afterwards costs a query."""
+    if not 0 < deal_id <= MAX_ID:
+        raise DealNotFound(deal_id)
+    found = list(Deal.objects.filter(account=account.pk, pk=deal_id).only("id").order_by()[:1])
+    if not found:
+        raise DealNotFound(deal_id)
+    return found[0]
+
+
 def deal_property_list(*, deal: Deal) -> QuerySet[DealProperty]:
     """The deal's properties, oldest first: the order of the deal's detail and of every page."""
     return DealProperty.objects.filter(deal=deal).order_by("id")

@@ -202,3 +202,13 @@ def test_a_cut_connection_is_an_outage_and_the_read_recovers(account, db_proxy):
     db_proxy.restore()
     connections.close_all()
     assert selectors.deal_row(account=account, deal_id=deal.pk)["id"] == deal.pk
+
+
+def test_the_scope_of_the_properties_page_is_the_accounts_deal_in_one_small_query(account, django_assert_num_queries):
+    deal = DealFactory(account=account)
+    with django_assert_num_queries(1) as captured:
+        assert selectors.deal_scope(account=account, deal_id=deal.pk).pk == deal.pk
+    assert "JOIN" not in captured.captured_queries[0]["sql"].upper()
+    for account_, deal_id in ((AccountFactory(), deal.pk), (account, deal.pk + 1000), (account, 0), (account, 2**63)):
+        with pytest.raises(DealNotFound):
+            selectors.deal_scope(account=account_, deal_id=deal_id)
