@@ -1,42 +1,55 @@
 #!/usr/bin/env python
-"""In-process A/B of the deal read's leaner run (issue 24): thread CPU per call of (a) the read alone,
-`deals.selectors.deal_get` as DealDetailApi.get calls it, and (b) a whole MCP `tools/call get_deal` through
-lev.wsgi.application on this thread, the variants interleaved call by call (the order rotated each call),
-every answer checked byte for byte against the first one's.
+"""Thread CPU per call of the deal reads, in process: REST `GET /api/v1/deals/{id}/` (without and with
+`?include=financials`) and MCP `tools/call get_deal` (without, with include financials, with include
+properties: the deal and its properties' first page), each a whole
+WSGI request through lev.wsgi.application on this thread, the shapes interleaved call by call (the order
+rotated each call). The thread's CPU time is the request's own work (the machine is shared: wall time is
+other processes' too).
 
-    DATABASE_URL=postgres://... REDIS_URL=redis://... DEBUG=false \\
-        python bench/deal_read_cpu.py [--calls 1500] [--rounds 3] [--include properties,financials]
+It measures whatever code it runs against, so a before/after is two runs of this same file, one per
+checkout, back to back on the same database (issue 40: the deal read written explicitly, against the
+compiled read and field writers it replaced):
 
-The variants (LEV_COMPILED_READS on in all four; the "before" ones are rebuilt in this process by
-replacing two functions for the call, nothing is switched in the code):
-* before: the stage, owner, sponsor and borrower read whole, the SQL run through Django's cursor
-  (main before this change);
-* lean only: only the columns DealSerializer writes of those rows (`refs_only`), Django's cursor;
-* cursor only: the rows read whole, run through the reused psycopg cursor with psycopg's timestamptz loader;
-* after: both (what the code does now).
+    cd <checkout> && DATABASE_URL=postgres://... REDIS_URL=redis://... DEBUG=false \\
+        PYTHONPATH=<checkout> python <this file> [--calls 1500] [--rounds 3] [--label before]
+
+Each shape's answer is printed as a SHA-256 of its bytes: two checkouts that answer the same bytes print
+the same digests.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import io
 import json
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+if os.environ.get("PYTHONPATH"):  # the checkout measured, as given (a before/after runs this file twice)
+    sys.path.insert(0, os.environ["PYTHONPATH"].split(os.pathsep)[0])
+else:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-VARIANTS = {"before": (False, False), "lean only": (True, False), "cursor only": (False, True), "after": (True, True)}
+
+def rest_environ(key: str, path: str, query: str = "") -> dict:
+    """The WSGI environ of a REST GET as gunicorn's worker hands it to the application."""
+    return {"REQUEST_METHOD": "GET", "PATH_INFO": path, "SCRIPT_NAME": "", "QUERY_STRING": query,
+            "SERVER_NAME": "localhost", "SERVER_PORT": "80", "HTTP_HOST": "localhost",
+            "HTTP_ACCEPT": "application/json", "HTTP_AUTHORIZATION": f"Bearer {key}",
+            "wsgi.input": io.BytesIO(b""), "wsgi.url_scheme": "http", "wsgi.errors": io.StringIO(),
+            "REMOTE_ADDR": "127.0.0.1", "wsgi.input_terminated": True}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--calls", type=int, default=1500, help="calls per variant per round")
+    parser.add_argument("--calls", type=int, default=1500, help="calls per shape per round")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--warmup", type=int, default=300, help="untimed calls per variant")
-    parser.add_argument("--include", default="", help="e.g. properties,financials: the read's and the tool's include")
+    parser.add_argument("--warmup", type=int, default=300, help="untimed calls per shape")
+    parser.add_argument("--label", default="", help="printed beside the figures (before, after)")
     args = parser.parse_args()
     from bench._django import setup
 
@@ -47,87 +60,59 @@ def main() -> None:
     key, deal_id = demo_key_and_deal()
     from django.conf import settings
     from django.db import connection
-    from rest_framework.renderers import JSONRenderer
 
-    import lev.compiled
     import lev.wsgi
-    from deals import selectors
-    from deals.models import Deal
-    from deals.serializers import DealSerializer
 
-    assert settings.LEV_COMPILED_READS and not settings.DEBUG, "run with LEV_COMPILED_READS on and DEBUG=false"
-    account = Deal.objects.select_related("account").get(pk=deal_id).account
-    reused_rows, deal_get = lev.compiled.fetch_rows, selectors.deal_get
-
-    def django_rows(connection, sql, params):  # the compiled read's run step before this change
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
-
-    def whole_refs(*, refs_only: bool = False, **kwargs):  # what every caller read before this change
-        return deal_get(**kwargs)
-
-    def apply(variant: str) -> None:
-        lean, reused = VARIANTS[variant]
-        lev.compiled.fetch_rows = reused_rows if reused else django_rows
-        selectors.deal_get = deal_get if lean else whole_refs
-
-    include = frozenset(part for part in args.include.split(",") if part)
-
-    def read() -> Deal:
-        return selectors.deal_get(account=account, deal_id=deal_id, include=include, refs_only=True)
-
-    def written(deal: Deal) -> bytes:  # outside the timed part
-        return JSONRenderer().render(DealSerializer(deal, include=include).data)
-
+    assert not settings.DEBUG, "run with DEBUG=false"
     app = lev.wsgi.application
-    arguments = {"deal_id": deal_id, **({"include": sorted(include)} if include else {})}
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                       "params": {"name": "get_deal", "arguments": arguments}}).encode()
 
-    def mcp() -> tuple[str, bytes]:
-        return wsgi_call(app, mcp_environ(key, body))[::2]
+    def mcp_body(arguments: dict) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": "get_deal", "arguments": arguments}}).encode()
 
-    def answered(answer: tuple[str, bytes]) -> bytes:
-        status, out = answer
-        assert status.startswith("200"), (status, out[:300])
+    shapes = {
+        "REST GET /deals/{id}/": lambda: rest_environ(key, f"/api/v1/deals/{deal_id}/"),
+        "REST ?include=financials": lambda: rest_environ(key, f"/api/v1/deals/{deal_id}/", "include=financials"),
+        "MCP get_deal": lambda: mcp_environ(key, mcp_body({"deal_id": deal_id})),
+        "MCP get_deal include financials": lambda: mcp_environ(
+            key, mcp_body({"deal_id": deal_id, "include": ["financials"]})),
+        "MCP get_deal include properties": lambda: mcp_environ(
+            key, mcp_body({"deal_id": deal_id, "include": ["properties"]})),
+    }
+
+    def call(shape: str) -> bytes:
+        status, _headers, out = wsgi_call(app, shapes[shape]())
+        assert status.startswith("200"), (shape, status, out[:300])
         return out
 
-    print(f"PostgreSQL: {connection.vendor == 'postgresql'}; deal {deal_id}, include {sorted(include)}; "
-          f"load average before {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
-    for label, call, output in (("(a) deal_get alone", read, written), ("(b) MCP tools/call get_deal", mcp, answered)):
-        reference = None
-        for variant in VARIANTS:  # warm up; every variant answers the same bytes
-            apply(variant)
-            for _ in range(args.warmup):
-                answer = output(call())
-            reference = reference or answer
-            assert answer == reference, (variant, answer, reference)
-        names = list(VARIANTS)
-        cpu: dict = {v: [] for v in names}
-        per_round: dict = {v: [] for v in names}
-        for round_ in range(args.rounds):
-            start = {v: len(cpu[v]) for v in names}
-            for i in range(args.calls):
-                for j in range(len(names)):
-                    variant = names[(i + j + round_) % len(names)]
-                    apply(variant)
-                    c0 = time.thread_time()
-                    answer = call()
-                    cpu[variant].append(time.thread_time() - c0)
-                    assert output(answer) == reference, variant
-            for v in names:
-                per_round[v].append(statistics.median(cpu[v][start[v]:]) * 1e6)
-        apply("after")
-        base = statistics.median(cpu["before"])
-        print(f"\n{label}: {args.rounds} rounds x {args.calls} calls per variant, interleaved; load average "
-              f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])} after")
-        print("| variant | median thread CPU us | / before | median per round | mean us |")
-        print("|---|---|---|---|---|")
-        for v in names:
-            median = statistics.median(cpu[v])
-            print(f"| {v} | {median * 1e6:.1f} | {median / base:.3f}x | "
-                  f"{' / '.join(f'{x:.1f}' for x in per_round[v])} | {statistics.mean(cpu[v]) * 1e6:.1f} |")
+    names = list(shapes)
+    reference = {}
+    for name in names:  # warm up; each shape answers the same bytes every call
+        for _ in range(args.warmup):
+            out = call(name)
+            reference.setdefault(name, out)
+            assert out == reference[name], name
+    cpu: dict = {n: [] for n in names}
+    per_round: dict = {n: [] for n in names}
+    for round_ in range(args.rounds):
+        start = {n: len(cpu[n]) for n in names}
+        for i in range(args.calls):
+            for j in range(len(names)):
+                name = names[(i + j + round_) % len(names)]
+                c0 = time.thread_time()
+                out = call(name)
+                cpu[name].append(time.thread_time() - c0)
+                assert out == reference[name], name
+        for n in names:
+            per_round[n].append(statistics.median(cpu[n][start[n]:]) * 1e6)
+    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    print(f"{args.label}: PostgreSQL {connection.vendor == 'postgresql'}, deal {deal_id}; {args.rounds} rounds x "
+          f"{args.calls} calls per shape, interleaved; load average {load} after")
+    print("| shape | median thread CPU us | median per round | answer SHA-256 (first 12) |")
+    print("|---|---|---|---|")
+    for n in names:
+        print(f"| {n} | {statistics.median(cpu[n]) * 1e6:.1f} | "
+              f"{' / '.join(f'{x:.1f}' for x in per_round[n])} | {hashlib.sha256(reference[n]).hexdigest()[:12]} |")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from deals.serializers import (
     FinancialsInputSerializer,
     IncludeQuerySerializer,
     PropertyInputSerializer,
+    deal_output,
 )
 from lev.accounts.api import AccountScopedView, validated
 from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
@@ -93,6 +94,15 @@ class DealDetailApi(DealScopedView):
         # No query string, nothing to validate (the common read, the MCP tool's included).
         include = (validated(IncludeQuerySerializer, request.query_params.dict()).get("include", frozenset())
                    if request.query_params else frozenset())
+        if include <= {"financials"}:
+            # The common reads (MCP get_deal's): one row, written by deal_output, which a test holds to
+            # DealSerializer's bytes; the financials, when included, by their serializer as DealSerializer
+            # writes them. With properties, DealSerializer writes the whole answer.
+            row = selectors.deal_row(account=self.account(request), deal_id=deal_id)
+            data = deal_output(row)
+            if include:
+                data["financials"] = DealFinancialsSerializer(selectors.deal_row_financials(row=row)).data
+            return Response(data)
         deal = self.deal(request, deal_id, include=include, refs_only=True)
         return Response(DealSerializer(deal, include=include).data)
 
@@ -121,8 +131,9 @@ class DealPropertyListCreateApi(DealScopedView):
     def get(self, request: Request, deal_id: int) -> Response:
         """The deal's properties, oldest first, one page at a time (a deal may have hundreds)."""
         validated(PageQuerySerializer, request.query_params.dict())
-        # The deal only scopes the list (MCP get_deal's second read): its related rows are not written.
-        properties = selectors.deal_property_list(deal=self.deal(request, deal_id, refs_only=True))
+        # The deal only scopes the list (MCP get_deal's second read): nothing of it is written.
+        deal = selectors.deal_scope(account=self.account(request), deal_id=deal_id)
+        properties = selectors.deal_property_list(deal=deal)
         paginator = StandardPagination()
         page = paginator.paginate_queryset(properties, request, view=self)
         return paginator.get_paginated_response(DealPropertySerializer(page, many=True).data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
+from typing import Any
 
 from django.db.models import IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
@@ -13,7 +14,6 @@ from deals.models import DEAL_SORT_VALUES, Deal, DealFinancials, DealProperty
 from deals.pipeline.models import deal_status_q
 from deals.searches.ranking.criteria import READINESS_FIELDS
 from lev.accounts.models import Account
-from lev.compiled import CompiledRead
 from lev.errors import DealNotFound, NotFound
 from lev.limits import MAX_ID
 from lev.pagination import Keyset, list_scope
@@ -115,7 +115,6 @@ DEAL_REF_FIELDS = {
     "sponsor": ("id", "name", "kind"),
     "borrower": ("id", "name", "kind"),
 }
-REFS_ONLY = "refs_only"  # the word of a read's shape asking for the related rows' DEAL_REF_FIELDS only
 
 
 @cache
@@ -127,26 +126,6 @@ def _unread_ref_columns() -> tuple[str, ...]:
         for field in Deal._meta.get_field(relation).related_model._meta.concrete_fields
         if field.name not in kept
     )
-
-
-def _deal_read(shape: frozenset[str], *, account_id: int, deal_id: int) -> QuerySet[Deal]:
-    """The account's deal by id, with what `shape` names (`financials`, `properties`, REFS_ONLY): the
-    ORM's query (the long way)."""
-    # The stage, owner, sponsor and borrower are named in every answer: joined, not read one by one.
-    qs = Deal.objects.filter(account=account_id).select_related("stage", "owner", "sponsor", "borrower")
-    if REFS_ONLY in shape:
-        qs = qs.defer(*_unread_ref_columns())
-    if "financials" in shape:
-        qs = qs.select_related("financials")
-    if "properties" in shape:
-        qs = qs.prefetch_related("properties")
-    return qs.filter(pk=deal_id).order_by()[:1]
-
-
-# Its SQL compiled once per shape and database alias (lev.compiled, LEV_COMPILED_READS).
-_DEAL_READ = CompiledRead("deals.deal_get", Deal, _deal_read, params=("account_id", "deal_id"))
-_INCLUDABLE = frozenset({"financials", "properties"})
-_REFS_ONLY = frozenset({REFS_ONLY})
 
 
 def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozenset(),
@@ -161,8 +140,86 @@ def deal_get(*, account: Account, deal_id: int, include: frozenset[str] = frozen
     # Past the largest bigint id no deal exists (what the ORM's lookup answers, too).
     if not 0 < deal_id <= MAX_ID:
         raise DealNotFound(deal_id)
-    shape = _INCLUDABLE & include
-    found = _DEAL_READ(shape | _REFS_ONLY if refs_only else shape, account_id=account.pk, deal_id=deal_id)
+    # The stage, owner, sponsor and borrower are named in every answer: joined, not read one by one.
+    qs = Deal.objects.filter(account=account.pk).select_related("stage", "owner", "sponsor", "borrower")
+    if refs_only:
+        qs = qs.defer(*_unread_ref_columns())
+    if "financials" in include:
+        qs = qs.select_related("financials")
+    if "properties" in include:
+        qs = qs.prefetch_related("properties")
+    found = list(qs.filter(pk=deal_id).order_by()[:1])
+    if not found:
+        raise DealNotFound(deal_id)
+    return found[0]
+
+
+# The deal detail's answer, column by column (DealSerializer's fields; the related rows' DEAL_REF_FIELDS as
+# `<relation>__<field>`): what `deal_row` reads and deals.serializers.deal_output writes.
+DEAL_OWN_FIELDS = ("id", "title", "loan_amount", "loan_type", "transaction_type", "business_plan", "description",
+                   "estimated_close_date", "archived", "archived_at", "created_at", "updated_at")
+DEAL_ROW_FIELDS = (
+    *DEAL_OWN_FIELDS,
+    *(f"{relation}__{field}" for relation, fields in DEAL_REF_FIELDS.items() for field in fields),
+)
+
+
+@cache
+def deal_row_sql() -> str:
+    """The deal detail's one query, written for it: the deal's DEAL_OWN_FIELDS and its stage's, owner's,
+    sponsor's and borrower's DEAL_REF_FIELDS (as `<relation>__<field>`; a missing one's all NULL), joined,
+    for the account's deal by id. Standard SQL (SQLite and PostgreSQL), its names taken from the models.
+
+    Hand-written rather than a `values()` queryset because the ORM builds and compiles a 4-join
+    `values()` query on every call, three times the cost of running it through `Manager.raw`
+    (docs/benchmarks.md, issue 40); `raw` still converts the deal's own columns as the ORM does."""
+    def column(model: Any, name: str) -> str:
+        return f'"{model._meta.get_field(name).column}"'
+
+    select = [f"d.{column(Deal, name)}" for name in DEAL_OWN_FIELDS]
+    joins = []
+    for n, (relation, fields) in enumerate(DEAL_REF_FIELDS.items()):
+        key = Deal._meta.get_field(relation)
+        model, alias = key.related_model, f"r{n}"
+        joins.append(f'{"LEFT JOIN" if key.null else "JOIN"} "{model._meta.db_table}" {alias} '
+                     f'ON {alias}.{column(model, model._meta.pk.name)} = d."{key.column}"')
+        select += [f'{alias}.{column(model, name)} AS "{relation}__{name}"' for name in fields]
+    account = Deal._meta.get_field("account").column
+    return (f'SELECT {", ".join(select)} FROM "{Deal._meta.db_table}" d {" ".join(joins)} '
+            f'WHERE d."{account}" = %s AND d."{Deal._meta.pk.column}" = %s')
+
+
+def deal_row(*, account: Account, deal_id: int) -> dict[str, Any]:
+    """The account's deal as one row of DEAL_ROW_FIELDS (`stage__name`, `owner__username`, ...; a missing
+    owner, sponsor or borrower reads as None in each of its columns), or DealNotFound, the same answer as
+    `deal_get`. One query (deal_row_sql): the deal detail's read, which deals.serializers.deal_output writes."""
+    if not 0 < deal_id <= MAX_ID:
+        raise DealNotFound(deal_id)
+    found = list(Deal.objects.raw(deal_row_sql(), [account.pk, deal_id]))
+    if not found:
+        raise DealNotFound(deal_id)
+    return {name: getattr(found[0], name) for name in DEAL_ROW_FIELDS}
+
+
+def deal_row_financials(*, row: dict[str, Any]) -> DealFinancials:
+    """The financials of the deal `row` (deal_row), or an unsaved empty one (every figure null): what
+    DealSerializer's `include=financials` writes. The deal comes along with only what the ratios read of
+    it (its loan amount and type); anything else of it read afterwards costs a query, never a wrong value."""
+    own = [field.name for field in DealFinancials._meta.concrete_fields]
+    found = list(DealFinancials.objects.select_related("deal").only(*own, "deal__loan_amount", "deal__loan_type")
+                 .filter(deal_id=row["id"]).order_by()[:1])
+    if found:
+        return found[0]
+    return DealFinancials(deal=Deal.objects.only("loan_amount", "loan_type").get(pk=row["id"]))
+
+
+def deal_scope(*, account: Account, deal_id: int) -> Deal:
+    """The account's deal with its id alone, or DealNotFound (as `deal_get` answers): the scope of a read
+    of what hangs off the deal (its properties' page, MCP get_deal's second read), which writes nothing
+    of the deal itself. Any other field of it read afterwards costs a query."""
+    if not 0 < deal_id <= MAX_ID:
+        raise DealNotFound(deal_id)
+    found = list(Deal.objects.filter(account=account.pk, pk=deal_id).only("id").order_by()[:1])
     if not found:
         raise DealNotFound(deal_id)
     return found[0]

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import datetime as dt
+from typing import Any
+
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -13,7 +17,7 @@ from lev import limits
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, DEAL_STATUSES, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
 from lev.serializers import (
     EnumField,
-    FieldsBuiltOnce,
+    OutputModelSerializer,
     RoundedDecimalField,
     StrictSerializer,
     bool_field,
@@ -148,7 +152,7 @@ class IncludeQuerySerializer(StrictSerializer):
 
 
 # --- output -------------------------------------------------------------------------------------
-class DealPropertySerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+class DealPropertySerializer(OutputModelSerializer):
     class Meta:
         model = DealProperty
         fields = ("id", "name", "address", "city", "state", "zip", "asset_type", "units",
@@ -161,7 +165,7 @@ def _ratio(help_text: str) -> serializers.DecimalField:
         allow_null=True, coerce_to_string=False, help_text=help_text)
 
 
-class DealFinancialsSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+class DealFinancialsSerializer(OutputModelSerializer):
     # Wide enough for any ratio the stored inputs allow (lev.limits): a $1 loan on a $12M value,
     # or a $12M loan on a $1 value, must read back, not fail every read of the deal.
     ltv = serializers.DecimalField(
@@ -191,7 +195,7 @@ class DealFinancialsSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
                   "dscr", "dscr_basis", "dscr_interest_only", "dscr_amortizing", "updated_at")
 
 
-class DealSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+class DealSerializer(OutputModelSerializer):
     sponsor = CompanyRefSerializer(read_only=True, allow_null=True, help_text="The sponsor (a company), or null.")
     borrower = CompanyRefSerializer(read_only=True, allow_null=True,
                                     help_text="The borrowing entity (a company), or null.")
@@ -218,6 +222,52 @@ class DealSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
             financials = getattr(instance, "financials", None) or DealFinancials(deal=instance)
             data["financials"] = DealFinancialsSerializer(financials).data
         return data
+
+
+def deal_output(row: dict[str, Any]) -> dict[str, Any]:
+    """What `DealSerializer(deal).data` answers for the deal `row` (deals.selectors.deal_row), written
+    directly: the deal detail is the hottest answer of both doors, and DRF's field-by-field walk of the
+    serializer costs more than the rest of its work together (docs/benchmarks.md, issue 40).
+    tests/deals/test_deal_output.py holds the two to the same JSON bytes over deals with every field null
+    and set, money at every scale, date-times in and out of an active time zone, and every related row
+    missing or present: a field added to DealSerializer must be added here too, or that test fails."""
+    zone = timezone.get_current_timezone()  # DRF's DateTimeField writes a date-time in the active zone
+    close_date = row["estimated_close_date"]
+    return {
+        "id": row["id"],
+        "title": row["title"],
+        # The column's Decimal, at cents as read (both databases' converters): DRF's DecimalField writes it so.
+        "loan_amount": row["loan_amount"],
+        "loan_type": row["loan_type"],
+        "transaction_type": row["transaction_type"],
+        "business_plan": row["business_plan"],
+        "description": row["description"],
+        "estimated_close_date": None if close_date is None else close_date.isoformat(),
+        "stage": {"id": row["stage__id"], "key": row["stage__key"], "name": row["stage__name"],
+                  "kind": row["stage__kind"]},
+        "owner": None if row["owner__id"] is None else {"id": row["owner__id"], "username": row["owner__username"]},
+        "sponsor": _company_ref(row, "sponsor"),
+        "borrower": _company_ref(row, "borrower"),
+        "archived": row["archived"],
+        "archived_at": _datetime(row["archived_at"], zone),
+        "created_at": _datetime(row["created_at"], zone),
+        "updated_at": _datetime(row["updated_at"], zone),
+    }
+
+
+def _datetime(value: dt.datetime | None, zone: dt.tzinfo) -> str | None:
+    """ISO 8601 in `zone`, UTC written as `Z`: DRF's DateTimeField output (DATETIME_FORMAT iso-8601)."""
+    if value is None:
+        return None
+    text = value.astimezone(zone).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def _company_ref(row: dict[str, Any], relation: str) -> dict[str, Any] | None:
+    """CompanyRefSerializer's answer for the deal's sponsor or borrower (null without one)."""
+    if row[f"{relation}__id"] is None:
+        return None
+    return {"id": row[f"{relation}__id"], "name": row[f"{relation}__name"], "kind": row[f"{relation}__kind"]}
 
 
 class DealListItemSerializer(serializers.ModelSerializer):

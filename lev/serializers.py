@@ -6,19 +6,15 @@ than 0`, so messages here are phrased to follow a field name.
 
 from __future__ import annotations
 
-import copy
 import re
-import threading
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
-from django.conf import settings
 from django.core.validators import ProhibitNullCharactersValidator, RegexValidator
 from rest_framework import serializers
-from rest_framework.fields import ProhibitSurrogateCharactersValidator, empty
+from rest_framework.fields import ProhibitSurrogateCharactersValidator
 
 from lev.enums import choices
-from lev.field_writers import WriteOut, Writer, defined_by, fields_writer, write_with_fields
 from lev.limits import (
     CONTROL_CHARACTERS,
     LIST_CURSOR_MAX,
@@ -59,182 +55,16 @@ def _messages(**extra: str) -> dict[str, str]:
     return {**COMMON_MESSAGES, **extra}
 
 
-class FieldsBuiltOnce:
+class OutputModelSerializer(serializers.ModelSerializer):
     """For a ModelSerializer whose fields depend on nothing but its class (no context, no instance): the
     fields are worked out from the model once per class and deep-copied for each use, as DRF does with
     declared fields, instead of introspecting the model again on every instance (0.48 vs 0.29 ms for a
     deal, measured: docs/benchmarks.md, "Hot path and gunicorn")."""
-    # (This docstring is the OpenAPI description of every output serializer without its own: keep it as is.)
-
-    def __init__(self, instance=None, data=empty, **kwargs):
-        # With LEV_BOUND_FIELD_OUTPUT on, an instance made to write an object out (an instance and at most a
-        # context: how the views and tools make one per request) takes the state DRF's __init__ gives such an
-        # instance, copied from the first one the class made, instead of running DRF's Field.__init__ again:
-        # that walks the class's MRO for error messages and bumps Field._creation_counter, a class attribute
-        # whose every write invalidates Python's attribute cache for every field class (16 us of an MCP
-        # get_deal, issue 24). The counter only orders fields declared in a class body; an instance made
-        # here is never one. tests/lev/test_serializer_init.py holds the state to DRF's, class by class.
-        for_output = data is empty and kwargs.keys() <= {"context"}
-        state = _INIT_STATES.get(type(self)) if for_output else None
-        if state is not None and settings.LEV_BOUND_FIELD_OUTPUT:
-            self.__dict__.update(state)
-            self.style = {}
-            self.error_messages = dict(state["error_messages"])
-            self.instance = instance
-            self._context = kwargs.get("context", {})
-            return
-        before = set(self.__dict__)  # what a subclass's own __init__ set first is its own, never copied
-        super().__init__(instance, data, **kwargs)  # type: ignore[call-arg]
-        if for_output and type(self) not in _INIT_STATES and not self.style:
-            _INIT_STATES[type(self)] = {name: value for name, value in self.__dict__.items()
-                                        if name not in before and name not in _PER_INSTANCE}
-
-    def get_fields(self):
-        cls = type(self)
-        template = cls.__dict__.get("_fields_template")
-        if template is None:
-            template = super().get_fields()  # type: ignore[misc]
-            cls._fields_template = template  # type: ignore[attr-defined]
-        return copy.deepcopy(template)
-
-    def to_representation(self, instance):
-        """With LEV_BOUND_FIELD_OUTPUT on: written out from the fields of a prototype of the class, bound once
-        per process, so an instance copies and binds no field at all, nor do the serializers nested in it
-        (docs/benchmarks.md, issue 24). Only when every readable field writes out what the object holds and
-        nothing else (the rule: `output_plan`, decided once per class), and not for a serializer made with
-        partial=True (DRF then leaves out a missing attribute's default); any other takes DRF's way. With
-        LEV_FIELD_WRITERS on too, by the writers lev.field_writers compiles once from that prototype (a fast
-        read and write per field, nested serializers included); off, by DRF's own loop over its fields. A
-        subclass's own `to_representation` still runs on the instance (DealSerializer's `include`); only its
-        `super().to_representation` is this."""
-        if settings.LEV_BOUND_FIELD_OUTPUT and not self.root.partial:  # type: ignore[attr-defined]
-            cls = type(self)
-            fields = _OUTPUT_PLANS.get(cls)
-            if fields is None:
-                fields = output_plan(cls)
-            if fields:
-                if settings.LEV_FIELD_WRITERS:
-                    return _OUTPUT_WRITERS[cls](instance, WriteOut())
-                return write_with_fields(fields, instance)
-        return super().to_representation(instance)  # type: ignore[misc]
-
-
-def reads_only_the_object(to_representation):
-    """Marks a serializer's own `to_representation` as writing out what the object holds and nothing else
-    (no self.context, request, parent or instance attributes set per use), so a FieldsBuiltOnce parent
-    may nest it in its bound prototype (see `output_plan`)."""
-    to_representation.reads_only_the_object = True
-    return to_representation
-
-
-# DRF's field classes whose get_attribute and to_representation read the object and the field's own
-# settings, nothing else: no parent, root, context or request. A subclass qualifies only when both
-# methods are still one of these classes' (EnumField, MoneyField, TextField: they override input only).
-_PLAIN_FIELD_CLASSES = frozenset({
-    serializers.Field, serializers.BooleanField, serializers.CharField, serializers.EmailField,
-    serializers.RegexField, serializers.SlugField, serializers.URLField, serializers.UUIDField,
-    serializers.IPAddressField, serializers.IntegerField, serializers.BigIntegerField, serializers.FloatField,
-    serializers.DecimalField, serializers.DateTimeField, serializers.DateField, serializers.TimeField,
-    serializers.DurationField, serializers.ChoiceField, serializers.MultipleChoiceField, serializers.JSONField,
-    serializers.ReadOnlyField, serializers.ListField, serializers.DictField,
-})
-_DRF_FIELD_PLUMBING = {
-    name: getattr(serializers.Serializer, name) for name in ("fields", "_readable_fields", "get_attribute")
-}
-# FieldsBuiltOnce classes -> the state DRF's __init__ gives an instance made with nothing but an object (what
-# __init__ copies), less what each instance has of its own.
-_INIT_STATES: dict[type, dict[str, Any]] = {}
-_PER_INSTANCE = frozenset({"instance", "_context"})
-_OUTPUT_PLANS: dict[type, tuple] = {}  # class -> its prototype's readable fields, or () for DRF's way
-_OUTPUT_WRITERS: dict[type, Writer] = {}  # class with a plan -> lev.field_writers' writer of those fields
-_PLANS_LOCK = threading.RLock()  # held while a plan is decided, so only a finished plan is ever published
-_DECIDING: set[type] = set()
-
-
-def _plain_plumbing(cls: type) -> bool:
-    return all(getattr(cls, name) is value for name, value in _DRF_FIELD_PLUMBING.items())
-
-
-def _field_qualifies(field: serializers.Field) -> bool:
-    """Whether `field`, bound in a prototype, writes any object out exactly as a freshly bound copy would."""
-    if field.write_only:
-        return True  # never read
-    if field.default is not empty and callable(field.default):  # may read the context (CurrentUserDefault)
-        return False
-    cls = type(field)
-    if isinstance(field, serializers.ListSerializer):
-        return (cls.to_representation is serializers.ListSerializer.to_representation
-                and cls.get_attribute is serializers.Field.get_attribute and _serializer_qualifies(field.child))
-    if isinstance(field, serializers.BaseSerializer):
-        return _serializer_qualifies(field)
-    if not (defined_by(cls, "get_attribute") in _PLAIN_FIELD_CLASSES
-            and defined_by(cls, "to_representation") in _PLAIN_FIELD_CLASSES):
-        return False  # SerializerMethodField, RelatedField and Hyperlinked*, HiddenField, FileField, custom
-    child = getattr(field, "child", None)  # ListField, DictField
-    return child is None or _field_qualifies(child)
-
-
-def _serializer_qualifies(serializer: serializers.BaseSerializer) -> bool:
-    """A nested serializer qualifies when its output is its readable fields' (each qualifying) or comes
-    from a `to_representation` marked `reads_only_the_object`; its fields are bound here, in the prototype,
-    before the prototype is shared."""
-    cls = type(serializer)
-    if not isinstance(serializer, serializers.Serializer) or not _plain_plumbing(cls):
-        return False
-    if getattr(cls.to_representation, "reads_only_the_object", False):
-        return True
-    if issubclass(cls, FieldsBuiltOnce) and cls.to_representation is FieldsBuiltOnce.to_representation:
-        # Written out by its own class's prototype; the switch off, by this copy's fields as DRF does.
-        if not output_plan(cls):
-            return False
-    elif cls.to_representation is not serializers.Serializer.to_representation:
-        return False  # its own to_representation may read self.context, the request, self.include, ...
-    if defined_by(cls, "get_fields") not in (serializers.Serializer, serializers.ModelSerializer, FieldsBuiltOnce):
-        return False  # fields that may depend on the context
-    return all(_field_qualifies(f) for f in serializer.fields.values())
-
-
-def output_plan(cls: type) -> tuple:
-    """The readable fields, bound once in a prototype `cls()`, that FieldsBuiltOnce.to_representation
-    writes every object of `cls` out with; () when DRF's way must be taken. Decided once per class, under a
-    lock, and published only once every field (nested serializers' too) is bound: the prototype then holds
-    no per-call state, so the request thread and the probe thread share it safely. With the plan, the
-    writer of those fields (lev.field_writers.fields_writer, LEV_FIELD_WRITERS) is compiled and published
-    first; it too holds no per-call state.
-
-    The rule, conservative: the class keeps DRF's `fields`, `_readable_fields` and FieldsBuiltOnce's
-    `get_fields`; and each readable field is (a) one of DRF's plain value fields (_PLAIN_FIELD_CLASSES, a
-    subclass included only if it overrides neither get_attribute nor to_representation), a ListField or
-    DictField of such, with no callable default; or (b) a nested serializer (or many=True list of one)
-    whose fields all qualify and whose to_representation is DRF's, FieldsBuiltOnce's, or marked
-    `reads_only_the_object`. Anything that could read the parent, the context or the request
-    (SerializerMethodField, RelatedField, Hyperlinked*, HiddenField, FileField, a custom field or
-    to_representation) makes the whole class take DRF's way."""
-    plan = _OUTPUT_PLANS.get(cls)
-    if plan is not None:
-        return plan
-    with _PLANS_LOCK:
-        plan = _OUTPUT_PLANS.get(cls)
-        if plan is not None:
-            return plan
-        if cls in _DECIDING:  # a class nested in itself: DRF's way (nothing published until decided)
-            return ()
-        _DECIDING.add(cls)
-        plan = ()
-        try:
-            if defined_by(cls, "get_fields") is FieldsBuiltOnce and _plain_plumbing(cls):
-                prototype = cls()
-                readable = tuple(prototype._readable_fields)
-                if all(_field_qualifies(f) for f in readable):
-                    # Published before the plan, so a thread that sees the plan finds its writer.
-                    _OUTPUT_WRITERS[cls] = fields_writer(readable)
-                    plan = readable
-        except Exception:  # a class that cannot be built bare: DRF's way
-            plan = ()
-        finally:
-            _DECIDING.discard(cls)
-        _OUTPUT_PLANS[cls] = plan
-        return plan
+    # A plain ModelSerializer. The docstring above is not about this class: it is the OpenAPI description
+    # the output components without their own docstring (Deal, DealFinancials, DealProperty, Stage,
+    # PipelineStage, StageChange, Note, Company, Contact) have always carried (drf-spectacular reads the
+    # nearest class docstring), kept word for word so issue 40's schema stays byte-identical. Giving each
+    # component its own words is a deliberate change to the published schema, for its own commit.
 
 
 class StrictSerializer(serializers.Serializer):

@@ -238,13 +238,6 @@ LEV_DB_CONNECT_TIMEOUT_SECONDS = env_int("LEV_DB_CONNECT_TIMEOUT_SECONDS", 3)
 # The PostgreSQL connection health check (lev.postgresql) runs `SELECT 1` on a reused connection last
 # vouched for this many seconds ago or more (and whenever its socket has something to say).
 LEV_DB_HEALTH_CHECK_IDLE_SECONDS = env_float("LEV_DB_HEALTH_CHECK_IDLE_SECONDS", 1.0)
-# Compiled reads (lev.compiled): the hottest reads (deals.selectors.deal_get, the deal joined to its stage,
-# owner, sponsor and borrower) have their SQL compiled by the ORM once per process and database alias and
-# their instances built as the ORM builds them, instead of the ORM compiling the query on every call (a fifth
-# of an MCP get_deal, issue 24); on PostgreSQL the SQL runs on one psycopg cursor kept per connection, with
-# psycopg's C timestamptz loader where it gives Django's values. Off: the ORM's queryset on every call, on
-# Django's cursor (the long way, the A/B).
-LEV_COMPILED_READS = env_bool("LEV_COMPILED_READS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default (`make run`: runserver, a thread per request; in-process jobs) has many
     # writers to one file. SQLite allows one writer at a time, so each must wait its turn, never fail:
@@ -534,17 +527,6 @@ LEV_MCP_LEAN_MIDDLEWARE = env_bool("LEV_MCP_LEAN_MIDDLEWARE", True)
 # per-process table (lev.handlers.resolve): URL patterns never change in a running process. Off: Django
 # walks the patterns for every request (issue 24).
 LEV_RESOLVE_CACHE = env_bool("LEV_RESOLVE_CACHE", True)
-# Output serializers built on lev.serializers.FieldsBuiltOnce (the deal, its stage and owner, properties,
-# financials, notes, ...) write an object out with fields bound once per class on a shared prototype, not
-# deep-copied and bound again for each object, when every field reads nothing but the object (the rule:
-# lev.serializers.output_plan), and the instance made per request takes its class's first instance's state
-# instead of running DRF's Field.__init__ again. Off: DRF's own way for every serializer (the A/B of issue 24).
-LEV_BOUND_FIELD_OUTPUT = env_bool("LEV_BOUND_FIELD_OUTPUT", True)
-# ... and, with that on, through writers compiled once per class from those bound fields
-# (lev.field_writers: one plain attribute read and a fast path for each value type DRF writes, the active
-# time zone asked once per object), the same bytes as DRF's at a fraction of its cost. Off: DRF's own loop
-# over the bound fields (the A/B of issue 24).
-LEV_FIELD_WRITERS = env_bool("LEV_FIELD_WRITERS", True)
 # Under the ASGI server (production), a request's whole body must arrive within this many seconds of its
 # headers, else 408 (lev.asgi.BodyGuard): a client trickling a body cannot hold a connection for long.
 LEV_REQUEST_BODY_TIMEOUT_SECONDS = env_float("LEV_REQUEST_BODY_TIMEOUT_SECONDS", 30.0)

@@ -11,7 +11,7 @@ payload; every ratio is to the floor.
   lev-long the same, with issue 24's shortcuts switched off (SHORTCUTS below: /mcp through the pages'
            middleware, the tools' second request pass, a Redis round trip per rate-limited request, a
            SELECT 1 health check per request, queries planned again each time, Python's own garbage collection
-           timing, the deal read compiled and serializer fields copied per request, the CSP header built and
+           timing, the CSP header built and
            DRF's negotiation made and every path resolved per request, the views left to the collector):
            Lev before them, in the same run
   dmcp     a bare django-mcp-server tool (bench/peers/dmcp/), Lev's own virtualenv, gunicorn, no auth
@@ -76,8 +76,7 @@ ORDER = ["floor", "sdk", "fastmcp", "lev", "lev-long", "dmcp"]
 # off, the long ways: what Lev was before them, measured in the same run (so "before" and "after" share
 # the machine's load).
 SHORTCUTS = ("LEV_MCP_LEAN_MIDDLEWARE", "LEV_MCP_DIRECT_DISPATCH", "LEV_RATE_LIMIT_LEASE", "LEV_DB_SOCKET_HEALTH_CHECK",
-             "LEV_DB_SERVER_SIDE_BINDING", "LEV_COMPILED_READS", "LEV_BOUND_FIELD_OUTPUT",
-             "LEV_FIELD_WRITERS", "LEV_RESOLVE_CACHE")
+             "LEV_DB_SERVER_SIDE_BINDING", "LEV_RESOLVE_CACHE")
 LABELS = {
     "floor": "floor: a plain Django view, one SELECT",
     "sdk": "official MCP SDK {sdk} `MCPServer` on uvicorn (no auth)",

@@ -10,12 +10,11 @@ from lev import limits
 from lev.enums import COMPANY_KINDS
 from lev.serializers import (
     EnumField,
-    FieldsBuiltOnce,
+    OutputModelSerializer,
     PageQuerySerializer,
     StrictSerializer,
     TextRegexField,
     _messages,
-    reads_only_the_object,
     text_field,
 )
 
@@ -68,7 +67,7 @@ class ContactListQuerySerializer(PageQuerySerializer):
 
 
 # --- output -------------------------------------------------------------------------------------------
-class CompanySerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+class CompanySerializer(OutputModelSerializer):
     contact_count = serializers.IntegerField(read_only=True, default=0)
 
     class Meta:
@@ -76,7 +75,7 @@ class CompanySerializer(FieldsBuiltOnce, serializers.ModelSerializer):
         fields = ("id", "kind", "name", "website", "location", "notes", "contact_count", "created_at", "updated_at")
 
 
-class ContactSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+class ContactSerializer(OutputModelSerializer):
     company_name = serializers.SerializerMethodField()
     lender_name = serializers.SerializerMethodField()
 
@@ -99,6 +98,5 @@ class CompanyRefSerializer(serializers.Serializer):
     name = serializers.CharField()
     kind = serializers.CharField()
 
-    @reads_only_the_object  # so a DealSerializer writes it out from its bound prototype (lev.serializers)
     def to_representation(self, instance: Any) -> dict[str, Any]:
         return {"id": instance.pk, "name": instance.name, "kind": instance.kind}

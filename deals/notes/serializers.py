@@ -10,7 +10,7 @@ from lev import limits
 from lev.enums import NOTE_KINDS, TIMELINE_KINDS
 from lev.serializers import (
     EnumField,
-    FieldsBuiltOnce,
+    OutputModelSerializer,
     PageQuerySerializer,
     StrictSerializer,
     cursor_field,
@@ -73,7 +73,7 @@ TimelineQuerySerializer = PageQuerySerializer
 
 
 # --- output -------------------------------------------------------------------------------------------
-class NoteSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+class NoteSerializer(OutputModelSerializer):
     author = serializers.SerializerMethodField()
 
     class Meta:

@@ -1,10 +1,7 @@
 """The deal read answers exactly what the ORM and DRF answer.
 
-`deals.selectors.deal_get` finds the account's deal and no other; `lev.serializers.FieldsBuiltOnce`
-builds a serializer's fields once per class and writes an object out as DRF's ModelSerializer does (with
-LEV_BOUND_FIELD_OUTPUT on, the default, from fields bound once per class: tests/deals/test_bound_field_output.py
-compares it with the switch off over the demo data). (The compiled deal-read SQL these tests also covered
-was removed in issue 20: docs/benchmarks.md, "Read shortcuts A/B (issue 20)".)
+`deals.selectors.deal_get` finds the account's deal and no other, and DealSerializer writes what it
+includes. (The deal detail's own row and output function: tests/deals/test_deal_output.py.)
 """
 
 from __future__ import annotations
@@ -14,7 +11,6 @@ from decimal import Decimal
 
 import pytest
 from django.utils import timezone
-from rest_framework import serializers
 
 from deals import selectors
 from deals.models import Deal, DealFinancials, DealProperty
@@ -23,13 +19,6 @@ from lev.errors import DealNotFound
 from tests.factories import AccountFactory, DealFactory, DealFinancialsFactory, DealPropertyFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def plain(serializer_class: type[serializers.ModelSerializer]) -> type[serializers.ModelSerializer]:
-    """The same fields through DRF's ModelSerializer alone (no fields built once, no shortcut)."""
-    meta = type("Meta", (), {"model": serializer_class.Meta.model, "fields": serializer_class.Meta.fields})
-    declared = {name: type(field)(**field._kwargs) for name, field in serializer_class._declared_fields.items()}
-    return type(f"Plain{serializer_class.__name__}", (serializers.ModelSerializer,), {"Meta": meta, **declared})
 
 
 def full_deal(account) -> Deal:
@@ -60,27 +49,19 @@ def test_the_read_finds_what_the_orm_finds_field_for_field():
 
 @pytest.mark.parametrize("include", [frozenset(), frozenset({"properties"}), frozenset({"financials"}),
                                      frozenset({"properties", "financials"})])
-def test_a_deal_is_written_out_as_drf_writes_it(include):
+def test_a_deal_is_written_out_with_what_it_includes(include):
+    """DealSerializer's `include`: the deal's fields, then its properties (oldest first) and its financials
+    (every figure null without any), as their own serializers write them."""
     account = AccountFactory()
     for deal in (full_deal(account), DealFactory(account=account, loan_amount=None, estimated_close_date=None)):
         read = selectors.deal_get(account=account, deal_id=deal.pk, include=include)
         ours = DealSerializer(read, include=include).data
-        expected = plain(DealSerializer)(read).data
+        expected = DealSerializer(Deal.objects.get(pk=deal.pk)).data
         if "properties" in include:
-            expected["properties"] = plain(DealPropertySerializer)(read.properties.all(), many=True).data
+            expected["properties"] = DealPropertySerializer(
+                DealProperty.objects.filter(deal=deal).order_by("id"), many=True).data
         if "financials" in include:
-            financials = getattr(read, "financials", None) or DealFinancials(deal=read)
-            expected["financials"] = plain(DealFinancialsSerializer)(financials).data
+            financials = DealFinancials.objects.filter(deal=deal).first() or DealFinancials(deal=read)
+            expected["financials"] = DealFinancialsSerializer(financials).data
         assert ours == expected
         assert list(ours) == list(expected)  # the same keys in the same order
-
-
-def test_properties_and_financials_alone_and_in_lists_match_drf():
-    account = AccountFactory()
-    deal = full_deal(account)
-    props = DealProperty.objects.filter(deal=deal).order_by("id")
-    assert DealPropertySerializer(props, many=True).data == plain(DealPropertySerializer)(props, many=True).data
-    financials = DealFinancials.objects.get(deal=deal)
-    assert DealFinancialsSerializer(financials).data == plain(DealFinancialsSerializer)(financials).data
-    empty = DealFinancials(deal=deal)  # a deal without figures yet: every one null
-    assert DealFinancialsSerializer(empty).data == plain(DealFinancialsSerializer)(empty).data
