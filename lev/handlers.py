@@ -14,15 +14,12 @@ from functools import lru_cache
 
 from django.conf import settings
 from django.core.handlers.base import BaseHandler
-from django.core.handlers.exception import convert_exception_to_response
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
-from django.http.request import HttpHeaders
 from django.urls import URLResolver, get_resolver, set_urlconf
 from django.urls.resolvers import ResolverMatch
-from django.utils.functional import cached_property
-from django.utils.module_loading import import_string
 
 from lev import endpoints
+from lev.adapters.django import MiddlewareChain
 
 # The middleware an in-process API call goes through: the request id (echoed, on every log line) and
 # the JSON error body (lev.middleware), which are what a tool reads of a response besides the view's own
@@ -89,31 +86,12 @@ def resolve(path: str, resolver: URLResolver | None = None) -> ResolverMatch:
     return resolver.resolve(path)
 
 
-class ChosenMiddleware:
-    """A Django handler whose middleware chain is `middleware` (in settings.MIDDLEWARE's order)."""
-
-    middleware: tuple[str, ...] = ()
-
-    def load_middleware(self, is_async: bool = False) -> None:
-        # Django's BaseHandler.load_middleware (synchronous), for a chosen list (Django's reads
-        # settings.MIDDLEWARE).
-        self._view_middleware = []
-        self._template_response_middleware = []
-        self._exception_middleware = []
-        handler = convert_exception_to_response(self._get_response)
-        for path in reversed([name for name in settings.MIDDLEWARE if name in self.middleware]):
-            middleware = import_string(path)(handler)
-            if hasattr(middleware, "process_view"):
-                self._view_middleware.insert(0, middleware.process_view)
-            if hasattr(middleware, "process_template_response"):
-                self._template_response_middleware.append(middleware.process_template_response)
-            if hasattr(middleware, "process_exception"):
-                self._exception_middleware.append(middleware.process_exception)
-            handler = convert_exception_to_response(middleware)
-        self._middleware_chain = handler
+class ChosenMiddleware(MiddlewareChain):
+    """A Django handler whose middleware chain is `middleware` (lev.adapters.django), resolving paths through
+    `resolve` (the table above)."""
 
     def resolve_request(self, request):
-        # Django's BaseHandler.resolve_request, resolving through `resolve` (the cache above).
+        # As Django's BaseHandler.resolve_request (public), resolving through `resolve`.
         if hasattr(request, "urlconf"):
             set_urlconf(request.urlconf)
             resolver = get_resolver(request.urlconf)
@@ -132,42 +110,11 @@ class ApiHandler(ChosenMiddleware, BaseHandler):
     middleware = API_MIDDLEWARE
 
 
-class EnvironHeaders(HttpHeaders):
-    """Django's HttpHeaders of a WSGI environ, a header asked for by name read from the environ's own entry
-    for it (`HttpHeaders.to_wsgi_name`: `X-Request-Id` is HTTP_X_REQUEST_ID), with the environ's names as
-    PEP 3333 and CGI give them (upper case, underscores: every WSGI server and Django's test client). The
-    mapping as a whole (iterating, its length, comparing, copying) is Django's, parsed from the environ when
-    first needed; so is a name that is not ASCII, and Content-Type or Content-Length when the environ holds
-    both spellings of it. Django parses every entry of the environ up front (8 us a request; /mcp asks for
-    five headers by name)."""
-
-    def __init__(self, environ: dict):
-        self._environ = environ
-
-    @cached_property
-    def _store(self) -> dict:
-        return HttpHeaders(self._environ)._store
-
-    def __getitem__(self, key: str):
-        if not key.isascii():
-            return super().__getitem__(key)
-        name = self.to_wsgi_name(key)  # (Django's lookup takes `_` for `-` too, as this does)
-        environ = self._environ
-        if name == self.HTTP_PREFIX or (name in self.UNPREFIXED_HEADERS and self.HTTP_PREFIX + name in environ):
-            return super().__getitem__(key)
-        return environ[name]
-
-
 class McpRequest(WSGIRequest):
     """A /mcp request: Django's, its host (`get_host()`: the Host header checked against ALLOWED_HOSTS)
-    worked out once and its headers read by name from the environ (`EnvironHeaders`). CommonMiddleware, the
-    request-id middleware and the tool call behind a tools/call each ask for the host (11 us of an MCP
-    get_deal in process, issue 24); nothing a request does changes its headers or the settings. A refused
-    host is never kept: each asking is refused again, as before."""
-
-    @cached_property
-    def headers(self) -> HttpHeaders:
-        return EnvironHeaders(self.META)
+    worked out once. CommonMiddleware, the request-id middleware and the tool call behind a tools/call each
+    ask for the host; nothing a request does changes its headers or the settings. A refused host is never
+    kept: each asking is refused again, as before."""
 
     def get_host(self) -> str:
         host = self.__dict__.get("_lev_host")
