@@ -17,7 +17,6 @@ from lev import limits
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, DEAL_STATUSES, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
 from lev.serializers import (
     EnumField,
-    OutputModelSerializer,
     RoundedDecimalField,
     StrictSerializer,
     bool_field,
@@ -152,7 +151,9 @@ class IncludeQuerySerializer(StrictSerializer):
 
 
 # --- output -------------------------------------------------------------------------------------
-class DealPropertySerializer(OutputModelSerializer):
+class DealPropertySerializer(serializers.ModelSerializer):
+    """A property of a deal: where it is, what it is and its size."""
+
     class Meta:
         model = DealProperty
         fields = ("id", "name", "address", "city", "state", "zip", "asset_type", "units",
@@ -165,7 +166,9 @@ def _ratio(help_text: str) -> serializers.DecimalField:
         allow_null=True, coerce_to_string=False, help_text=help_text)
 
 
-class DealFinancialsSerializer(OutputModelSerializer):
+class DealFinancialsSerializer(serializers.ModelSerializer):
+    """A deal's financials: the inputs stated and the ratios worked out from them."""
+
     # Wide enough for any ratio the stored inputs allow (lev.limits): a $1 loan on a $12M value,
     # or a $12M loan on a $1 value, must read back, not fail every read of the deal.
     ltv = serializers.DecimalField(
@@ -195,7 +198,9 @@ class DealFinancialsSerializer(OutputModelSerializer):
                   "dscr", "dscr_basis", "dscr_interest_only", "dscr_amortizing", "updated_at")
 
 
-class DealSerializer(OutputModelSerializer):
+class DealSerializer(serializers.ModelSerializer):
+    """A deal: the loan asked for, its stage and owner, sponsor and borrower, and when it was changed."""
+
     sponsor = CompanyRefSerializer(read_only=True, allow_null=True, help_text="The sponsor (a company), or null.")
     borrower = CompanyRefSerializer(read_only=True, allow_null=True,
                                     help_text="The borrowing entity (a company), or null.")

@@ -55,18 +55,6 @@ def _messages(**extra: str) -> dict[str, str]:
     return {**COMMON_MESSAGES, **extra}
 
 
-class OutputModelSerializer(serializers.ModelSerializer):
-    """For a ModelSerializer whose fields depend on nothing but its class (no context, no instance): the
-    fields are worked out from the model once per class and deep-copied for each use, as DRF does with
-    declared fields, instead of introspecting the model again on every instance (0.48 vs 0.29 ms for a
-    deal, measured: docs/benchmarks.md, "Hot path and gunicorn")."""
-    # A plain ModelSerializer. The docstring above is not about this class: it is the OpenAPI description
-    # the output components without their own docstring (Deal, DealFinancials, DealProperty, Stage,
-    # PipelineStage, StageChange, Note, Company, Contact) have always carried (drf-spectacular reads the
-    # nearest class docstring), kept word for word so issue 40's schema stays byte-identical. Giving each
-    # component its own words is a deliberate change to the published schema, for its own commit.
-
-
 class StrictSerializer(serializers.Serializer):
     """Rejects keys it does not know, so a typo never passes silently."""
 

@@ -10,7 +10,6 @@ from lev import limits
 from lev.enums import COMPANY_KINDS
 from lev.serializers import (
     EnumField,
-    OutputModelSerializer,
     PageQuerySerializer,
     StrictSerializer,
     TextRegexField,
@@ -67,7 +66,9 @@ class ContactListQuerySerializer(PageQuerySerializer):
 
 
 # --- output -------------------------------------------------------------------------------------------
-class CompanySerializer(OutputModelSerializer):
+class CompanySerializer(serializers.ModelSerializer):
+    """A company the team works with (a sponsor, a borrower, a broker, ...), with its number of contacts."""
+
     contact_count = serializers.IntegerField(read_only=True, default=0)
 
     class Meta:
@@ -75,7 +76,9 @@ class CompanySerializer(OutputModelSerializer):
         fields = ("id", "kind", "name", "website", "location", "notes", "contact_count", "created_at", "updated_at")
 
 
-class ContactSerializer(OutputModelSerializer):
+class ContactSerializer(serializers.ModelSerializer):
+    """A person at a company or at a lender, and how to reach them."""
+
     company_name = serializers.SerializerMethodField()
     lender_name = serializers.SerializerMethodField()
 

@@ -10,7 +10,6 @@ from lev import limits
 from lev.enums import NOTE_KINDS, TIMELINE_KINDS
 from lev.serializers import (
     EnumField,
-    OutputModelSerializer,
     PageQuerySerializer,
     StrictSerializer,
     cursor_field,
@@ -73,7 +72,9 @@ TimelineQuerySerializer = PageQuerySerializer
 
 
 # --- output -------------------------------------------------------------------------------------------
-class NoteSerializer(OutputModelSerializer):
+class NoteSerializer(serializers.ModelSerializer):
+    """A note on a deal, a placement, a company or a contact: who wrote it, when, and what it says."""
+
     author = serializers.SerializerMethodField()
 
     class Meta:

@@ -6,7 +6,7 @@ from rest_framework import serializers
 from deals.pipeline.models import Stage, StageChange
 from lev import limits
 from lev.enums import STAGE_KINDS
-from lev.serializers import EnumField, OutputModelSerializer, StrictSerializer, int_field, text_field
+from lev.serializers import EnumField, StrictSerializer, int_field, text_field
 
 # Loan totals add up many deals' amounts: room for a few digits more than one amount.
 TOTAL_DIGITS = limits.MONEY_MAX_DIGITS + 6
@@ -45,7 +45,7 @@ class DealMoveSerializer(StrictSerializer):
 
 
 # --- output -------------------------------------------------------------------------------------
-class StageRefSerializer(OutputModelSerializer):
+class StageRefSerializer(serializers.ModelSerializer):
     """A stage as a deal names it."""
 
     class Meta:
@@ -53,7 +53,9 @@ class StageRefSerializer(OutputModelSerializer):
         fields = ("id", "key", "name", "kind")
 
 
-class StageSerializer(OutputModelSerializer):
+class StageSerializer(serializers.ModelSerializer):
+    """A stage of the account's pipeline: its name, kind (open, closed or dead) and place in the order."""
+
     class Meta:
         model = Stage
         fields = ("id", "key", "name", "kind", "position")
@@ -87,7 +89,9 @@ class StageNameSerializer(serializers.Serializer):
     name = serializers.CharField(help_text="The stage's name at the time of the move.")
 
 
-class StageChangeSerializer(OutputModelSerializer):
+class StageChangeSerializer(serializers.ModelSerializer):
+    """A deal's move from one stage to another: when, by whom and why."""
+
     from_stage = serializers.SerializerMethodField()
     to_stage = serializers.SerializerMethodField()
     by = UserRefSerializer(allow_null=True, help_text="Who moved it; for an automatic move, who did what moved it.")

@@ -208,7 +208,7 @@ def _rest(wire: Wire) -> None:
                  f"/api/v1/deals/{s['deal']}/placements/", f"/api/v1/lenders/{s['lender']}/",
                  "/api/v1/deals/999999999/", "/api/v1/deals/?loan_type=nonsense"):
         wire.get(f"GET {path}", path)
-    wire.get("OpenAPI schema", "/api/schema/?format=json")
+    wire.get("OpenAPI schema", "/api/v1/schema/?format=json")
 
 
 def replay() -> list[dict]:
