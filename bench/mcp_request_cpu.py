@@ -42,7 +42,7 @@ def main() -> None:
 
     connection = connections["default"]  # the wrapper itself (django.db.connection is a proxy)
     if connection.settings_dict["ENGINE"] != "lev.postgresql":
-        sys.exit("PostgreSQL with LEV_DB_SOCKET_HEALTH_CHECK on (lev.postgresql) is what this compares")
+        sys.exit("PostgreSQL (lev.postgresql) is what this compares")
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                        "params": {"name": "get_deal", "arguments": {"deal_id": deal_id}}}).encode()
     handlers = {"full stack": lev.wsgi.django_application, "lean /mcp": McpWSGIHandler()}

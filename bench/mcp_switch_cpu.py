@@ -6,7 +6,7 @@ wall time is other processes' too).
 Every answer must be byte for byte the first one's, whatever the switches.
 
     DATABASE_URL=postgres://... REDIS_URL=redis://... LEV_RATE_LIMIT_READS=10000000/min \\
-        python bench/mcp_switch_cpu.py --switch LEV_RESOLVE_CACHE [--switch ...] [--calls 1500] [--rounds 3]
+        python bench/mcp_switch_cpu.py --switch LEV_MCP_LEAN_MIDDLEWARE [--switch ...] [--calls 1500] [--rounds 3]
 
 Each switch is A/Bed on its own (the others at their defaults), plus all listed switches off together.
 `--serializer`: each call is `DealSerializer(deal).data` of the same demo deal (read once, with its stage,

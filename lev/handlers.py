@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from django.conf import settings
 from django.core.handlers.base import BaseHandler
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 from django.urls import URLResolver, get_resolver, set_urlconf
@@ -71,19 +70,16 @@ def is_mcp_path(path: str) -> bool:
 # changed, by Django and DRF, so one path resolves to the same match every time; a path that resolves to
 # nothing raises Resolver404 each time (an exception is never kept). Keyed by the resolver itself, so a
 # request's own urlconf or a test's ROOT_URLCONF (a new resolver) never sees another's matches; bounded,
-# as paths carry ids. LEV_RESOLVE_CACHE off: Django's resolve every time (issue 24).
+# as paths carry ids.
 @lru_cache(maxsize=2048)
 def _resolve_cached(resolver: URLResolver, path: str) -> ResolverMatch:
     return resolver.resolve(path)
 
 
 def resolve(path: str, resolver: URLResolver | None = None) -> ResolverMatch:
-    """`resolver.resolve(path)` (the default urlconf's resolver when none is given), through the cache
-    above when LEV_RESOLVE_CACHE is on; Resolver404 when nothing matches."""
-    resolver = resolver or get_resolver()
-    if settings.LEV_RESOLVE_CACHE:
-        return _resolve_cached(resolver, path)
-    return resolver.resolve(path)
+    """`resolver.resolve(path)` (the default urlconf's resolver when none is given), through the table
+    above; Resolver404 when nothing matches."""
+    return _resolve_cached(resolver or get_resolver(), path)
 
 
 class ChosenMiddleware(MiddlewareChain):

@@ -258,10 +258,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # The connection health check (CONN_HEALTH_CHECKS, above) without a `SELECT 1` per request in steady
     # use: it runs when the reused connection's socket has something to say or the connection has been
-    # idle a while (lev.postgresql).
-    # Off: Django's own check, a round trip before each request's first query (A/B, issue 24).
-    if env_bool("LEV_DB_SOCKET_HEALTH_CHECK", True):
-        DATABASES["default"]["ENGINE"] = "lev.postgresql"
+    # idle a while (lev.postgresql: Django's backend, public API only).
+    DATABASES["default"]["ENGINE"] = "lev.postgresql"
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     _options.setdefault("connect_timeout", LEV_DB_CONNECT_TIMEOUT_SECONDS)
     # Server-side parameter binding with prepared statements: psycopg prepares a query once a connection
@@ -523,10 +521,6 @@ LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
 # lev.wsgi routes it to lev.handlers.McpWSGIHandler, which keeps what /mcp relies on (MCP_MIDDLEWARE).
 # Off: /mcp goes through settings.MIDDLEWARE like every page (the A/B of docs/benchmarks.md, issue 24).
 LEV_MCP_LEAN_MIDDLEWARE = env_bool("LEV_MCP_LEAN_MIDDLEWARE", True)
-# /mcp's handler and the tools' in-process API calls resolve a path they resolved lately from a bounded
-# per-process table (lev.handlers.resolve): URL patterns never change in a running process. Off: Django
-# walks the patterns for every request (issue 24).
-LEV_RESOLVE_CACHE = env_bool("LEV_RESOLVE_CACHE", True)
 # Under the ASGI server (production), a request's whole body must arrive within this many seconds of its
 # headers, else 408 (lev.asgi.BodyGuard): a client trickling a body cannot hold a connection for long.
 LEV_REQUEST_BODY_TIMEOUT_SECONDS = env_float("LEV_REQUEST_BODY_TIMEOUT_SECONDS", 30.0)

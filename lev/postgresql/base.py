@@ -17,7 +17,7 @@ Django then opens a new one for the query) only when:
   balancer forgetting an idle flow answers the next packet with a reset, which only a round trip sees).
 A connection in steady use (requests back to back) thus costs no query; exactly when a check may run is
 unchanged (once per request, on a reused connection). A server dying between the check and the query
-fails that request with either check. LEV_DB_SOCKET_HEALTH_CHECK=false: Django's own check.
+fails that request with either check.
 tests/lev/test_db_health_check.py ends a real backend and cuts a real TCP proxy in front of PostgreSQL.
 """
 

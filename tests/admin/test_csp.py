@@ -94,3 +94,16 @@ def test_json_answers_are_unaffected(client, api):
         assert response.json() is not None
         # The header is inert on JSON; when present it is the same strict policy.
         assert "'unsafe-inline'" not in response.get("Content-Security-Policy", "")
+
+
+@pytest.mark.django_db
+def test_each_page_gets_its_own_nonce():
+    """django-csp's middleware, as it ships, builds each page's policy with a new nonce."""
+    from django.test import Client
+
+    client = Client()
+    first, second = client.get("/api/v1/docs/"), client.get("/api/v1/docs/")
+    assert first.status_code == second.status_code == 200
+    nonces = [re.search(r"'nonce-([^']+)'", r["Content-Security-Policy"]).group(1) for r in (first, second)]
+    assert nonces[0] != nonces[1]
+    assert all(f'nonce="{n}"' in r.content.decode() for n, r in zip(nonces, (first, second), strict=True))

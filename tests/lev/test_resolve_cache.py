@@ -1,8 +1,8 @@
-"""LEV_RESOLVE_CACHE (lev.handlers.resolve, issue 24): a path /mcp's handler or a tool's in-process API call
-resolved lately is answered from a bounded per-process table: the same view, arguments and names as Django's
-own resolve, a path that matches nothing refused every time (never kept), and a request's or a test's own
-urlconf (another resolver) never answered from the default one's entries. Answers through /mcp with the
-switch on and off: tests/mcp_tools/test_outer_switches.py."""
+"""The resolve table (lev.handlers.resolve, issue 24; no longer behind a switch, issue 40): a path /mcp's
+handler or a tool's in-process API call resolved lately is answered from a bounded per-process table: the
+same view, arguments and names as Django's own resolve, a path that matches nothing refused every time
+(never kept), and a request's or a test's own urlconf (another resolver) never answered from the default
+one's entries."""
 
 from __future__ import annotations
 
@@ -38,7 +38,6 @@ def _matching_paths() -> list[str]:
     return paths
 
 
-@override_settings(LEV_RESOLVE_CACHE=True)
 def test_the_same_match_as_djangos_and_kept():
     paths = _matching_paths()
     assert len(paths) >= 6  # the product's main doors resolve
@@ -49,24 +48,13 @@ def test_the_same_match_as_djangos_and_kept():
     assert _resolve_cached.cache_info().currsize == len(paths)
 
 
-@override_settings(LEV_RESOLVE_CACHE=False)
-def test_off_django_resolves_every_time():
-    path = _matching_paths()[0]
-    assert resolve(path) is not resolve(path)
-    assert _shape(resolve(path)) == _shape(get_resolver().resolve(path))
-    assert _resolve_cached.cache_info().currsize == 0
-
-
-@pytest.mark.parametrize("on", [True, False])
-def test_a_path_that_matches_nothing_is_refused_each_time_and_never_kept(settings, on):
-    settings.LEV_RESOLVE_CACHE = on
+def test_a_path_that_matches_nothing_is_refused_each_time_and_never_kept():
     for _ in range(3):
         with pytest.raises(Resolver404):
             resolve("/api/v1/no-such-thing/")
     assert _resolve_cached.cache_info().currsize == 0
 
 
-@override_settings(LEV_RESOLVE_CACHE=True)
 def test_another_urlconf_is_another_table():
     with pytest.raises(Resolver404):
         resolve("/bench/noop")
