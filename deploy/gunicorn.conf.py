@@ -132,18 +132,16 @@ preload_app = os.environ.get("GUNICORN_PRELOAD", "1").strip().lower() in {"1", "
 def when_ready(server) -> None:
     """In the master, after the preloaded application and before the first fork: build what every
     worker would otherwise build on its first request (the URL resolver, the MCP server with its
-    tools' schemas, the in-process API handler), so a new worker's first requests are not the slow
+    tools' schemas), so a new worker's first requests are not the slow
     ones. None of it opens a connection."""
     if not preload_app:
         return
     from django.urls import get_resolver
 
-    from mcp_tools.client import InProcessTransport
     from mcp_tools.server import get_server
 
     get_resolver().url_patterns  # noqa: B018  (imports every URLconf and view module)
     get_server().tools_list_result  # noqa: B018
-    InProcessTransport.handler()
 
 
 # The collector in each worker: a request's cyclic garbage is collected right after its response is sent

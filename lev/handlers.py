@@ -1,8 +1,8 @@
-"""Django request handlers that run a chosen part of settings.MIDDLEWARE, for requests that need no pages'
-middleware: the MCP tools' in-process API calls (`ApiHandler`, mcp_tools.client) and /mcp itself
-(`McpWSGIHandler`, routed by lev.wsgi when LEV_MCP_LEAN_MIDDLEWARE is on).
+"""A Django request handler that runs a chosen part of settings.MIDDLEWARE, for the requests that need no
+pages' middleware: /mcp itself (`McpWSGIHandler`, routed by lev.wsgi when LEV_MCP_LEAN_MIDDLEWARE is on);
+and the resolve table the MCP tools' in-process API calls share (mcp_tools.client.direct_dispatch).
 
-Each list names the middleware a request of its kind relies on; the chain keeps the order
+MCP_MIDDLEWARE names the middleware such a request relies on; the chain keeps the order
 settings.MIDDLEWARE gives them, and a name not in settings.MIDDLEWARE is not run (a deployment that
 removes a middleware removes it here too). URL resolution, views, exception handling and statuses are
 Django's own.
@@ -12,24 +12,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from django.core.handlers.base import BaseHandler
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 from django.urls import URLResolver, get_resolver, set_urlconf
 from django.urls.resolvers import ResolverMatch
 
 from lev import endpoints
 from lev.adapters.django import MiddlewareChain
-
-# The middleware an in-process API call goes through: the request id (echoed, on every log line) and
-# the JSON error body (lev.middleware), which are what a tool reads of a response besides the view's own
-# answer. The rest of settings.MIDDLEWARE serves browsers and pages: sessions, CSRF (DRF views are
-# exempt and a bearer credential has no cookie), messages, security and clickjacking headers (no client
-# sees this response's headers), static files and the admin login lockout. The /mcp request itself went
-# through all it needs already.
-# django-simple-history's middleware too: the history of a placement or term sheet the call changes
-# records the caller (this request's user, set when the view authenticates), not the /mcp request's.
-API_MIDDLEWARE = ("lev.middleware.RequestIdMiddleware", "simple_history.middleware.HistoryRequestMiddleware",
-                  "lev.middleware.ApiErrorMiddleware")
 
 # The middleware /mcp (and its sub-paths, mcp_tools.urls) goes through. Kept:
 # * RequestIdMiddleware: the request id, the access log line, the JSON error body for any error page and
@@ -96,14 +84,6 @@ class ChosenMiddleware(MiddlewareChain):
         match = resolve(request.path_info, resolver)
         request.resolver_match = match
         return match
-
-
-class ApiHandler(ChosenMiddleware, BaseHandler):
-    """Django's request handler with only the API's middleware (API_MIDDLEWARE, in the order
-    settings.MIDDLEWARE lists them): the same URL resolution, views, exception handling and
-    statuses, without running the page middleware a second time for each backend call."""
-
-    middleware = API_MIDDLEWARE
 
 
 class McpRequest(WSGIRequest):

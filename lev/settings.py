@@ -184,7 +184,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Hands the request to django-simple-history, so a placement's or term sheet's history records who
     # changed it. An API call's user is set on the request when DRF authenticates it (a key's user);
-    # the MCP tools' in-process calls run it too (lev.handlers.API_MIDDLEWARE).
+    # the MCP tools' in-process calls do its part themselves (mcp_tools.client.direct_dispatch).
     "simple_history.middleware.HistoryRequestMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -512,10 +512,6 @@ DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False
 # Backend the MCP tools call: empty = in-process dispatch to the REST views.
 LEV_API_BASE_URL = env_str("LEV_API_BASE_URL", "")
 LEV_API_TIMEOUT_SECONDS = env_float("LEV_API_TIMEOUT_SECONDS", 10.0)
-# In-process: call the API view the path resolves to directly and take its answer's data unrendered
-# (mcp_tools.client.InProcessTransport), rather than a second request pass through Django's handler with
-# the API's middleware and the JSON rendered and parsed again. Off: that long way (the A/B of issue 24).
-LEV_MCP_DIRECT_DISPATCH = env_bool("LEV_MCP_DIRECT_DISPATCH", True)
 LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
 # /mcp served without the pages' middleware (sessions, CSRF, authentication, messages, axes, WhiteNoise):
 # lev.wsgi routes it to lev.handlers.McpWSGIHandler, which keeps what /mcp relies on (MCP_MIDDLEWARE).

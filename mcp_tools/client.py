@@ -25,7 +25,6 @@ from urllib.parse import urlencode
 
 import requests
 from django.conf import settings
-from django.core.handlers.base import BaseHandler
 from django.core.handlers.wsgi import WSGIRequest
 from django.urls import Resolver404
 from django.utils.log import log_response
@@ -36,7 +35,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from lev.accounts.auth import PREAUTHENTICATED_ENVIRON_KEY
 from lev.errors import NotFound, to_application_error, unexpected_error
-from lev.handlers import ApiHandler, resolve
+from lev.handlers import resolve
 from lev.middleware import REQUEST_ID_HEADER, access_logger, error_response, is_json, request_id_for
 from lev.outages import OUTAGE_STATUSES
 from lev.request_id import new_request_id
@@ -64,28 +63,13 @@ class Transport(ABC):
 
 
 class InProcessTransport(Transport):
-    """Dispatches to the site's own views with no socket: same views, statuses and headers, through
-    the API's middleware only (ApiHandler)."""
-
-    _handler: BaseHandler | None = None
-    _handler_lock = threading.Lock()
+    """Dispatches to the site's own views with no socket: the same views, statuses and headers
+    (direct_dispatch, below)."""
 
     def __init__(self, host: str = "localhost", scheme: str = "http", authenticated: tuple | None = None):
         self.host = host
         self.scheme = scheme
         self.authenticated = authenticated
-
-    @classmethod
-    def handler(cls) -> BaseHandler:
-        # Built once per process: loading the middleware chain is the expensive part. The lock
-        # is taken only until then, not on every request.
-        if cls._handler is None:
-            with cls._handler_lock:
-                if cls._handler is None:
-                    handler = ApiHandler()
-                    handler.load_middleware()
-                    cls._handler = handler
-        return cls._handler
 
     def send(self, method, path, *, query, body, headers) -> ApiResponse:
         payload = b"" if body is None else json.dumps(body).encode("utf-8")
@@ -111,17 +95,11 @@ class InProcessTransport(Transport):
         if self.authenticated is not None:
             # Not an HTTP_* key, so no client can set it: only this process hands it over.
             environ[PREAUTHENTICATED_ENVIRON_KEY] = self.authenticated
-        request = WSGIRequest(environ)
-        if settings.LEV_MCP_DIRECT_DISPATCH:
-            return direct_dispatch(request)
-        # Django's handler, not WSGIHandler: no request_started/finished signals, which would
-        # close this thread's database connection in the middle of the MCP request.
-        response = self.handler().get_response(request)
-        return ApiResponse(response.status_code, _parsed(response.content), response.headers)
+        return direct_dispatch(WSGIRequest(environ))
 
 
 def direct_dispatch(request: WSGIRequest) -> ApiResponse:
-    """The short way of an in-process call (LEV_MCP_DIRECT_DISPATCH): the API view the path resolves to,
+    """An in-process call: the API view the path resolves to,
     called directly, and its answer's data taken as the view left it, not rendered to JSON and parsed
     back. Everything that decides the answer is still the view's own, in one place: DRF's dispatch
     authenticates (the key the /mcp request verified, handed over), checks the scope, counts the rate

@@ -75,7 +75,7 @@ ORDER = ["floor", "sdk", "fastmcp", "lev", "lev-long", "dmcp"]
 # Issue 24's shortcuts, each a switch read in lev/settings.py (default on); "lev-long" is Lev with all of them
 # off, the long ways: what Lev was before them, measured in the same run (so "before" and "after" share
 # the machine's load).
-SHORTCUTS = ("LEV_MCP_LEAN_MIDDLEWARE", "LEV_MCP_DIRECT_DISPATCH", "LEV_RATE_LIMIT_LEASE",
+SHORTCUTS = ("LEV_MCP_LEAN_MIDDLEWARE", "LEV_RATE_LIMIT_LEASE",
              "LEV_DB_SERVER_SIDE_BINDING")
 LABELS = {
     "floor": "floor: a plain Django view, one SELECT",

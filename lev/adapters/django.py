@@ -1,7 +1,7 @@
 """The Django adapter: a request handler that runs a chosen part of settings.MIDDLEWARE.
 
-`/mcp` and the MCP tools' in-process API calls go through only the middleware they rely on
-(lev.handlers: MCP_MIDDLEWARE, API_MIDDLEWARE), not the pages' sessions, CSRF, authentication, messages,
+`/mcp` goes through only the middleware it relies on
+(lev.handlers.MCP_MIDDLEWARE), not the pages' sessions, CSRF, authentication, messages,
 axes and WhiteNoise: measured at about 4 % of an MCP call (docs/benchmarks.md, LEV_MCP_LEAN_MIDDLEWARE).
 Django has no public way to build a handler over another middleware list: BaseHandler.load_middleware
 reads settings.MIDDLEWARE and fills the handler's private chain. `MiddlewareChain.load_middleware` is that

@@ -9,7 +9,7 @@ import django
 from django.core.handlers.base import BaseHandler
 
 from lev.adapters import django as adapter
-from lev.handlers import ApiHandler
+from lev.handlers import McpWSGIHandler
 
 
 def test_the_installed_django_is_the_series_the_adapter_was_written_for():
@@ -21,9 +21,8 @@ def test_the_installed_django_is_the_series_the_adapter_was_written_for():
 
 
 def test_djangos_own_chain_is_the_attributes_the_adapter_fills():
-    djangos, ours = BaseHandler(), ApiHandler()
+    djangos, ours = BaseHandler(), McpWSGIHandler()  # (a WSGIHandler loads its chain when made)
     djangos.load_middleware()
-    ours.load_middleware()
     chain = {name for name in vars(djangos) if name.startswith("_")}
     assert chain == {name for name in adapter.INTERNALS if name != "_get_response"}
     assert chain == {name for name in vars(ours) if name.startswith("_")}

@@ -1,8 +1,7 @@
-"""The in-process hop of a tool call: the long way (mcp_tools.client.ApiHandler) runs only the API's
-middleware (the request id and the JSON error body), not the page middleware the /mcp request already went
-through; the short way (LEV_MCP_DIRECT_DISPATCH, mcp_tools.client.direct_dispatch) calls the view itself
-and takes its data unrendered. Both answer (status, body, the headers a tool reads) what the full stack
-answers, request for request."""
+"""The in-process hop of a tool call (mcp_tools.client.direct_dispatch) calls the view itself and takes its
+data unrendered; it answers (status, body, the headers a tool reads) what the full stack answers, request
+for request. (The long way through a second Django handler, and its switch LEV_MCP_DIRECT_DISPATCH, are
+retired: issue 40.)"""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ from rest_framework.exceptions import ErrorDetail
 from rest_framework.utils.encoders import JSONEncoder
 
 from deals.models import Deal
-from lev.handlers import API_MIDDLEWARE
 from mcp_tools.client import InProcessTransport, json_native
 from tests.factories import DealFactory
 
@@ -28,9 +26,7 @@ pytestmark = pytest.mark.django_db
 KEPT_HEADERS = ("WWW-Authenticate", "Retry-After", "Allow", "X-Request-Id", "Content-Type")
 
 
-@pytest.mark.parametrize("direct", [True, False], ids=["short way", "long way"])
-def test_in_process_answers_are_the_full_stacks(api_key, account, other_account, settings, direct):
-    settings.LEV_MCP_DIRECT_DISPATCH = direct
+def test_in_process_answers_are_the_full_stacks(api_key, account, other_account, settings):
     settings.LEV_RATE_LIMIT_READS = "100000/min"
     mine, theirs = DealFactory(account=account), DealFactory(account=other_account)
     auth = {"Authorization": f"Bearer {api_key}"}
@@ -61,9 +57,7 @@ def test_in_process_answers_are_the_full_stacks(api_key, account, other_account,
         assert hop.headers["X-Request-Id"] == request_id
 
 
-@pytest.mark.parametrize("direct", [True, False], ids=["short way", "long way"])
-def test_in_process_writes_and_their_refusals_are_the_full_stacks(api_key, account, user, settings, direct):
-    settings.LEV_MCP_DIRECT_DISPATCH = direct
+def test_in_process_writes_and_their_refusals_are_the_full_stacks(api_key, account, user, settings):
     deal = DealFactory(account=account)
     auth = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
     transport = InProcessTransport(host="testserver")
@@ -104,19 +98,3 @@ def test_json_native_is_what_the_renderer_writes_and_json_reads_back():
         json_native({"rate": float("nan")})
 
 
-def test_the_hop_runs_only_the_api_middleware(settings):
-    handler = InProcessTransport.handler()
-    chain, names = handler._middleware_chain, []
-    while chain is not None:  # each middleware wrapped by Django's convert_exception_to_response
-        middleware = getattr(chain, "__wrapped__", chain)
-        if hasattr(middleware, "get_response"):  # a middleware class
-            names.append(f"{type(middleware).__module__}.{type(middleware).__name__}")
-            chain = middleware.get_response
-            continue
-        # A function middleware (django-simple-history's): its factory's name, the next one in its closure.
-        cells = dict(zip(middleware.__code__.co_freevars, middleware.__closure__ or (), strict=False))
-        if "get_response" not in cells:
-            break  # the view handling itself
-        names.append(f"{middleware.__module__}.{middleware.__qualname__.split('.<locals>')[0]}")
-        chain = cells["get_response"].cell_contents
-    assert names == [name for name in settings.MIDDLEWARE if name in API_MIDDLEWARE] == list(API_MIDDLEWARE)
