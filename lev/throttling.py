@@ -64,7 +64,7 @@ def count_in_window(key: str, period: int) -> int:
 
 
 def _count_in_cache(key: str, period: int) -> int:
-    client = _redis_client_of(cache)
+    client = _redis_client()
     if client is not None:
         # Every count renews the expiry, so no key is ever left without one (whatever the clocks of
         # the processes say about the window), and a window's key is gone a second after its last
@@ -89,7 +89,7 @@ def peek_in_windows(keys: list[str]) -> tuple[list[int], bool]:
     there then)."""
     if redis_gate.available():
         try:
-            client = _redis_client_of(cache)
+            client = _redis_client()
             if client is not None:
                 found = client.mget([cache.make_and_validate_key(key) for key in keys])
                 return [int(value or 0) for value in found], True
@@ -102,7 +102,7 @@ def peek_in_windows(keys: list[str]) -> tuple[list[int], bool]:
     return [_local_counts.peek(key) for key in keys], False
 
 
-def _redis_client_of(backend) -> Any | None:
+def _redis_client() -> Any | None:
     """The rate limits' own Redis client on the default cache's Redis (its LOCATION and socket timeout:
     lev.redis_gate.redis_for, one pool per process), when that cache is Django's RedisCache; None for
     any other cache (the counts then go through the cache's own API). The keys are the cache's
@@ -247,7 +247,7 @@ def admit(key: str, limit: int, period: int) -> bool:
         if not redis_gate.available():
             _leases.clear()  # Redis may come back empty: no token leased before the outage is spent after it
             return _local_counts.incr(key, period) <= limit
-        client = _redis_client_of(cache)
+        client = _redis_client()
         if client is not None:
             admitted = _leases.admit(client, key, limit, period)
             if admitted is not None:
