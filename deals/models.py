@@ -10,8 +10,17 @@ from django.db.models.functions import Coalesce
 
 from deals import finance
 from deals.companies.models import Company, Contact
+from deals.documents.models import Document, DocumentVersion
 from deals.history.models import HistoryImport
 from deals.notes.models import Note
+from deals.outreach.models import (
+    InboundEmail,
+    OutboundEmail,
+    OutreachEvent,
+    OutreachSend,
+    OutreachTemplate,
+    PackageLink,
+)
 from deals.pipeline.models import Stage, StageChange, active_deals
 from deals.placements.models import Placement, TermSheet
 from deals.searches.models import LenderMatch, LenderSearch
@@ -230,5 +239,6 @@ class DealFinancials(models.Model):
 
 
 # Every model of the app, its rooms' included, so Django registers them with this module.
-__all__ = ["Company", "Contact", "Deal", "DealFinancials", "DealProperty", "HistoryImport", "LenderMatch",
-           "LenderSearch", "Note", "Placement", "Stage", "StageChange", "TermSheet"]
+__all__ = ["Company", "Contact", "Deal", "DealFinancials", "DealProperty", "Document", "DocumentVersion",
+           "HistoryImport", "InboundEmail", "LenderMatch", "LenderSearch", "Note", "OutboundEmail", "OutreachEvent",
+           "OutreachSend", "OutreachTemplate", "PackageLink", "Placement", "Stage", "StageChange", "TermSheet"]

@@ -24,6 +24,17 @@ TIMELINE_KINDS = (
     "stage_changed", "search_started", "search_finished", "placement_sent", "placement_status",
     "quote_received", "quote_removed", "winner_chosen", "note",
 )
+# What a deal's document is (deals.documents); "other" for anything else.
+DOCUMENT_KINDS = (
+    "offering_memorandum", "rent_roll", "t12", "photo", "term_sheet", "appraisal", "financial_statement",
+    "other",
+)
+# How a document's version came: uploaded by the team, or attached to a lender's reply.
+DOCUMENT_SOURCES = ("upload", "email")
+# What an outreach email is (deals.outreach): the deal's teaser, or a follow-up to a silent lender.
+OUTREACH_KINDS = ("teaser", "follow_up")
+# What happened on a lender's side of the outreach (deals.outreach): the deal's timeline shows them.
+OUTREACH_EVENT_KINDS = ("emailed", "opened", "downloaded", "replied", "refused")
 RECOURSE_TYPES = ("full", "partial", "non_recourse")
 CAPITAL_SOURCE_TYPES = ("balance_sheet", "securitized", "agency", "fund", "private")
 US_STATES = (

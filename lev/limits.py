@@ -150,6 +150,10 @@ PLACEMENT_TOP_N_DEFAULT = 5  # the top N of a search placed when no lender ids a
 PLACEMENT_NOTES_MAX = 2000
 CONTACT_NAME_MAX = 200
 EMAIL_MAX = 254
+EMAIL_SUBJECT_MAX = 255
+EMAIL_BODY_MAX = 20_000
+DOCUMENT_NAME_MAX = 200
+DOCUMENT_FILE_NAME_MAX = 200
 # The same pattern in the API and the tools' schemas, so both accept exactly the same addresses
 # (Django's EmailValidator accepts and refuses addresses no JSON Schema pattern can mirror).
 EMAIL_PATTERN = r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$"

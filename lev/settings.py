@@ -355,10 +355,18 @@ LEV_HISTORY_UPLOAD_DIR = env_str("LEV_HISTORY_UPLOAD_DIR", str(BASE_DIR / "priva
 _HISTORY_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage",
                     "OPTIONS": {"location": LEV_HISTORY_UPLOAD_DIR,
                                 "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
+# A deal's documents (deals.documents): the local file system on the embedded default, never served by
+# a URL of its own (each download is authorised by deals.documents.api); S3-compatible object storage
+# when LEV_DOCUMENTS_S3_BUCKET is set (docs/documents.md).
+LEV_DOCUMENTS_DIR = env_str("LEV_DOCUMENTS_DIR", str(BASE_DIR / "private" / "documents"))
+_DOCUMENTS_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                      "OPTIONS": {"location": LEV_DOCUMENTS_DIR,
+                                  "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     "history_imports": _HISTORY_STORAGE,
+    "deal_documents": _DOCUMENTS_STORAGE,
 }
 
 # --- Redis and the cache ------------------------------------------------------------------------------
@@ -699,6 +707,7 @@ if PRODUCTION:
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
         "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
         "history_imports": _HISTORY_STORAGE,
+        "deal_documents": _DOCUMENTS_STORAGE,
     }
 
 # --- Lender discovery (deals.searches.ranking, deals.searches.tasks) ----------------------------------------

@@ -1,0 +1,92 @@
+"""A deal's documents: the offering memorandum, rent roll, T-12, photos, term sheets and anything else
+the team keeps with the deal (docs/documents.md).
+
+Imported by `deals.models`, so models of the `deals` app. A Document is one slot of the deal (its kind
+and name); each file put in it is a DocumentVersion, numbered from 1. A new rent roll is a new version of
+the deal's rent roll: the document shows its latest version, and the earlier ones stay in its history.
+The files are kept on `STORAGES["deal_documents"]` (the local file system on the embedded default,
+S3-compatible object storage in production), under a random name: the user's file name is kept in
+`file_name` only, and no file is ever served from a public URL (deals.documents.api authorises each
+download). A document belongs to its deal's account; another account never reaches it.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from lev import limits
+from lev.enums import DOCUMENT_KINDS, DOCUMENT_SOURCES, choices
+
+
+def _documents_storage():
+    from django.core.files.storage import storages
+
+    return storages["deal_documents"]
+
+
+def _upload_to(version: DocumentVersion, filename: str) -> str:
+    # The account's and the deal's folder and a random name; the suffix only when it is plain.
+    document = version.document
+    suffix = filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
+    name = uuid.uuid4().hex + (f".{suffix[:8]}" if suffix.isalnum() and suffix.isascii() else "")
+    return f"{document.account_id}/{document.deal_id}/{name}"
+
+
+class Document(models.Model):
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="documents")
+    deal = models.ForeignKey("deals.Deal", on_delete=models.CASCADE, related_name="documents")
+    kind = models.CharField(max_length=24, choices=choices(DOCUMENT_KINDS), default="other")
+    # What the team calls it ("Rent roll", "Offering memorandum"); the latest version's file name by default.
+    name = models.CharField(max_length=limits.DOCUMENT_NAME_MAX)
+    # The newest version (null only while the first one is being written).
+    current = models.ForeignKey("deals.DocumentVersion", null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="+")
+    versions_count = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    # Removed from the deal's list; its versions stay (a package already sent may name it).
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        constraints = [models.CheckConstraint(condition=Q(kind__in=DOCUMENT_KINDS), name="document_kind_valid")]
+        indexes = [
+            models.Index(fields=["deal", "kind"], name="document_deal_kind"),
+            models.Index(fields=["account", "-updated_at"], name="document_account_updated"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DocumentVersion(models.Model):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    file = models.FileField(storage=_documents_storage, upload_to=_upload_to, max_length=255)
+    # The name the file was uploaded (or attached to an email) with, made safe: no path, no control or
+    # bidi characters (deals.documents.files).
+    file_name = models.CharField(max_length=limits.DOCUMENT_FILE_NAME_MAX)
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    # Read from the bytes, not from the name or what the client said (deals.documents.files).
+    content_type = models.CharField(max_length=100)
+    source = models.CharField(max_length=8, choices=choices(DOCUMENT_SOURCES), default="upload")
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+    # What was read from a rent roll or T-12 (deals.documents.figures): {"figures": {...}, "problems":
+    # [{"row": n, "message": ...}], "layout": ...}; null when nothing was read from it.
+    extracted = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["document", "-number"]
+        constraints = [models.UniqueConstraint(fields=["document", "number"], name="uniq_document_version_number")]
+
+    def __str__(self) -> str:
+        return f"{self.file_name} (version {self.number})"
