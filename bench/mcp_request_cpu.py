@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """The worker's own time for one MCP `tools/call get_deal`, in process (issue 24): /mcp through the full
-middleware stack or through lev.handlers.McpWSGIHandler, with Django's `SELECT 1` connection health check
+middleware stack or through lev.handlers.EndpointHandler, with Django's `SELECT 1` connection health check
 or lev.postgresql's socket check. A companion to bench/ab_shortcuts.py (the production servers, whose
 wall-clock p50 on a loaded shared machine is mostly other processes' time): here each call runs on this
 thread, so its thread CPU time is this request's work alone, and the variants alternate call by call.
@@ -38,14 +38,15 @@ def main() -> None:
     from django.db.backends.postgresql.base import DatabaseWrapper as DjangoPostgres
 
     import lev.wsgi
-    from lev.handlers import McpWSGIHandler
+    from lev.handlers import EndpointHandler
+    from mcp_tools.urls import ENDPOINT_MIDDLEWARE
 
     connection = connections["default"]  # the wrapper itself (django.db.connection is a proxy)
     if connection.settings_dict["ENGINE"] != "lev.postgresql":
         sys.exit("PostgreSQL (lev.postgresql) is what this compares")
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                        "params": {"name": "get_deal", "arguments": {"deal_id": deal_id}}}).encode()
-    handlers = {"full stack": lev.wsgi.django_application, "lean /mcp": McpWSGIHandler()}
+    handlers = {"full stack": lev.wsgi.django_application, "lean /mcp": EndpointHandler(ENDPOINT_MIDDLEWARE)}
 
     def call(handler) -> bytes:
         status, _headers, out = wsgi_call(handler, mcp_environ(key, body))

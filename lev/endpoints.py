@@ -1,12 +1,14 @@
 """Endpoints an app above the ground serves under a path of its own, answering in a shape of its own
-(today the MCP endpoint, `mcp_tools`, registered from its `ready()`).
+(today the MCP endpoint, which `mcp_tools` registers from its `ready()`).
 
 The ground routes and guards every request before any view runs: the production server reads a
 request's body within the bound of its path and refuses an unreadable one in the path's shape
-(`lev.wsgi`, `lev.asgi`), `/mcp`'s requests take their own lean handler (`lev.handlers`), and a
-mistyped address under it gets the API's JSON 404 rather than a page (`lev.middleware`). What each of
-those needs to know of an endpoint — its path, the most body it reads, how it says "your body could
-not be read" — it asks this registry, never the app, which `lev` does not import.
+(`lev.wsgi`, `lev.asgi`), an endpoint's requests take a lean handler running only the middleware it
+relies on (`lev.handlers`), a mistyped address under it gets the API's JSON 404 rather than a page
+(`lev.middleware`), and OAuth binds tokens to it as a protected resource of its own (`lev.resource`).
+What each of those needs to know of an endpoint — its path, the most body it reads, how it says "your
+body could not be read", its middleware, whether it is a protected resource — it asks this registry,
+never the app, which `lev` does not import.
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ class Endpoint:
     path: str  # "/mcp": the endpoint and every address under it
     body_limit: Callable[[], int]  # the most body a request to it may carry (read when asked)
     unreadable: Callable[[str], bytes]  # the JSON body answering a request whose body `problem`
+    # The names of settings.MIDDLEWARE its requests rely on (lev.handlers.EndpointHandler runs only
+    # those, in settings.MIDDLEWARE's order); empty: the site's whole stack.
+    middleware: tuple[str, ...] = ()
+    # An OAuth protected resource of its own (RFC 9728, RFC 8707): tokens may be bound to
+    # `<origin><path>` and to addresses under it (lev.resource).
+    protected_resource: bool = False
 
     def serves(self, path: str) -> bool:
         """The endpoint itself or an address under it, exactly as its URLs spell them."""
@@ -31,10 +39,21 @@ _endpoints: list[Endpoint] = []
 _SLASHES = re.compile(r"/{2,}")
 
 
-def register_endpoint(path: str, *, body_limit: Callable[[], int], unreadable: Callable[[str], bytes]) -> None:
+def register_endpoint(path: str, *, body_limit: Callable[[], int], unreadable: Callable[[str], bytes],
+                      middleware: tuple[str, ...] = (), protected_resource: bool = False) -> None:
     """Called from an app's `ready()`; registering the same path again replaces it."""
     _endpoints[:] = [e for e in _endpoints if e.path != path]
-    _endpoints.append(Endpoint(path, body_limit, unreadable))
+    _endpoints.append(Endpoint(path, body_limit, unreadable, tuple(middleware), protected_resource))
+
+
+def all_endpoints() -> list[Endpoint]:
+    """Every registered endpoint, in the order they were registered."""
+    return list(_endpoints)
+
+
+def protected_resources() -> list[Endpoint]:
+    """The endpoints that are OAuth protected resources of their own, in the order they were registered."""
+    return [e for e in _endpoints if e.protected_resource]
 
 
 def served_by(path: str) -> Endpoint | None:

@@ -1,8 +1,9 @@
 """This site as an OAuth protected resource (RFC 9728, RFC 8707): its identifiers and its challenges.
 
-The site is one resource server with two doors: `/mcp` (resource `<origin>/mcp`, the identifier MCP
-clients ask tokens for) and the REST API (the whole site, `<origin>`). A token is accepted when its
-audience is one of these identifiers, and refused for any other audience.
+The site is one resource server with several doors: the REST API (the whole site, `<origin>`) and each
+endpoint registered as a protected resource of its own (lev.endpoints; today `/mcp`, resource
+`<origin>/mcp`, the identifier MCP clients ask tokens for). A token is accepted when its audience is one
+of these identifiers (or an address under an endpoint's), and refused for any other audience.
 
 `<origin>` is LEV_PUBLIC_URL when set (production: the one public address, whatever Host a request
 arrived with, so a token issued through one address works behind a load balancer or from the MCP
@@ -18,9 +19,9 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.http import HttpRequest
 
+from lev import endpoints
 from lev.accounts.scopes import ALL_SCOPES, as_text
 
-MCP_PATH = "/mcp"
 PROTECTED_RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -74,29 +75,39 @@ def _django_request_of(oauthlib_request: Any) -> HttpRequest:
     return _RequestOfOAuthlib(oauthlib_request)
 
 
-def mcp_resource(request: Any) -> str:
-    return public_origin(request) + MCP_PATH
+def _endpoint_paths() -> list[str]:
+    return [endpoint.path for endpoint in endpoints.protected_resources()]
+
+
+def default_resource(request: Any) -> str:
+    """The identifier a token is bound to when its client names none: the first endpoint registered as a
+    protected resource (/mcp), or the site when there is none."""
+    paths = _endpoint_paths()
+    return public_origin(request) + (paths[0] if paths else "")
 
 
 def site_resources(request: Any) -> frozenset[str]:
-    """The resource identifiers tokens of this site may be bound to: the site and its MCP endpoint."""
+    """The resource identifiers tokens of this site may be bound to: the site and its endpoints."""
     origin = public_origin(request)
-    return frozenset({origin, origin + MCP_PATH})
+    return frozenset({origin, *(origin + path for path in _endpoint_paths())})
 
 
-def is_mcp_path(path: str) -> bool:
-    """/mcp itself or an address under it (a toolset's, mcp_tools.toolsets: /mcp/x/deals, /mcp/readonly)."""
+def endpoint_address(path: str) -> bool:
+    """A protected endpoint itself or an address under it (its toolsets' addresses: /mcp/x/deals)."""
     path = path.rstrip("/")
-    return path == MCP_PATH or path.startswith(MCP_PATH + "/")
+    return any(path == base or path.startswith(base + "/") for base in _endpoint_paths())
 
 
 def is_site_resource(value: str, request: Any) -> bool:
-    """One of this site's resource identifiers, or an address under its MCP endpoint: identifiers are
+    """One of this site's resource identifiers, or an address under one of its endpoints: identifiers are
     hierarchical (RFC 8707; the MCP clients match them so), and a client connected to /mcp/x/deals may
     ask for a token for that address."""
     normalized = normalize(value)
-    return normalized is not None and (normalized in site_resources(request)
-                                       or normalized.startswith(mcp_resource(request) + "/"))
+    if normalized is None:
+        return False
+    origin = public_origin(request)
+    return normalized in site_resources(request) or any(normalized.startswith(origin + path + "/")
+                                                        for path in _endpoint_paths())
 
 
 def audience_allowed(audience: Iterable[str], request: Any) -> bool:
@@ -106,10 +117,10 @@ def audience_allowed(audience: Iterable[str], request: Any) -> bool:
 
 
 def resource_metadata_url(request: Any) -> str:
-    """The RFC 9728 metadata of the resource a request addressed: for /mcp (or an address under it) the
-    well-known path with that address inserted, the site's else."""
+    """The RFC 9728 metadata of the resource a request addressed: for a protected endpoint (or an address
+    under it) the well-known path with that address inserted, the site's else."""
     path = getattr(request, "path", "")
-    suffix = path.rstrip("/") if is_mcp_path(path) else ""
+    suffix = path.rstrip("/") if endpoint_address(path) else ""
     return public_origin(request) + PROTECTED_RESOURCE_METADATA_PATH + suffix
 
 

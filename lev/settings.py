@@ -522,7 +522,8 @@ LEV_API_BASE_URL = env_str("LEV_API_BASE_URL", "")
 LEV_API_TIMEOUT_SECONDS = env_float("LEV_API_TIMEOUT_SECONDS", 10.0)
 LEV_MCP_MAX_BODY_BYTES = env_int("LEV_MCP_MAX_BODY_BYTES", 1_000_000)
 # /mcp served without the pages' middleware (sessions, CSRF, authentication, messages, axes, WhiteNoise):
-# lev.wsgi routes it to lev.handlers.McpWSGIHandler, which keeps what /mcp relies on (MCP_MIDDLEWARE).
+# lev.wsgi routes it to lev.handlers.EndpointHandler, which runs what /mcp relies on
+# (mcp_tools.urls.ENDPOINT_MIDDLEWARE).
 # Off: /mcp goes through settings.MIDDLEWARE like every page (the A/B of docs/benchmarks.md, issue 24).
 LEV_MCP_LEAN_MIDDLEWARE = env_bool("LEV_MCP_LEAN_MIDDLEWARE", True)
 # Under the ASGI server (production), a request's whole body must arrive within this many seconds of its

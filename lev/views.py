@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import reverse
 from django.views.decorators.http import require_GET
+
+from lev.resource import default_resource
 
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "lev/home.html", {"mcp_url": request.build_absolute_uri(reverse("mcp"))})
+    # The endpoint an agent connects to: the first one registered as a protected resource (lev.endpoints).
+    return render(request, "lev/home.html", {"mcp_url": default_resource(request)})

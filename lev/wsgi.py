@@ -14,11 +14,12 @@ lev.middleware answer 400.
 (gunicorn's ASGI worker refuses bad framing in its parser, before lev.asgi sees the request;
 lev.adapters.gunicorn answers that 400 with the same `refusal`.)
 
-/mcp and its sub-paths (lev.handlers.is_mcp_path) are served by a Django handler that runs only the
-middleware /mcp relies on (lev.handlers.MCP_MIDDLEWARE: request id and access line, JSON errors, the
-security headers, simple-history's user), not the pages' sessions, CSRF, authentication, messages,
-axes and WhiteNoise (issue 24; docs/benchmarks.md). LEV_MCP_LEAN_MIDDLEWARE=false serves /mcp through
-the full stack like every other path.
+A registered endpoint (lev.endpoints: /mcp and its sub-paths, which mcp_tools registers) is served by a
+Django handler that runs only the middleware the endpoint says it relies on (lev.handlers.EndpointHandler;
+for /mcp, mcp_tools.urls.ENDPOINT_MIDDLEWARE: request id and access line, JSON errors, the security
+headers, simple-history's user), not the pages' sessions, CSRF, authentication, messages, axes and
+WhiteNoise (issue 24; docs/benchmarks.md). LEV_MCP_LEAN_MIDDLEWARE=false serves it through the full
+stack like every other path.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from django.conf import settings  # noqa: E402  (after Django is set up)
 
 from lev import endpoints  # noqa: E402
 from lev.errors import ValidationFailed  # noqa: E402
-from lev.handlers import McpWSGIHandler, is_mcp_path  # noqa: E402
+from lev.handlers import EndpointHandler  # noqa: E402
 from lev.middleware import REQUEST_ID_HEADER, _is_api_path  # noqa: E402
 from lev.request_id import new_request_id  # noqa: E402
 
@@ -138,15 +139,18 @@ def _guard_body(app):
     return guarded
 
 
-def _route_mcp(site, mcp):
-    """/mcp to `mcp` (its own middleware), every other path to `site`."""
+def _route_endpoints(site):
+    """A registered endpoint's paths (lev.endpoints) to a handler running only the middleware it relies
+    on, every other path to `site`."""
+    lean = {e.path: EndpointHandler(e.middleware) for e in endpoints.all_endpoints() if e.middleware}
+
     def routed(environ, start_response):
-        app = mcp if is_mcp_path(environ.get("PATH_INFO", "")) else site
+        endpoint = endpoints.served_by(environ.get("PATH_INFO", ""))
+        app = lean.get(endpoint.path, site) if endpoint is not None else site
         return app(environ, start_response)
 
     return routed
 
 
-site_application = (_route_mcp(django_application, McpWSGIHandler()) if settings.LEV_MCP_LEAN_MIDDLEWARE
-                    else django_application)
+site_application = _route_endpoints(django_application) if settings.LEV_MCP_LEAN_MIDDLEWARE else django_application
 application = _guard_body(site_application)

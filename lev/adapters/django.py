@@ -1,8 +1,8 @@
 """The Django adapter: a request handler that runs a chosen part of settings.MIDDLEWARE.
 
-`/mcp` goes through only the middleware it relies on
-(lev.handlers.MCP_MIDDLEWARE), not the pages' sessions, CSRF, authentication, messages,
-axes and WhiteNoise: measured at about 4 % of an MCP call (docs/benchmarks.md, LEV_MCP_LEAN_MIDDLEWARE).
+`/mcp` goes through only the middleware it relies on (mcp_tools.urls.ENDPOINT_MIDDLEWARE, which
+lev.handlers.EndpointHandler runs), not the pages' sessions, CSRF, authentication, messages, axes and
+WhiteNoise: measured at about 4 % of an MCP call (docs/benchmarks.md, LEV_MCP_LEAN_MIDDLEWARE).
 Django has no public way to build a handler over another middleware list: BaseHandler.load_middleware
 reads settings.MIDDLEWARE and fills the handler's private chain. `MiddlewareChain.load_middleware` is that
 method (synchronous) for a chosen list, so it writes the same private attributes Django's handler then

@@ -13,11 +13,9 @@ dot_patterns = [
          name="oauth-server-metadata"),
     path(".well-known/oauth-protected-resource", views.ResourceMetadataView.as_view(),
          name="oauth-resource-metadata"),
-    path(".well-known/oauth-protected-resource/mcp", views.ResourceMetadataView.as_view(),
-         name="oauth-resource-metadata-mcp"),
-    # The addresses under /mcp that choose toolsets (mcp_tools.toolsets), e.g. …/mcp/x/deals/readonly.
-    path(".well-known/oauth-protected-resource/mcp/<path:address>", views.ResourceMetadataView.as_view(),
-         name="oauth-resource-metadata-mcp-toolsets"),
+    # A protected endpoint's address inserted (lev.endpoints): …/mcp, …/mcp/x/deals/readonly; else 404.
+    path(".well-known/oauth-protected-resource/<path:address>", views.ResourceMetadataView.as_view(),
+         name="oauth-resource-metadata-endpoint"),
     path("oauth/authorize/", views.ConsentView.as_view(), name="authorize"),
     path("oauth/token/", views.TokenView.as_view(), name="token"),
     path("oauth/revoke/", dot_views.RevokeTokenView.as_view(), name="revoke-token"),

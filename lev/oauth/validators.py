@@ -21,7 +21,7 @@ from oauthlib.oauth2.rfc6749.grant_types.authorization_code import code_challeng
 
 from lev import limits
 from lev.accounts.models import Membership
-from lev.resource import is_site_resource, mcp_resource
+from lev.resource import default_resource, is_site_resource
 
 LOOPBACK_NAMES = {"localhost"}
 
@@ -100,11 +100,11 @@ class LevOAuth2Validator(OAuth2Validator):
                 raise errors.CustomOAuth2Error(
                     error="invalid_target",
                     description="This authorization server issues tokens only for this site's MCP endpoint "
-                                f"({mcp_resource(request)}).",
+                                f"({default_resource(request)}).",
                     request=request,
                 )
         # Kept as sent: django-oauth-toolkit compares a token request's resources with the code's as text.
-        request.resource = list(resources) or [mcp_resource(request)]
+        request.resource = list(resources) or [default_resource(request)]
 
     def _create_authorization_code(self, request, code, expires=None):
         from lev.oauth.models import OAuthAuthorization

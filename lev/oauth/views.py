@@ -38,7 +38,13 @@ from lev.accounts import scopes
 from lev.accounts.models import Membership
 from lev.oauth import selectors, services
 from lev.oauth.registration import client_metadata_error, neutralise
-from lev.resource import MCP_PATH, PROTECTED_RESOURCE_METADATA_PATH, is_mcp_path, is_site_resource, public_origin
+from lev.resource import (
+    PROTECTED_RESOURCE_METADATA_PATH,
+    default_resource,
+    endpoint_address,
+    is_site_resource,
+    public_origin,
+)
 from lev.throttling import count_in_window, parse_rate
 
 
@@ -61,7 +67,7 @@ class ConsentView(AuthorizationView):
                 raise OAuthToolkitError(
                     error=CustomOAuth2Error(
                         error="invalid_target", state=credentials.get("state"),
-                        description=f"This server issues tokens only for {public_origin(request)}{MCP_PATH}.",
+                        description=f"This server issues tokens only for {default_resource(request)}.",
                     ),
                     redirect_uri=credentials.get("redirect_uri"),
                 )
@@ -236,13 +242,20 @@ def _registration_error(error: str, description: str, status: int = 400) -> Json
 
 
 class ResourceMetadataView(OAuthProtectedResourceMetadataView):
-    """RFC 9728: `/.well-known/oauth-protected-resource/mcp` describes /mcp (the identifier MCP clients
-    bind tokens to), `/.well-known/oauth-protected-resource` the whole site (REST API included)."""
+    """RFC 9728: `/.well-known/oauth-protected-resource` describes the whole site (REST API included), and
+    the same path with a protected endpoint's address inserted (`…/mcp`, `…/mcp/x/deals`) that endpoint
+    (lev.endpoints); any other address inserted is no resource of this site: 404."""
+
+    def dispatch(self, request, *args, **kwargs):
+        address = kwargs.get("address")
+        if address is not None and not endpoint_address("/" + address):
+            raise Http404
+        return super().dispatch(request)
 
     def get_resource(self, request):
-        # The address the well-known path was inserted into (RFC 9728 §3): /mcp, or one under it.
+        # The address the well-known path was inserted into (RFC 9728 §3): an endpoint, or one under it.
         inserted = request.path[len(PROTECTED_RESOURCE_METADATA_PATH):].rstrip("/")
-        return public_origin(request) + (inserted if is_mcp_path(inserted) else "")
+        return public_origin(request) + (inserted if endpoint_address(inserted) else "")
 
     def get_authorization_servers(self, request):
         return [public_origin(request)]

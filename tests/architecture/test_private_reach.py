@@ -113,7 +113,7 @@ def _overrides(path: Path, node: ast.ClassDef) -> list[tuple[int, str, str]]:
     if not methods and not state:
         return []
     cls = getattr(importlib.import_module(_module_name(path)), node.name, None)
-    # A mixin's library is the one of the classes it is mixed into (McpWSGIHandler(ChosenMiddleware, WSGIHandler)).
+    # A mixin's library is the one of the classes it is mixed into (EndpointHandler(ChosenMiddleware, WSGIHandler)).
     family = [cls, *_subclasses(cls)] if isinstance(cls, type) else []
     bases = list(dict.fromkeys(base for member in family for base in member.__mro__[1:]
                                if base.__module__.split(".")[0] in LIBRARIES))

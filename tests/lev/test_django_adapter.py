@@ -9,7 +9,8 @@ import django
 from django.core.handlers.base import BaseHandler
 
 from lev.adapters import django as adapter
-from lev.handlers import McpWSGIHandler
+from lev.handlers import EndpointHandler
+from mcp_tools.urls import ENDPOINT_MIDDLEWARE
 
 
 def test_the_installed_django_is_the_series_the_adapter_was_written_for():
@@ -21,7 +22,7 @@ def test_the_installed_django_is_the_series_the_adapter_was_written_for():
 
 
 def test_djangos_own_chain_is_the_attributes_the_adapter_fills():
-    djangos, ours = BaseHandler(), McpWSGIHandler()  # (a WSGIHandler loads its chain when made)
+    djangos, ours = BaseHandler(), EndpointHandler(ENDPOINT_MIDDLEWARE)  # (a WSGIHandler loads its chain when made)
     djangos.load_middleware()
     chain = {name for name in vars(djangos) if name.startswith("_")}
     assert chain == {name for name in adapter.INTERNALS if name != "_get_response"}

@@ -1,4 +1,4 @@
-"""/mcp without the pages' middleware (lev.handlers.MCP_MIDDLEWARE, issue 24) answers every request
+"""/mcp without the pages' middleware (mcp_tools.urls.ENDPOINT_MIDDLEWARE, issue 24) answers every request
 exactly as the full stack (settings.MIDDLEWARE) does: status, every header, body. In process, on
 SQLite and PostgreSQL; tests/deploy/test_mcp_lean_middleware.py compares the production servers."""
 
@@ -14,7 +14,9 @@ from django.test.client import ClientHandler
 import lev.wsgi
 from bench._django import mcp_environ, wsgi_call
 from deals.models import Placement
-from lev.handlers import MCP_MIDDLEWARE, ChosenMiddleware, McpWSGIHandler, is_mcp_path
+from lev import endpoints
+from lev.handlers import ChosenMiddleware, EndpointHandler, EndpointRequest, is_endpoint_path
+from mcp_tools.urls import ENDPOINT_MIDDLEWARE
 from tests.deals.placements.helpers import deal_with_financials, lenders
 from tests.factories import DealFactory
 from tests.mcp_tools.mcp_requests import ACCEPT, cases, message
@@ -25,7 +27,7 @@ pytestmark = pytest.mark.django_db
 class LeanClientHandler(ChosenMiddleware, ClientHandler):
     """The test client's handler with /mcp's middleware only (as lev.wsgi serves /mcp)."""
 
-    middleware = MCP_MIDDLEWARE
+    middleware = ENDPOINT_MIDDLEWARE
 
 
 def lean_client() -> Client:
@@ -95,23 +97,26 @@ def test_a_tool_changing_history_records_the_caller(api_key, account, user, sett
 
 
 def routed_handlers() -> dict:
-    """The two applications lev.wsgi routes between ("mcp": /mcp's handler, "site": everything else)."""
+    """The applications lev.wsgi routes between ("mcp": /mcp's handler, "site": everything else)."""
     routed = lev.wsgi.site_application
-    return {name: cell.cell_contents for name, cell in zip(routed.__code__.co_freevars, routed.__closure__,
-                                                            strict=True)}
+    cells = {name: cell.cell_contents for name, cell in zip(routed.__code__.co_freevars, routed.__closure__,
+                                                             strict=True)}
+    return {"mcp": cells["lean"]["/mcp"], "site": cells["site"], "lean": cells["lean"]}
 
 
 def test_lev_wsgi_serves_mcp_and_only_mcp_with_the_lean_handler():
     assert django_settings.LEV_MCP_LEAN_MIDDLEWARE  # the default
     for path in ("/mcp", "/mcp/readonly", "/mcp/x/deals", "/mcp/x/deals/readonly", "/mcp/"):
-        assert is_mcp_path(path), path
+        assert is_endpoint_path(path), path
     for path in ("/mcpx", "/MCP", "//mcp", "/api/v1/deals/", "/health", "/", "/admin/", "/oauth/token/"):
-        assert not is_mcp_path(path), path
+        assert not is_endpoint_path(path), path
     routed = routed_handlers()
-    assert isinstance(routed["mcp"], McpWSGIHandler)
+    assert isinstance(routed["mcp"], EndpointHandler)
+    assert routed["mcp"].middleware == ENDPOINT_MIDDLEWARE == endpoints.served_by("/mcp").middleware
+    assert list(routed["lean"]) == ["/mcp"]  # the one endpoint registered (by mcp_tools)
     assert routed["site"] is lev.wsgi.django_application
-    names = [name for name in django_settings.MIDDLEWARE if name in MCP_MIDDLEWARE]
-    assert names == list(MCP_MIDDLEWARE)  # each one exists in the site's list, in its order
+    names = [name for name in django_settings.MIDDLEWARE if name in ENDPOINT_MIDDLEWARE]
+    assert names == list(ENDPOINT_MIDDLEWARE)  # each one exists in the site's list, in its order
 
 
 def test_mcp_is_exempt_from_csrf_checks_with_a_session_cookie(api_key, account, user, settings):
@@ -139,15 +144,13 @@ def test_mcp_is_exempt_from_csrf_checks_with_a_session_cookie(api_key, account, 
 
 
 def test_an_mcp_requests_host_is_djangos_worked_out_once(settings):
-    """McpRequest (lev.wsgi's /mcp requests) answers get_host() as Django's WSGIRequest does, for hosts
+    """EndpointRequest (lev.wsgi's /mcp requests) answers get_host() as Django's WSGIRequest does, for hosts
     allowed and refused; an allowed one is worked out once per request, a refused one is refused every
     time it is asked (never kept), and another request works its own out."""
     import io
 
     from django.core.exceptions import DisallowedHost
     from django.core.handlers.wsgi import WSGIRequest
-
-    from lev.handlers import McpRequest
 
     def environ(host: str) -> dict:
         return {"REQUEST_METHOD": "POST", "PATH_INFO": "/mcp", "SERVER_NAME": "srv", "SERVER_PORT": "80",
@@ -157,7 +160,7 @@ def test_an_mcp_requests_host_is_djangos_worked_out_once(settings):
     for host in ("localhost", "localhost:8000", "api.example.com", "[::1]:9000", "evil.test", "localhost:bad",
                  "a b", ""):
         want = WSGIRequest(environ(host))
-        got = McpRequest(environ(host))
+        got = EndpointRequest(environ(host))
         try:
             expected = want.get_host()
         except DisallowedHost:
@@ -169,15 +172,13 @@ def test_an_mcp_requests_host_is_djangos_worked_out_once(settings):
         assert got.get_host() == got.get_host() == expected, host
         got.META["HTTP_HOST"] = "evil.test"  # (nothing does this; shows the answer is the one worked out)
         assert got.get_host() == expected
-        assert McpRequest(environ("evil.test")).__dict__.get("_lev_host") is None
+        assert EndpointRequest(environ("evil.test")).__dict__.get("_lev_host") is None
 
 
 def test_lev_wsgi_hands_mcp_requests_as_mcp_requests_and_refuses_a_bad_host_in_json(api_key, settings):
-    """Through lev.wsgi (the production application): /mcp's requests are McpRequest, and a Host not in
+    """Through lev.wsgi (the production application): /mcp's requests are EndpointRequest, and a Host not in
     ALLOWED_HOSTS is refused with the API's JSON 400, as before."""
-    from lev.handlers import McpRequest
-
-    assert routed_handlers()["mcp"].request_class is McpRequest
+    assert routed_handlers()["mcp"].request_class is EndpointRequest
     body = message("ping")
     for host, status in (("localhost", 200), ("evil.test", 400)):
         environ = {**mcp_environ(api_key, body), "HTTP_HOST": host}
