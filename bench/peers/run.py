@@ -8,12 +8,11 @@ payload; every ratio is to the floor.
   fastmcp  FastMCP 4.x (bench/peers/fastmcp_server.py) on uvicorn, no auth
   lev      Lev's /mcp, production command (`gunicorn --config deploy/gunicorn.conf.py`), every protection
            on: API key, scopes, tenancy, rate limits (on Redis when REDIS_URL is set), breaker, budget...
-  lev-long the same, with issue 24's shortcuts switched off (SHORTCUTS below: /mcp through the pages'
-           middleware, the tools' second request pass, a Redis round trip per rate-limited request, a
-           SELECT 1 health check per request, queries planned again each time, Python's own garbage collection
-           timing, the CSP header built and
-           DRF's negotiation made and every path resolved per request, the views left to the collector):
-           Lev before them, in the same run
+  lev-before
+           Lev as it was at --before (default e051661, before issue 40 retired the shortcuts that reached
+           into Django's, DRF's, asgiref's and gunicorn's internals), the same command from a detached git
+           worktree of that commit (.tools/peers/lev-before-<commit>), Lev's virtualenv, the same database:
+           before and after in the same run
   dmcp     a bare django-mcp-server tool (bench/peers/dmcp/), Lev's own virtualenv, gunicorn, no auth
 
 The SDK and FastMCP need mcp 2.x, which Lev's virtualenv cannot hold (mcp<2): each is built in its own
@@ -71,18 +70,15 @@ TOOLS = ROOT / ".tools" / "peers"
 from bench.ab_shortcuts import Door, pct  # noqa: E402  (after the path above)
 
 VENVS = {"sdk": PEERS / "requirements-sdk.txt", "fastmcp": PEERS / "requirements-fastmcp.txt"}
-ORDER = ["floor", "sdk", "fastmcp", "lev", "lev-long", "dmcp"]
-# Issue 24's shortcuts, each a switch read in lev/settings.py (default on); "lev-long" is Lev with all of them
-# off, the long ways: what Lev was before them, measured in the same run (so "before" and "after" share
-# the machine's load).
-SHORTCUTS = ("LEV_MCP_LEAN_MIDDLEWARE", "LEV_RATE_LIMIT_LEASE",
-             "LEV_DB_SERVER_SIDE_BINDING")
+ORDER = ["floor", "sdk", "fastmcp", "lev", "lev-before", "dmcp"]
+# The commit "lev-before" runs: main before issue 40 (its shortcuts into the libraries' internals in place).
+BEFORE = "e051661"
 LABELS = {
     "floor": "floor: a plain Django view, one SELECT",
     "sdk": "official MCP SDK {sdk} `MCPServer` on uvicorn (no auth)",
     "fastmcp": "FastMCP {fastmcp} on uvicorn (no auth)",
     "lev": "**Lev MCP** (production command, every protection on)",
-    "lev-long": "Lev MCP, issue 24's shortcuts off (the long ways: before)",
+    "lev-before": "Lev MCP at {before} (before issue 40)",
     "dmcp": "bare django-mcp-server {dmcp} tool (no auth)",
 }
 WRK_CONNECTIONS = 8
@@ -210,7 +206,22 @@ def mcp_door(key: str | None, deal_id: int) -> Door:
     return Door("MCP tools/call get_deal", "POST", "/mcp", headers, mcp_body("get_deal", {"deal_id": deal_id}))
 
 
-def start_servers(only: list[str], key: str, deal_id: int, base_port: int) -> dict[str, Target]:
+def before_tree(commit: str) -> Path:
+    """A detached worktree of `commit` (made once, kept under .tools/peers/, git-ignored)."""
+    sha = subprocess.run(["git", "rev-parse", "--short=12", commit], cwd=ROOT, check=True, capture_output=True,
+                         text=True).stdout.strip()
+    tree = TOOLS / f"lev-before-{sha}"
+    if not (tree / "manage.py").exists():
+        say(f"checking out {commit} into {tree.relative_to(ROOT)}")
+        TOOLS.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "worktree", "prune"], cwd=ROOT, check=True)
+        subprocess.run(["git", "worktree", "add", "--detach", "--force", str(tree), sha], cwd=ROOT, check=True,
+                       capture_output=True)
+    return tree
+
+
+def start_servers(only: list[str], key: str, deal_id: int, base_port: int,
+                  before: str = BEFORE) -> dict[str, Target]:
     from bench.bench_gunicorn import Gunicorn
     from bench.run import ENV, PY, free_port
 
@@ -229,10 +240,12 @@ def start_servers(only: list[str], key: str, deal_id: int, base_port: int) -> di
         if name == "floor":
             door = Door("GET /bench/floor/{id}", "GET", f"/bench/floor/{deal_id}", {}, None)
             server = Gunicorn(name, production, ENV, port=port)
-        elif name in ("lev", "lev-long"):
+        elif name == "lev":
             door = mcp_door(key, deal_id)
-            switches = dict.fromkeys(SHORTCUTS, "false") if name == "lev-long" else {}
-            server = Gunicorn(name, {**production, **switches}, ENV, port=port)
+            server = Gunicorn(name, production, ENV, port=port)
+        elif name == "lev-before":
+            door = mcp_door(key, deal_id)
+            server = Gunicorn(name, production, ENV, port=port, root=before_tree(before))
         elif name == "dmcp":
             door = mcp_door(None, deal_id)
             env = {**peer_env, "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "bench.peers.dmcp.settings"}
@@ -248,7 +261,8 @@ def start_servers(only: list[str], key: str, deal_id: int, base_port: int) -> di
                                     "--host", "127.0.0.1", "--port", str(port), "--no-access-log",
                                     "--log-level", "warning", "--loop", "uvloop", "--http", "httptools"],
                              env, PEERS, port, door)
-        label = LABELS[name].format(sdk=versions.get("sdk"), fastmcp=versions.get("fastmcp"), dmcp=versions["dmcp"])
+        label = LABELS[name].format(sdk=versions.get("sdk"), fastmcp=versions.get("fastmcp"), dmcp=versions["dmcp"],
+                                    before=before)
         targets[name] = Target(name, label, door, server)
     return targets
 
@@ -461,6 +475,8 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=3, help="wrk passes over every server (default 3; 0: none)")
     parser.add_argument("--only", default=",".join(ORDER[1:]),
                         help=f"servers beside the floor, comma-separated, of {','.join(ORDER[1:])} (default all)")
+    parser.add_argument("--before", default=BEFORE,
+                        help=f"the commit lev-before runs (default {BEFORE}, main before issue 40)")
     parser.add_argument("--base-port", type=int, default=0,
                         help="the servers listen on this port and the next five (default: free ports)")
     args = parser.parse_args()
@@ -485,7 +501,7 @@ def main() -> None:
             ensure_venv(name)
     say("seeding the demo database")
     key, deal_id = demo_key_and_deal()
-    targets = start_servers(only, key, deal_id, args.base_port)
+    targets = start_servers(only, key, deal_id, args.base_port, args.before)
     try:
         for target in targets.values():
             target.server.wait_ready()
