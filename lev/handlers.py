@@ -28,12 +28,11 @@ def is_endpoint_path(path: str) -> bool:
 
 
 # Paths resolved lately, per URL resolver: resolving walks the URL patterns one regular expression after
-# another (about 0.05 ms for /api/v1/deals/<id>/ here, twice per MCP tool call: /mcp and the API view
-# behind the tool). The patterns are fixed for a process's life, and a ResolverMatch is read, never
-# changed, by Django and DRF, so one path resolves to the same match every time; a path that resolves to
-# nothing raises Resolver404 each time (an exception is never kept). Keyed by the resolver itself, so a
-# request's own urlconf or a test's ROOT_URLCONF (a new resolver) never sees another's matches; bounded,
-# as paths carry ids.
+# another, twice per MCP tool call (/mcp and the API view behind the tool). The patterns are fixed for a
+# process's life, and a ResolverMatch is read, never changed, by Django and DRF, so one path resolves to
+# the same match every time; a path that resolves to nothing raises Resolver404 each time (an exception
+# is never kept). Keyed by the resolver itself, so a request's own urlconf or a test's ROOT_URLCONF (a new
+# resolver) never sees another's matches; bounded, as paths carry ids.
 @lru_cache(maxsize=2048)
 def _resolve_cached(resolver: URLResolver, path: str) -> ResolverMatch:
     return resolver.resolve(path)

@@ -265,10 +265,10 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Server-side parameter binding with prepared statements: psycopg prepares a query once a connection
     # has run it LEV_DB_PREPARE_THRESHOLD times (5), and PostgreSQL stops planning it again on every
     # request. Both are needed: Django passes psycopg `prepare_threshold=None` (never prepare) unless
-    # OPTIONS names it, so binding alone prepared nothing. The deal read (the deal joined to its stage,
-    # owner, sponsor and borrower) took 0.98 ms a round trip unprepared, 0.48-0.55 ms prepared, measured
-    # on this machine through Django's cursor (issue 24; tests/lev/test_prepared_statements.py checks
-    # PostgreSQL holds the plan). Off: Django's default, client-side binding, nothing prepared (the A/B).
+    # OPTIONS names it, so binding alone prepared nothing. The hot reads join several tables, and their
+    # planning costs more than their execution (figures: docs/benchmarks.md, issue 24);
+    # tests/lev/test_prepared_statements.py checks PostgreSQL holds the plan. Off: Django's default,
+    # client-side binding, nothing prepared (the A/B), and the setting a pgbouncer in transaction mode needs.
     if env_bool("LEV_DB_SERVER_SIDE_BINDING", True):
         _options.setdefault("server_side_binding", True)
         _options.setdefault("prepare_threshold", env_int("LEV_DB_PREPARE_THRESHOLD", 5))

@@ -303,7 +303,7 @@ class LevClient:
 
         def with_retries() -> ApiResponse:
             # The first attempt runs on its own: nearly every call succeeds there, and tenacity's
-            # machinery (a Retrying and its per-call state) cost 4.7 % of an MCP get_deal. Only a
+            # machinery (a Retrying and its per-call state) is built only when needed. Only a
             # retryable failure starts tenacity, which replays that failure as its attempt 1 (no second
             # request): the same waits, attempt count and budget, measured from the first attempt's start.
             try:

@@ -191,7 +191,7 @@ def check_request(message: dict[str, Any], models: dict[str, type[pydantic.BaseM
     if model is None:
         raise JsonRpcError(types.METHOD_NOT_FOUND, f"Method not found: {method[:_ECHO_MAX]}", id=message["id"])
     if model is types.CallToolRequest and _plain_tool_call(message.get("params")):
-        return  # what nearly every tools/call is: the model's answer is known (2 us of pydantic a call)
+        return  # what nearly every tools/call is: a plain name and arguments, which the model would accept
     try:
         model.model_validate({k: v for k, v in message.items() if k in ("method", "params")})
     except pydantic.ValidationError as exc:

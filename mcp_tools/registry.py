@@ -85,7 +85,7 @@ def record_tool_call(tool: str, payload: dict, *, is_error: bool, seconds: float
 
 
 # The series of one set of labels, looked up once: prometheus_client's labels() checks and converts the
-# values and takes the metric's lock on every call (about 1 us a tool call, twice). The labels are bounded:
+# values and takes the metric's lock on every call, twice a tool call. The labels are bounded:
 # registered tool names (tool_label), the error codes and categories, the outcomes.
 @functools.lru_cache(maxsize=4096)
 def _calls(tool: str, code: str, category: str):

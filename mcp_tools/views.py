@@ -152,7 +152,7 @@ class McpView(MCPServerStreamableHttpView):
     http_method_names = ["post"]
     # DRF's dispatch as it is. django-mcp-server's view wraps dispatch in csrf_exempt with
     # method_decorator, which builds that wrapper (a partial and two functools.wraps) again on every
-    # request: 14 us of an MCP get_deal in process (issue 24). The view is exempt all the same: DRF's
+    # request, for nothing. The view is exempt all the same: DRF's
     # as_view() exempts every APIView, and /mcp's lean middleware has no CSRF check at all
     # (tests/mcp_tools/test_mcp_middleware.py, a session cookie and CSRF checks on).
     dispatch = APIView.dispatch

@@ -152,7 +152,7 @@ def write_matches(rows: list[tuple]) -> None:
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector for the run. A run allocates some 10^5 small acyclic
     objects (rows, fits, insight lists) that the collector would otherwise traverse again and
-    again: measured at 100k programs, scoring took 179 ms with it and 97 ms without. Nothing the
+    again, for nearly half the scoring time (docs/benchmarks.md). Nothing the
     run makes has cycles, so nothing waits for the collector; it resumes right after."""
     enabled = gc.isenabled()
     gc.disable()
