@@ -240,3 +240,25 @@ def hand_made_t12() -> tuple[bytes, dict[str, str]]:
     # Income 108,000 - 500 + 1,320 (the "l20" is a problem, left out) = 108,820; expenses 15,000.
     return _csv(rows), {"effective_gross_income": "108820.00", "operating_expenses": "15000.00",
                         "noi": "93820.00", "months": "12"}
+
+
+# --- a document of a deal, its file stored for real -----------------------------------------------------
+def stored(deal, data: bytes, file_name: str, kind: str = "rent_roll", document=None):
+    """A version (the next, or the first of a new document of `kind`) of `deal` holding `data`, written to
+    the deal documents' storage as an upload would."""
+    import hashlib
+
+    from django.core.files.base import ContentFile
+
+    from deals.documents.models import Document, DocumentVersion
+
+    if document is None:
+        document = Document.objects.create(account=deal.account, deal=deal, kind=kind, name=file_name)
+    number = document.versions_count + 1
+    version = DocumentVersion(document=document, number=number, file_name=file_name, size=len(data),
+                              sha256=hashlib.sha256(data).hexdigest(), content_type="application/octet-stream")
+    version.file.save(file_name, ContentFile(data), save=False)
+    version.save()
+    document.current, document.versions_count = version, number
+    document.save(update_fields=["current", "versions_count", "updated_at"])
+    return version
