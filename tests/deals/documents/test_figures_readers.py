@@ -45,7 +45,7 @@ def test_the_clean_files_have_no_problems():
 
 
 def test_yardi_leaves_out_the_applicants_section_totals_and_summary_groups():
-    data, expected = files.yardi_rent_roll(units=26)
+    data, _ = files.yardi_rent_roll(units=26)
     result = read_figures(data, "rent roll.xlsx", "rent_roll")
     # 26 units, the 6th and 19th vacant; the applicant for the 6th is not a 27th unit.
     assert (result["figures"]["units"], result["figures"]["occupied_units"]) == ("26", "24")
@@ -96,12 +96,12 @@ def test_a_statement_of_fewer_months_says_so():
 
 @pytest.mark.parametrize("encoding", ["cp1252", "utf-8-sig", "utf-8", "utf-16"])
 def test_csv_in_any_common_encoding(encoding):
-    data, expected = files.appfolio_rent_roll(encoding)
+    data, _ = files.appfolio_rent_roll(encoding)
     assert read_figures(data, "roll.csv", "rent_roll")["figures"]["monthly_in_place_rent"] == "5000.50"
 
 
 def test_semicolon_csv_and_a_rent_roll_header_below_a_title():
-    data = "Rent roll Dec\n\nUnit;Tenant;Rent\n1;A;1.000,00\n".encode()
+    data = b"Rent roll Dec\n\nUnit;Tenant;Rent\n1;A;1.000,00\n"
     # "1.000,00" (a European amount) is not read as a US one: said, not guessed.
     result = read_figures(data, "r.csv", "rent_roll")
     assert result["figures"]["units"] == "1"
@@ -122,7 +122,7 @@ def test_no_recognisable_header_says_what_was_looked_for(kind, looked_for):
 @pytest.mark.parametrize(("value", "read"), [
     ("$1,234.50", Decimal("1234.50")), ("(1,234)", Decimal("-1234")), ("1,234-", Decimal("-1234")),
     ("95%", Decimal("95")), (" USD 12 ", Decimal("12")), ("-", None), ("", None), (None, None), (1200, Decimal(1200)),
-    (1450.5, Decimal("1450.5")), ("$-5", Decimal("-5")), ("–", None)])
+    (1450.5, Decimal("1450.5")), ("$-5", Decimal("-5")), ("\u2013", None)])
 def test_amounts_as_brokers_write_them(value, read):
     assert amount(value) == read
 
@@ -189,7 +189,7 @@ def test_a_zip_that_is_no_workbook():
 
 def test_a_file_over_the_size_bound_is_refused_before_it_is_parsed(monkeypatch):
     monkeypatch.setattr(limits, "FIGURES_FILE_MAX_BYTES", 100)
-    with pytest.raises(FileUnreadable, match="at most 0 MB|of at most"):
+    with pytest.raises(FileUnreadable, match="of at most 0 MB"):
         read_figures(b"Unit,Rent\n" + b"1,100\n" * 50, "r.csv")
 
 
