@@ -35,7 +35,7 @@ class FigureSerializer(serializers.Serializer):
                                                                   "was applied from a document.")
 
 
-class ProblemSerializer(serializers.Serializer):
+class FigureProblemSerializer(serializers.Serializer):
     row = serializers.IntegerField(allow_null=True, help_text="The file's row (as the spreadsheet numbers it); null "
                                                               "for the file as a whole.")
     message = serializers.CharField()
@@ -50,15 +50,15 @@ class FiguresPreviewSerializer(serializers.Serializer):
     layout = serializers.CharField(help_text="yardi, realpage, appfolio or generic (a hand-made sheet).")
     rows_read = serializers.IntegerField()
     figures = FigureSerializer(many=True)
-    problems = ProblemSerializer(many=True, help_text="What could not be read, each with its row; never dropped.")
+    problems = FigureProblemSerializer(many=True, help_text="What could not be read, each with its row; never dropped.")
 
 
-class AppliedSerializer(serializers.Serializer):
+class FigureAppliedSerializer(serializers.Serializer):
     field = serializers.CharField()
     value = serializers.CharField()
 
 
-class SkippedSerializer(serializers.Serializer):
+class FigureSkippedSerializer(serializers.Serializer):
     field = serializers.CharField()
     reason = serializers.CharField()
 
@@ -67,6 +67,6 @@ class FiguresAppliedSerializer(serializers.Serializer):
     document_id = serializers.IntegerField()
     deal_id = serializers.IntegerField()
     version = serializers.IntegerField()
-    applied = AppliedSerializer(many=True)
-    skipped = SkippedSerializer(many=True, help_text="Figures left alone, and why (units without one property).")
+    applied = FigureAppliedSerializer(many=True)
+    skipped = FigureSkippedSerializer(many=True, help_text="Figures left alone, and why (units without one property).")
     financials = DealFinancialsSerializer()
