@@ -257,6 +257,8 @@ def read_rent_roll(grid: Grid, header: Header) -> dict[str, Any]:
     }
     if "market" in cols:
         figures["monthly_market_rent"] = money(market_total)
+    if units == 0:  # nothing to apply: the problem says why
+        figures = {}
     if reading.more_problems:
         reading.problems.append({"row": None, "message": f"…and {reading.more_problems} more problems."})
     return {"kind": "rent_roll", "layout": layout_of(header, titles), "figures": figures,

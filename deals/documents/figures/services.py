@@ -97,7 +97,7 @@ def figures_apply(*, deal: Deal, version: DocumentVersion, fields: list[str] | N
         figures_read(version=version)
     given = applicable(version.extracted)
     if not given:
-        raise ValidationFailed({"file": ["no figures were read from this version (not a rent roll or T-12)"]})
+        raise ValidationFailed({"file": ["no figures were read from this version; its preview says why"]})
     result = Applied()
     if fields is None:
         chosen = list(given)

@@ -178,7 +178,8 @@ def read_t12(grid: Grid, header: Header) -> dict[str, Any]:
         if section in sums:
             sums[section] += value
             lines[section] += 1
-    if not any(lines.values()) and egi is None and noi is None:
+    nothing = not any(lines.values()) and egi is None and opex is None and noi is None
+    if nothing:
         reading.problem(None, "No income or expense lines were found below the header "
                               f"(row {grid.rows[header.row_index][0]}).")
     egi_value = _checked(reading, egi, sums["income"], lines["income"], "the income lines")
@@ -193,8 +194,9 @@ def read_t12(grid: Grid, header: Header) -> dict[str, Any]:
         noi_value = computed_noi
     if reading.more_problems:
         reading.problems.append({"row": None, "message": f"…and {reading.more_problems} more problems."})
-    figures = {"effective_gross_income": money(egi_value), "operating_expenses": money(opex_value),
-               "noi": money(noi_value), "months": str(len(header.months))}
+    figures = {} if nothing else {  # nothing to apply: the problem says why
+        "effective_gross_income": money(egi_value), "operating_expenses": money(opex_value), "noi": money(noi_value),
+        "months": str(len(header.months))}
     return {"kind": "t12", "layout": layout_of(titles, [words(v) for v in header_values]), "figures": figures,
             "problems": reading.problems, "rows_read": rows_read}
 

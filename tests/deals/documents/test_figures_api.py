@@ -256,3 +256,12 @@ def test_the_read_only_key_reads_but_does_not_apply(account, user, deal):
     version = stored(deal, files.yardi_t12()[0], "t12.xlsx", kind="t12")
     assert figures(reader, version).status_code == 200
     assert_error(apply(reader, version), 403, "FORBIDDEN", "Forbidden")
+
+
+def test_a_rent_roll_without_units_previews_its_problem_and_applies_nothing(api, deal):
+    version = stored(deal, b"Unit,Tenant,Rent\nTotal,,0\n", "empty roll.csv")
+    body = figures(api, version).json()
+    assert body["figures"] == [] and body["problems"][0]["message"].startswith("No unit rows were found")
+    refused = assert_error(apply(api, version), 400, "VALIDATION_ERROR", "Validation failed: file")
+    assert refused["details"]["fields"]["file"] == ["no figures were read from this version; its preview says why"]
+    assert DealFinancials.objects.get(deal=deal).occupancy is None

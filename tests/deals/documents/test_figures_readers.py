@@ -217,3 +217,13 @@ def test_a_sheet_claiming_a_far_row_is_refused_quickly(monkeypatch):
     workbook.save(out)
     with pytest.raises(FileUnreadable, match="past row 500"):
         read_figures(out.getvalue(), "r.xlsx")
+
+
+def test_a_header_with_nothing_below_gives_no_figures_and_says_why():
+    roll = read_figures(b"Rent roll\nUnit,Tenant,Rent\nTotal,,0\n", "r.csv", "rent_roll")
+    assert roll["figures"] == {}
+    assert roll["problems"] == [{"row": None, "message": "No unit rows were found below the header (row 2)."}]
+    months = ",".join(f"Jan {y}" for y in range(2015, 2027))
+    t12 = read_figures(f"Account,{months}\n".encode() + b"Notes only\n", "t.csv", "t12")
+    assert t12["figures"] == {}
+    assert "No income or expense lines were found" in t12["problems"][0]["message"]
