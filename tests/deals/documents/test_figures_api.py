@@ -144,17 +144,21 @@ def test_the_summarys_query_count_holds_with_sources(api, deal, django_assert_ma
         api.get(f"{API}/deals/{deal.pk}/summary/", {"detail": "memo"})
 
 
-def test_units_are_skipped_and_said_without_one_property_and_refused_when_named(api, account):
+def test_units_are_refused_when_named_and_skipped_and_said_without_one_property(api, account):
     deal = make_deal(account, states=("TX", "OK"), asset_types=("multifamily", "multifamily"))
     version = stored(deal, files.realpage_rent_roll()[0], "rr.xlsx")
+    refused = apply(api, version, fields=["occupancy", "units"])
+    body = assert_error(refused, 400, "VALIDATION_ERROR", "Validation failed: fields")
+    assert body["details"]["fields"]["fields"] == ["units: the deal has several properties; set each one's units "
+                                                   "on the property"]
+    # All or nothing: the occupancy asked beside it was not written either.
+    assert not DealFinancials.objects.filter(deal=deal, occupancy__isnull=False).exists()
+    assert not FigureSource.objects.exists()
     result = apply(api, version).json()
     assert result["skipped"] == [{"field": "units", "reason": "units: the deal has several properties; set each "
                                                               "one's units on the property"}]
     assert {a["field"] for a in result["applied"]} == {"occupancy", "in_place_rent"}
-    before = FigureSource.objects.count()
-    refused = apply(api, version, fields=["occupancy", "units"])
-    assert_error(refused, 400, "VALIDATION_ERROR", "Validation failed: fields")
-    assert FigureSource.objects.count() == before  # all or nothing
+    assert list(DealProperty.objects.filter(deal=deal).values_list("units", flat=True)) != [8, 8]
 
 
 # --- tenancy and bad input ------------------------------------------------------------------------------
