@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for `python bench/<this>.py`
 
-from deals.documents.figures import read_figures  # noqa: E402
-from tests.deals.documents.figures_files import yardi_rent_roll  # noqa: E402
+from deals.documents.figures import read_figures
+from tests.deals.documents.figures_files import yardi_rent_roll
 
 BUDGET_SECONDS = 5.0
 
