@@ -133,7 +133,11 @@ def _unit_name(value: Any) -> str:
 
 
 def _is_section(label: str, row: list[Any], header: Header) -> bool:
-    """A label row: only its first cells hold text and it reads as words, not as a unit's name."""
+    """A label row: it reads as words, not as a unit's name, and has no rent (a row with a rent is a unit,
+    read or said, never passed over)."""
+    rent = header.columns["rent"]
+    if rent < len(row) and text(row[rent]):
+        return False
     others = [row[i] for role, i in header.columns.items() if role not in ("unit",) and i < len(row)]
     has_values = any(text(v) for v in others)
     word_form = words(label)

@@ -227,3 +227,13 @@ def test_a_header_with_nothing_below_gives_no_figures_and_says_why():
     t12 = read_figures(f"Account,{months}\n".encode() + b"Notes only\n", "t.csv", "t12")
     assert t12["figures"] == {}
     assert "No income or expense lines were found" in t12["problems"][0]["message"]
+
+
+def test_a_long_unit_name_with_a_rent_is_a_unit_and_a_section_label_is_not():
+    data = (b"Unit,Tenant,Rent\n"
+            b"Building C - Garden Level Unit 12,A. Lee,900\n"  # words, but a rent: a unit
+            b"Building D residents,,\n"  # a section label: passed over
+            b"D-1,B. Cho,1000\n")
+    result = read_figures(data, "r.csv", "rent_roll")
+    assert (result["figures"]["units"], result["figures"]["monthly_in_place_rent"]) == ("2", "1900.00")
+    assert result["problems"] == []
