@@ -10,6 +10,7 @@ from django.db.models.functions import Coalesce
 
 from deals import finance
 from deals.companies.models import Company, Contact
+from deals.documents.figures.models import FigureSource
 from deals.documents.models import Document, DocumentVersion
 from deals.history.models import HistoryImport
 from deals.notes.models import Note
@@ -162,6 +163,15 @@ class DealFinancials(models.Model):
     interest_only_months = models.PositiveSmallIntegerField(
         default=0, help_text="Interest-only months at the start of the requested loan (0: it amortizes from the "
                              "first payment).")
+    # Read from the deal's rent roll and T-12 and applied from them (deals.documents.figures; each applied
+    # figure's source is a FigureSource): a year's effective gross income and operating expenses, the
+    # occupied units' share in percent, and the occupied units' rent over a year.
+    effective_gross_income = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True)
+    operating_expenses = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True)
+    occupancy = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True,
+                                    help_text="Occupied units in percent of the units.")
+    in_place_rent = models.DecimalField(**limits.MONEY_COLUMN, null=True, blank=True,
+                                        help_text="The occupied units' rent over a year.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -240,5 +250,6 @@ class DealFinancials(models.Model):
 
 # Every model of the app, its rooms' included, so Django registers them with this module.
 __all__ = ["Company", "Contact", "Deal", "DealFinancials", "DealProperty", "Document", "DocumentVersion",
-           "HistoryImport", "InboundEmail", "LenderMatch", "LenderSearch", "Note", "OutboundEmail", "OutreachEvent",
-           "OutreachSend", "OutreachTemplate", "PackageLink", "Placement", "Stage", "StageChange", "TermSheet"]
+           "FigureSource", "HistoryImport", "InboundEmail", "LenderMatch", "LenderSearch", "Note", "OutboundEmail",
+           "OutreachEvent", "OutreachSend", "OutreachTemplate", "PackageLink", "Placement", "Stage", "StageChange",
+           "TermSheet"]

@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from deals import finance
 from deals.companies.serializers import CompanyRefSerializer
+from deals.documents.figures.selectors import figure_sources
 from deals.models import Deal, DealFinancials, DealProperty
 from deals.pipeline.serializers import STAGE_HELP, StageRefSerializer, UserRefSerializer
 from deals.searches.ranking.criteria import missing_for_search
@@ -166,6 +167,13 @@ def _ratio(help_text: str) -> serializers.DecimalField:
         allow_null=True, coerce_to_string=False, help_text=help_text)
 
 
+class FigureSourceRefSerializer(serializers.Serializer):
+    document_id = serializers.IntegerField()
+    version = serializers.IntegerField(help_text="The document's version the figure was read from.")
+    file_name = serializers.CharField()
+    applied_at = serializers.DateTimeField()
+
+
 class DealFinancialsSerializer(serializers.ModelSerializer):
     """A deal's financials: the inputs stated and the ratios worked out from them."""
 
@@ -191,11 +199,30 @@ class DealFinancialsSerializer(serializers.ModelSerializer):
         help_text="Debt yield in percent (NOI / loan amount); null when not computable.",
     )
 
+    sources = serializers.SerializerMethodField(
+        help_text="Where each figure applied from a document came from (its rent roll or T-12; docs/figures.md): "
+                  "field -> {document_id, version, file_name, applied_at}; empty when none was. `units` is the "
+                  "deal's property's.")
+
     class Meta:
         model = DealFinancials
         fields = ("purchase_price", "estimated_value", "in_place_noi", "stabilized_noi", "existing_debt",
                   "cash_out", "interest_rate", "amortization_years", "interest_only_months", "ltv", "debt_yield",
-                  "dscr", "dscr_basis", "dscr_interest_only", "dscr_amortizing", "updated_at")
+                  "dscr", "dscr_basis", "dscr_interest_only", "dscr_amortizing", "effective_gross_income",
+                  "operating_expenses", "occupancy", "in_place_rent", "sources", "updated_at")
+        read_only_fields = ("effective_gross_income", "operating_expenses", "occupancy", "in_place_rent")
+        extra_kwargs = {
+            "effective_gross_income": {"help_text": "A year's effective gross income, from the T-12 applied."},
+            "operating_expenses": {"help_text": "A year's operating expenses, from the T-12 applied."},
+            "occupancy": {"help_text": "Occupied units in percent, from the rent roll applied."},
+            "in_place_rent": {"help_text": "The occupied units' rent over a year, from the rent roll applied."},
+        }
+
+    @extend_schema_field(serializers.DictField(child=FigureSourceRefSerializer()))
+    def get_sources(self, financials: DealFinancials) -> dict[str, dict[str, Any]]:
+        # Read with the financials where the caller already has them (the summary), else one query.
+        known = getattr(financials, "figure_sources_read", None)
+        return known if known is not None else figure_sources(deal_id=financials.deal_id)
 
 
 class DealSerializer(serializers.ModelSerializer):

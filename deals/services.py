@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from deals.companies.services import company_of_account
 from deals.errors import DealArchived
-from deals.models import Deal, DealFinancials, DealProperty
+from deals.models import Deal, DealFinancials, DealProperty, FigureSource
 from deals.pipeline import services as pipeline
 from lev.accounts.models import Account, Membership
 from lev.errors import DealNotFound, NotFound
@@ -164,6 +164,8 @@ def deal_property_update(*, prop: DealProperty, data: dict[str, Any]) -> DealPro
     if changed:
         prop.save(update_fields=[*changed, "updated_at"])
         _bump_version(deal)
+    if "units" in changed:  # units set by hand no longer come from a rent roll (deals.documents.figures)
+        FigureSource.objects.filter(deal=deal, field="units").delete()
     return prop
 
 
@@ -194,5 +196,7 @@ def deal_financials_update(*, deal: Deal, data: dict[str, Any]) -> DealFinancial
     if changed:
         financials.save(update_fields=[*changed, "updated_at"])
         _bump_version(deal)
+        # A figure set by hand no longer comes from its document (deals.documents.figures).
+        FigureSource.objects.filter(deal=deal, field__in=changed).delete()
     financials.deal = deal
     return financials

@@ -251,3 +251,16 @@ DECLINE_REASON_MAX = 500
 # runaway loop is still refused within a minute.
 RATE_LIMIT_READS_DEFAULT = "200/min"
 RATE_LIMIT_WRITES_DEFAULT = "120/min"
+
+
+# Figures read from a rent roll or T-12 (deals/documents/figures; docs/figures.md): the file read whole
+# (a 5,000-unit Yardi export is about 1 MB), its workbook unpacked at most this much (checked from the
+# ZIP's declared sizes before anything is inflated), and the rows and columns read.
+FIGURES_FILE_MAX_BYTES = 25 * 1024 * 1024
+FIGURES_XLSX_UNCOMPRESSED_MAX_BYTES = 200 * 1024 * 1024
+FIGURES_XLSX_RATIO_MAX = 100
+FIGURES_ROWS_MAX = 60_000
+FIGURES_COLUMNS_MAX = 60
+FIGURES_CELL_MAX_CHARS = 1_000
+FIGURES_HEADER_ROWS = 40  # how far down a header is looked for
+FIGURES_PROBLEMS_MAX = 200  # problems listed (then "and n more")

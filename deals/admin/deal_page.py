@@ -15,6 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from deals.documents import figures_admin
 from deals.models import Deal, DealFinancials, DealProperty, Placement, TermSheet
 from deals.notes.timeline import deal_timeline, deal_timeline_latest
 from deals.placements import selectors as placement_selectors
@@ -51,7 +52,8 @@ class DealPageViews:
                       self.admin_site.admin_view(self.choose_winner_view), name="deals_deal_choose_winner")
         timeline = path("<path:object_id>/timeline/", self.admin_site.admin_view(self.timeline_view),
                         name="deals_deal_timeline")
-        return [find, place, winner, timeline, *super().get_urls()]
+        # "Figures from documents" (deals/documents/figures_admin.py): a version's figures, previewed and applied.
+        return [find, place, winner, timeline, *figures_admin.urls(self), *super().get_urls()]
 
     def timeline_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The deal's whole timeline, newest first (the deal page shows the latest entries): for

@@ -192,6 +192,15 @@ class _Writer:
         return self.c.cite("deal_financials", self.deal.pk, f"/deals/{self.deal.pk}/financials/", field,
                            self.fin_data[field])
 
+    def _from(self, field: str) -> str:
+        """ " (from rent roll.xlsx, version 2 [n])" when the figure of `field` was applied from a document."""
+        source = self.r.figure_sources.get(field)
+        if source is None:
+            return ""
+        cite = self.c.cite("deal_financials", self.deal.pk, f"/deals/{self.deal.pk}/financials/",
+                           f"sources.{field}", source)
+        return f" (from {name(source['file_name'])}, version {source['version']} {cite})"
+
     def _quote(self, index: int, field: str) -> str:
         return self.c.cite("term_sheet_comparison", self.deal.pk, f"/deals/{self.deal.pk}/term-sheets/comparison/",
                            f"quotes.{index}.{field}", self.quote_data[index][field])
@@ -263,7 +272,7 @@ class _Writer:
             if place:
                 bits.append(place)
             if prop.units is not None:
-                bits.append(f"{prop.units:,} units {cite('units')}")
+                bits.append(f"{prop.units:,} units {cite('units')}" + (self._from("units") if len(props) == 1 else ""))
             if prop.square_footage is not None:
                 bits.append(f"{prop.square_footage:,} sq ft {cite('square_footage')}")
             if prop.year_built is not None and self.level.full_financials:
@@ -281,7 +290,7 @@ class _Writer:
         fin: DealFinancials | None = self.r.financials
         if fin is None or all(getattr(fin, f) is None for f in ("purchase_price", "estimated_value", "in_place_noi",
                                                                 "stabilized_noi")):
-            return ["Financials: none yet (no value or NOI)."]
+            return ["Financials: none yet (no value or NOI).", *self.operations()]
         data = self.fin_data
         figures = []
         if self.detail != "brief":
@@ -289,7 +298,7 @@ class _Writer:
                                  ("in_place_noi", "in-place NOI"), ("stabilized_noi", "stabilized NOI")):
                 if data[field] is not None and (self.level.full_financials or field in (
                         "estimated_value", "in_place_noi") or not (data["estimated_value"] or data["in_place_noi"])):
-                    figures.append(f"{words} {money(data[field])} {self._fin(field)}")
+                    figures.append(f"{words} {money(data[field])} {self._fin(field)}{self._from(field)}")
         ratios = []
         if data["ltv"] is not None:
             ratios.append(f"LTV {percent(data['ltv'])} {self._fin('ltv')}")
@@ -310,6 +319,7 @@ class _Writer:
         lines = []
         if figures:
             lines.append("Financials: " + ", ".join(figures) + ".")
+        lines += self.operations()
         if ratios:
             lines.append("Ratios: " + "; ".join(ratios) + ".")
         if self.level.full_financials:
@@ -324,6 +334,19 @@ class _Writer:
                              f"{self._fin('interest_only_months')}")
             lines.append("Terms asked: " + ", ".join(terms) + ".")
         return lines
+
+    def operations(self) -> list[str]:
+        """The rent roll's and T-12's figures applied to the financials, each with its document."""
+        data = self.fin_data
+        if data is None or self.detail == "brief":
+            return []
+        bits = []
+        for field, words, shown in (("occupancy", "occupancy", percent), ("in_place_rent", "in-place rent a year",
+                                    money), ("effective_gross_income", "EGI", money),
+                                    ("operating_expenses", "operating expenses", money)):
+            if data[field] is not None:
+                bits.append(f"{words} {shown(Decimal(str(data[field])))} {self._fin(field)}{self._from(field)}")
+        return ["Operations: " + ", ".join(bits) + "."] if bits else []
 
     def stage(self) -> str:
         deal = self.deal
