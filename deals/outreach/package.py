@@ -97,6 +97,10 @@ def _link(request: HttpRequest, token: str) -> PackageLink | HttpResponse:
     return link
 
 
+def package_not_found(request: HttpRequest) -> HttpResponse:
+    return _throttled(request) or _not_found(request)
+
+
 @require_safe
 def package_page(request: HttpRequest, token: str) -> HttpResponse:
     link = _link(request, token)
