@@ -14,6 +14,7 @@ from deals.api import DealScopedView
 from deals.outreach import selectors, services
 from deals.outreach.serializers import (
     OutboundEmailSerializer,
+    OutreachPreviewSerializer,
     OutreachSendInputSerializer,
     OutreachSendSerializer,
     OutreachSendStartedSerializer,
@@ -39,6 +40,30 @@ def _started_message(result: services.SendResult) -> str:
     return f"{words}. Follow the send's progress at /outreach/{result.send.pk}/."
 
 
+def _placements(view: DealScopedView, deal, data: dict) -> list:
+    kind = data.get("kind") or "teaser"
+    if data.get("placement_ids"):
+        return selectors.deal_placements(deal=deal, placement_ids=data["placement_ids"])
+    if kind == "follow_up":
+        return services.follow_up_targets(deal=deal)
+    return selectors.draft_placements(deal=deal)
+
+
+class DealOutreachPreviewApi(DealScopedView):
+    required_scopes = {"POST": PLACEMENTS_READ}
+
+    @extend_schema(operation_id="deals_outreach_preview", request=OutreachSendInputSerializer,
+                   responses={200: OutreachPreviewSerializer, **READ_ERRORS})
+    def post(self, request: Request, deal_id: int) -> Response:
+        """What `POST /deals/{id}/outreach/` with the same body would do, writing and sending nothing: the
+        lenders and addresses it would email, those it would not (and why), the documents it would share."""
+        data = validated(OutreachSendInputSerializer, request.data)
+        deal = self.deal(request, deal_id, refs_only=True)
+        plan = services.outreach_plan(deal=deal, placements=_placements(self, deal, data),
+                                      kind=data.get("kind") or "teaser", documents=data.get("document_ids") or [])
+        return Response(OutreachPreviewSerializer(OutreachPreviewSerializer.of(plan)).data)
+
+
 class DealOutreachApi(DealScopedView):
     required_scopes = {"POST": PLACEMENTS_WRITE}
 
@@ -54,13 +79,8 @@ class DealOutreachApi(DealScopedView):
             data = validated(OutreachSendInputSerializer, request.data)
             deal = self.deal(request, deal_id, refs_only=True)
             kind = data.get("kind") or "teaser"
-            if data.get("placement_ids"):
-                placements = selectors.deal_placements(deal=deal, placement_ids=data["placement_ids"])
-            elif kind == "follow_up":
-                placements = services.follow_up_targets(deal=deal)
-            else:
-                placements = selectors.draft_placements(deal=deal)
-            result = services.outreach_send(deal=deal, placements=placements, user=request.user, kind=kind,
+            result = services.outreach_send(deal=deal, placements=_placements(self, deal, data), user=request.user,
+                                            kind=kind,
                                             documents=data.get("document_ids") or [],
                                             expires_in_days=data.get("expires_in_days"))
             result.send.refresh_from_db(fields=["status"])

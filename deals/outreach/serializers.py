@@ -118,6 +118,42 @@ class OutreachSendStartedSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
+class PreviewRecipientSerializer(serializers.Serializer):
+    placement_id = serializers.IntegerField()
+    lender_id = serializers.IntegerField()
+    lender_name = serializers.CharField()
+    to_name = serializers.CharField()
+    to_address = serializers.CharField()
+
+
+class PreviewDocumentSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    file_name = serializers.CharField()
+
+
+class OutreachPreviewSerializer(serializers.Serializer):
+    """What a send with the same body would do, nothing written: who would be emailed, who not and why,
+    and the documents each package would share."""
+
+    kind = serializers.CharField()
+    recipients = PreviewRecipientSerializer(many=True)
+    skipped = SendSkippedSerializer(many=True)
+    documents = PreviewDocumentSerializer(many=True)
+
+    @staticmethod
+    def of(plan) -> dict[str, Any]:
+        return {
+            "kind": plan.kind,
+            "recipients": [{"placement_id": p.pk, "lender_id": p.lender_id, "lender_name": p.lender.name,
+                            "to_name": name, "to_address": address} for p, name, address in plan.recipients],
+            "skipped": plan.skipped,
+            "documents": [{"id": d.pk, "name": d.name, "kind": d.kind,
+                           "file_name": d.current.file_name if d.current_id else d.name} for d in plan.documents],
+        }
+
+
 class OutreachTemplateSerializer(serializers.Serializer):
     kind = serializers.CharField()
     subject = serializers.CharField()

@@ -149,6 +149,72 @@ def _sender_name(user) -> str:
     return templates.one_line(user.get_full_name() or user.get_username())
 
 
+@dataclass
+class Plan:
+    """Who a send would email (placement, name, address), who it would not and why, what it would share."""
+
+    deal: Deal
+    kind: str
+    recipients: list[tuple[Placement, str, str]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    documents: list[Document] = field(default_factory=list)
+
+
+def outreach_plan(*, deal: Deal, placements: list[Placement], kind: str = "teaser",
+                  documents: list[int] | None = None) -> Plan:
+    """What `outreach_send` would do, writing nothing (the MCP confirmation names the lenders and the
+    documents from it). Raises as outreach_send does for input refused whole."""
+    if kind not in ("teaser", "follow_up"):
+        raise ValidationFailed({"kind": ["must be teaser or follow_up"]})
+    if deal.archived:
+        raise ValidationFailed({"deal": ["is archived; an archived deal is not sent to lenders"]},
+                               message=f"Validation failed: deal {deal.pk} is archived; it is not sent to lenders")
+    wanted = list(dict.fromkeys(p.pk for p in placements))
+    rows = {p.pk: p for p in Placement.objects.filter(deal=deal, pk__in=wanted).select_related("lender", "contact")}
+    for placement_id in wanted:
+        if placement_id not in rows:
+            raise NotFound("Placement", placement_id)
+    plan = Plan(deal=deal, kind=kind, documents=_documents(deal, list(documents or [])))
+    contacts: dict[int, Contact] = {}
+    lender_ids = {p.lender_id for p in rows.values()}
+    for contact in Contact.objects.filter(account_id=deal.account_id, lender_id__in=lender_ids).exclude(
+            email="").order_by("id"):
+        contacts.setdefault(contact.lender_id, contact)
+    already = set(OutboundEmail.objects.filter(placement_id__in=wanted, kind="teaser")
+                  .exclude(status=Status.REFUSED).values_list("placement_id", flat=True))
+    for placement_id in wanted:
+        placement = rows[placement_id]
+        lender = placement.lender.name
+        if kind == "teaser" and placement_id in already:
+            plan.skipped.append(_skip(placement, ErrorCode.CONFLICT,
+                                      f"Already sent: {lender} was emailed this deal's teaser."))
+            continue
+        if kind == "teaser" and placement.status not in TEASER_STATUSES:
+            plan.skipped.append(_skip(placement, ErrorCode.BUSINESS_RULE,
+                                      f"Not sent: the placement with {lender} is "
+                                      f"{placement.get_status_display().lower()}; only draft or sent ones are "
+                                      "emailed."))
+            continue
+        if kind == "follow_up" and (placement.status != "sent" or placement.first_response_at is not None):
+            plan.skipped.append(_skip(placement, ErrorCode.BUSINESS_RULE,
+                                      f"Not followed up: {lender} has answered or the placement is no longer "
+                                      "waiting."))
+            continue
+        name, address = _recipient(placement, contacts)
+        address = address.strip()
+        if not address:
+            plan.skipped.append(_skip(placement, ErrorCode.VALIDATION_ERROR,
+                                      f"No email address: add an email to the contact at {lender}."))
+            continue
+        if not _ADDRESS.match(address) or templates.one_line(address) != address:
+            plan.skipped.append(_skip(placement, ErrorCode.VALIDATION_ERROR,
+                                      f"Not sent: the address of the contact at {lender} is not a valid email "
+                                      "address."))
+            continue
+        plan.recipients.append((placement, templates.one_line(name), address))
+    return plan
+
+
 @transaction.atomic
 def outreach_send(*, deal: Deal, placements: list[Placement], user=None, kind: str = "teaser",
                   documents: list[int] | None = None, expires_in_days: int | None = None) -> SendResult:
@@ -160,77 +226,33 @@ def outreach_send(*, deal: Deal, placements: list[Placement], user=None, kind: s
     teaser (CONFLICT "already sent"), one whose status takes no email (BUSINESS_RULE), one without an
     address (VALIDATION_ERROR). Refused whole: a placement of another deal or account (NOT_FOUND), a
     document not the deal's (NOT_FOUND), an archived deal."""
-    if kind not in ("teaser", "follow_up"):
-        raise ValidationFailed({"kind": ["must be teaser or follow_up"]})
     days = settings.LEV_PACKAGE_EXPIRES_DAYS if expires_in_days is None else expires_in_days
     if not 1 <= days <= limits.PACKAGE_EXPIRES_DAYS_MAX:
         raise ValidationFailed({"expires_in_days": [f"must be between 1 and {limits.PACKAGE_EXPIRES_DAYS_MAX}"]})
-    _lock_deal(deal)
-    if deal.archived:
-        raise ValidationFailed({"deal": ["is archived; an archived deal is not sent to lenders"]},
-                               message=f"Validation failed: deal {deal.pk} is archived; it is not sent to lenders")
-    wanted = list(dict.fromkeys(p.pk for p in placements))
-    rows = {p.pk: p for p in Placement.objects.filter(deal=deal, pk__in=wanted).select_related("lender", "contact")}
-    for placement_id in wanted:
-        if placement_id not in rows:
-            raise NotFound("Placement", placement_id)
-    shared = _documents(deal, list(documents or []))
+    _lock_deal(deal)  # two sends of one deal take turns: the second sees what the first queued
+    plan = outreach_plan(deal=deal, placements=placements, kind=kind, documents=documents)
     subject_t, body_t, _saved = template_for(account=deal.account, kind=kind)
     figures = _figures(deal)
     now = timezone.now()
-    contacts: dict[int, Contact] = {}
-    lender_ids = {p.lender_id for p in rows.values()}
-    for contact in Contact.objects.filter(account_id=deal.account_id, lender_id__in=lender_ids).exclude(
-            email="").order_by("id"):
-        contacts.setdefault(contact.lender_id, contact)
-    already = set(OutboundEmail.objects.filter(placement_id__in=wanted, kind="teaser")
-                  .exclude(status=Status.REFUSED).values_list("placement_id", flat=True))
     send = OutreachSend.objects.create(account_id=deal.account_id, deal=deal, kind=kind, created_by=_user(user),
                                        created_at=now, queued_at=now)
-    result = SendResult(send=send)
+    result = SendResult(send=send, skipped=plan.skipped)
     expires = now + dt.timedelta(days=days)
     domain = settings.LEV_REPLY_DOMAIN
     links: list[PackageLink] = []
     emails: list[OutboundEmail] = []
     common = {"sender_name": _sender_name(user), "account_name": templates.one_line(deal.account.name),
               "expires_on": f"{expires:%B} {expires.day}, {expires.year}"}
-    for placement_id in wanted:
-        placement = rows[placement_id]
-        if kind == "teaser" and placement_id in already:
-            result.skipped.append(_skip(placement, ErrorCode.CONFLICT,
-                                        f"Already sent: {placement.lender.name} was emailed this deal's teaser."))
-            continue
-        if kind == "teaser" and placement.status not in TEASER_STATUSES:
-            result.skipped.append(_skip(placement, ErrorCode.BUSINESS_RULE,
-                                        f"Not sent: the placement with {placement.lender.name} is "
-                                        f"{placement.get_status_display().lower()}; only draft or sent ones are "
-                                        "emailed."))
-            continue
-        if kind == "follow_up" and (placement.status != "sent" or placement.first_response_at is not None):
-            result.skipped.append(_skip(placement, ErrorCode.BUSINESS_RULE,
-                                        f"Not followed up: {placement.lender.name} has answered or the placement "
-                                        "is no longer waiting."))
-            continue
-        name, address = _recipient(placement, contacts)
-        address = address.strip()
-        if not address:
-            result.skipped.append(_skip(placement, ErrorCode.VALIDATION_ERROR,
-                                        f"No email address: add an email to the contact at {placement.lender.name}."))
-            continue
-        if not _ADDRESS.match(address) or templates.one_line(address) != address:
-            result.skipped.append(_skip(placement, ErrorCode.VALIDATION_ERROR,
-                                        f"Not sent: the address of the contact at {placement.lender.name} is not "
-                                        "a valid email address."))
-            continue
+    for placement, name, address in plan.recipients:
         token = secrets.token_urlsafe(32)
         link = PackageLink(account_id=deal.account_id, placement=placement, token_hash=token_hash(token),
                            expires_at=expires, created_by=_user(user), created_at=now)
         links.append(link)
         values = {**figures, **common, "lender_name": templates.one_line(placement.lender.name),
-                  "contact_name": templates.one_line(name) or "there", "package_link": package_url(token)}
+                  "contact_name": name or "there", "package_link": package_url(token)}
         emails.append(OutboundEmail(
             account_id=deal.account_id, send=send, placement=placement, package=link, kind=kind,
-            to_name=templates.one_line(name)[: limits.CONTACT_NAME_MAX], to_address=address,
+            to_name=name[: limits.CONTACT_NAME_MAX], to_address=address,
             subject=templates.one_line(templates.fill(subject_t, values))[: limits.EMAIL_SUBJECT_MAX],
             body=templates.fill(body_t, values),
             message_id=make_msgid(domain=domain), reply_tag=secrets.token_hex(TAG_BYTES),
@@ -241,10 +263,10 @@ def outreach_send(*, deal: Deal, placements: list[Placement], user=None, kind: s
             PackageLink.objects.bulk_create(links)
             for email in emails:
                 email.package_id = email.package.pk
-            if shared and links:
+            if plan.documents and links:
                 through = PackageLink.documents.through
                 through.objects.bulk_create([through(packagelink_id=link.pk, document_id=document.pk)
-                                             for link in links for document in shared])
+                                             for link in links for document in plan.documents])
             result.queued = OutboundEmail.objects.bulk_create(emails)
     except IntegrityError:  # only a write that skipped the deal lock could get here
         raise Conflict(f"deal {deal.pk} is being sent by another request; send again to see what is left") from None
