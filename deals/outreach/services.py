@@ -39,6 +39,7 @@ from deals.outreach.models import (
     PackageLink,
 )
 from deals.placements import services as placement_services
+from deals.placements.errors import ArchivedDealNotPlaceable
 from deals.placements.models import Placement
 from deals.services import _lock_deal
 from lev import limits
@@ -167,8 +168,7 @@ def outreach_plan(*, deal: Deal, placements: list[Placement], kind: str = "tease
     if kind not in ("teaser", "follow_up"):
         raise ValidationFailed({"kind": ["must be teaser or follow_up"]})
     if deal.archived:
-        raise ValidationFailed({"deal": ["is archived; an archived deal is not sent to lenders"]},
-                               message=f"Validation failed: deal {deal.pk} is archived; it is not sent to lenders")
+        raise ArchivedDealNotPlaceable(deal)  # as placing it is refused: BUSINESS_RULE
     wanted = list(dict.fromkeys(p.pk for p in placements))
     rows = {p.pk: p for p in Placement.objects.filter(deal=deal, pk__in=wanted).select_related("lender", "contact")}
     for placement_id in wanted:
