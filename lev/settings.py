@@ -455,6 +455,10 @@ SPECTACULAR_SETTINGS = {
         "SummaryDetailEnum": _enums.choices(_enums.SUMMARY_DETAILS),
         "NoteKindEnum": _enums.choices(_enums.NOTE_KINDS),
         "TimelineKindEnum": _enums.choices(_enums.TIMELINE_KINDS),
+        # Outreach (deals.outreach): an email's kind, an email's and a send's status.
+        "OutreachKindEnum": _enums.choices(_enums.OUTREACH_KINDS),
+        "OutboundEmailStatusEnum": "deals.outreach.models.OutboundEmail.Status",
+        "OutreachSendStatusEnum": "deals.outreach.models.OutreachSend.Status",
         # A lender program's status (its output and the account's own programs' input, issue 38).
         "LenderProgramStatusEnum": _enums.choices(("active", "inactive")),
     },
