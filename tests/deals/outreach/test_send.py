@@ -301,3 +301,25 @@ def test_a_placement_of_another_deal_or_a_document_of_another_deal_is_not_found(
     with pytest.raises(NotFound):
         services.outreach_send(deal=deal, placements=mine, user=user, documents=[document(other).pk])
     assert not OutboundEmail.objects.exists()
+
+
+def test_the_timeline_reads_outreach_in_the_same_queries_for_one_lender_or_thirty(
+        account, user, django_capture_on_commit_callbacks, settings):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.EMAIL_BACKEND = "lev.mail.OutboxOnlyBackend"
+    counts = []
+    for n in (1, 30):
+        deal = outreach_deal(account, title=f"Deal of {n}")
+        placements = placed(deal, names=[f"Lender {i} of {n}" for i in range(n)])
+        om = document(deal)
+        send(deal, placements, user, django_capture_on_commit_callbacks, documents=[om.pk])
+        for link in PackageLink.objects.filter(placement__deal=deal):
+            services.package_opened(package=link)
+            services.package_downloaded(package=link, document=om)
+        with CaptureQueriesContext(connection) as queries:
+            entries = deal_timeline(deal=deal)
+        assert sum(e.kind == "document_downloaded" for e in entries) == n
+        counts.append(len(queries))
+    assert counts[0] == counts[1], counts
