@@ -26,6 +26,8 @@ class OutboundEmailAdmin(AccountScopedAdmin):
     readonly_fields = fields
     date_hierarchy = "created_at"
     actions = ["withdraw_packages"]
+    # The status filter counts the emails in each status: a send's progress at a glance.
+    show_facets = admin.ShowFacets.ALWAYS
 
     class Media:
         css = ADMIN_CSS

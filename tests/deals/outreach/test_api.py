@@ -125,3 +125,17 @@ def test_templates_read_and_saved(account, api, other_api):
     assert unknown.json()["message"].startswith("Validation failed: body uses unknown placeholders: $request.user")
     assert api.get("/api/v1/outreach-templates/spam/").status_code == 404
     assert api.get("/api/v1/outreach-templates/teaser/").json()["body"] == "See $package_link"
+
+
+def test_a_name_with_a_line_break_is_refused_where_it_is_saved(account, api):
+    """Names go into the To header: a line break would start a header of its own."""
+    deal = outreach_deal(account)
+    [placement] = placed(deal, names=("Granite Bank",))
+    patched = api.patch(f"/api/v1/placements/{placement.pk}/", {"contact_name": "Pat\r\nBcc: spy@evil.example"},
+                        format="json")
+    assert patched.status_code == 400
+    assert patched.json()["details"]["fields"]["contact_name"] == ["must be one line (no line breaks)"]
+    added = api.post(f"/api/v1/lenders/{placement.lender_id}/contacts/",
+                     {"name": "Pat\nBcc: spy@evil.example", "email": "pat@example.com"}, format="json")
+    assert added.status_code == 400
+    assert added.json()["details"]["fields"]["name"] == ["must be one line (no line breaks)"]
