@@ -664,6 +664,8 @@ LEV_OUTREACH_RETRY_BASE_SECONDS = env_float("LEV_OUTREACH_RETRY_BASE_SECONDS", 6
 # with "delivery uncertain" for the team to check and resend (docs/outreach.md, "What is retried").
 LEV_OUTREACH_STALE_SECONDS = env_int("LEV_OUTREACH_STALE_SECONDS", 300)
 LEV_OUTREACH_SWEEP_SECONDS = env_float("LEV_OUTREACH_SWEEP_SECONDS", 30.0)
+# A placement is not sent a second follow-up within this many hours of the last (a repeated click).
+LEV_OUTREACH_FOLLOW_UP_GAP_HOURS = env_int("LEV_OUTREACH_FOLLOW_UP_GAP_HOURS", 72)
 # The deal package's public pages: requests per client address per minute.
 LEV_PACKAGE_RATE_LIMIT = env_str("LEV_PACKAGE_RATE_LIMIT", "60/min")
 LEV_PACKAGE_EXPIRES_DAYS = env_int("LEV_PACKAGE_EXPIRES_DAYS", 30)

@@ -182,6 +182,12 @@ def outreach_plan(*, deal: Deal, placements: list[Placement], kind: str = "tease
         contacts.setdefault(contact.lender_id, contact)
     already = set(OutboundEmail.objects.filter(placement_id__in=wanted, kind="teaser")
                   .exclude(status=Status.REFUSED).values_list("placement_id", flat=True))
+    # A follow-up is not sent again within LEV_OUTREACH_FOLLOW_UP_GAP_HOURS of the last (a second click).
+    gap = timezone.now() - dt.timedelta(hours=settings.LEV_OUTREACH_FOLLOW_UP_GAP_HOURS)
+    followed: set[int] = set()
+    if kind == "follow_up":
+        followed = set(OutboundEmail.objects.filter(placement_id__in=wanted, kind="follow_up", created_at__gte=gap)
+                       .exclude(status=Status.REFUSED).values_list("placement_id", flat=True))
     for placement_id in wanted:
         placement = rows[placement_id]
         lender = placement.lender.name
@@ -194,6 +200,11 @@ def outreach_plan(*, deal: Deal, placements: list[Placement], kind: str = "tease
                                       f"Not sent: the placement with {lender} is "
                                       f"{placement.get_status_display().lower()}; only draft or sent ones are "
                                       "emailed."))
+            continue
+        if kind == "follow_up" and placement_id in followed:
+            plan.skipped.append(_skip(placement, ErrorCode.CONFLICT,
+                                      f"Already followed up: {lender} was sent a follow-up in the last "
+                                      f"{settings.LEV_OUTREACH_FOLLOW_UP_GAP_HOURS} hours."))
             continue
         if kind == "follow_up" and (placement.status != "sent" or placement.first_response_at is not None):
             plan.skipped.append(_skip(placement, ErrorCode.BUSINESS_RULE,

@@ -290,6 +290,11 @@ def test_follow_up_goes_to_the_emailed_placements_that_have_not_answered(account
     assert OutboundEmail.objects.filter(kind="follow_up", status="sent").count() == 2
     texts = [e.text for e in deal_timeline(deal=deal)]
     assert "Emailed Granite Bank a follow-up (granite@example.com)" in texts
+    with django_capture_on_commit_callbacks(execute=True):
+        again = services.outreach_follow_up(deal=deal, user=user)  # a second click: nobody chased twice
+    assert again.queued == [] and [s["code"] for s in again.skipped] == ["CONFLICT", "CONFLICT"]
+    assert again.skipped[0]["message"] == "Already followed up: Granite Bank was sent a follow-up in the last 72 hours."
+    assert len(smtp.messages) == 5
 
 
 def test_a_placement_of_another_deal_or_a_document_of_another_deal_is_not_found(account, user, other_account):
