@@ -21,4 +21,5 @@ urlpatterns = [
     path("", include("deals.notes.urls")),
     path("", include("deals.history.urls")),
     path("", include("deals.documents.figures_urls")),
+    path("", include("deals.outreach.urls")),
 ]

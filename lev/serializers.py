@@ -251,8 +251,18 @@ class TextRegexField(_NoControlCharacters, serializers.RegexField):
         super().__init__(regex=regex, **kwargs)
 
 
+_LINE_BREAK = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]")
+
+
+def one_line(value: str) -> None:
+    """A name or subject that goes into an email header: a line break in it would start a header of its
+    own (header injection), so it is refused."""
+    if _LINE_BREAK.search(value or ""):
+        raise serializers.ValidationError("must be one line (no line breaks)")
+
+
 def text_field(*, max_length: int, required: bool = False, allow_blank: bool = True,
-               help_text: str = "") -> serializers.CharField:
+               help_text: str = "", single_line: bool = False) -> serializers.CharField:
     # Control characters and blank text are refused before this validator runs (with their own
     # messages); it is what states those rules in the OpenAPI schema, as the pattern the MCP tools'
     # schemas carry too.
@@ -263,7 +273,8 @@ def text_field(*, max_length: int, required: bool = False, allow_blank: bool = T
         allow_blank=allow_blank,
         trim_whitespace=True,
         help_text=help_text,
-        validators=[RegexValidator(pattern, message="may not be blank or hold control characters")],
+        validators=[RegexValidator(pattern, message="may not be blank or hold control characters"),
+                    *([one_line] if single_line else [])],
         error_messages=_messages(max_length=f"must be at most {max_length} characters", invalid="must be text"),
     )
 

@@ -44,7 +44,8 @@ class CompanyInputSerializer(StrictSerializer):
 
 
 class ContactInputSerializer(StrictSerializer):
-    name = text_field(max_length=limits.CONTACT_NAME_MAX, required=True, allow_blank=False, help_text="Full name.")
+    name = text_field(max_length=limits.CONTACT_NAME_MAX, required=True, allow_blank=False, help_text="Full name.",
+                      single_line=True)
     title = text_field(max_length=limits.CONTACT_TITLE_MAX, help_text="Job title.")
     email = email_field()
     phone = pattern_field(limits.PHONE_PATTERN, max_length=limits.CONTACT_PHONE_MAX,

@@ -121,6 +121,7 @@ class OutboundEmail(models.Model):
     reply_tag = models.CharField(max_length=64, unique=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # Retrying: when the next attempt is due. Sending: when this attempt began (deals.outreach.mail's stale bound).
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     last_error = models.CharField(max_length=500, blank=True, default="")  # a plain sentence, no internals
     sent_at = models.DateTimeField(null=True, blank=True)

@@ -100,7 +100,8 @@ class PlacementUpdateInputSerializer(StrictSerializer):
     decline_reason = text_field(max_length=limits.DECLINE_REASON_MAX,
                                 help_text="Why the lender declined, in its words (the ranking's evidence quotes the "
                                           "latest one); blank clears it.")
-    contact_name = text_field(max_length=limits.CONTACT_NAME_MAX, help_text="The lender contact's name.")
+    contact_name = text_field(max_length=limits.CONTACT_NAME_MAX, help_text="The lender contact's name.",
+                              single_line=True)
     contact_email = email_field()
     contact_id = id_field("The account's contact at this placement's lender (null clears it); contact_name and "
                           "contact_email are filled in from it unless given.", allow_null=True)

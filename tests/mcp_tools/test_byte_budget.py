@@ -16,7 +16,8 @@ from django.test import Client
 
 from deals.companies.models import Company, Contact
 from deals.history.models import HistoryImport
-from deals.models import DealProperty, Note, Stage
+from deals.models import DealProperty, Note, Placement, Stage
+from deals.outreach.services import outreach_send
 from deals.pipeline import services as pipeline
 from lenders import selectors as lender_selectors
 from lenders.models import LenderProgram
@@ -301,6 +302,10 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
     quotes = [quote(placement, prepayment=wide(limits.PREPAYMENT_TEXT_MAX), notes=wide(limits.TERM_SHEET_NOTES_MAX))
               for placement in placements[:50] for _ in range(2)]
     notes = wide(limits.PLACEMENT_NOTES_MAX)
+    # The fullest outreach: a send of 100 emails (each lender's name at its longest), then the same placements
+    # sent again through the tool, each of the 100 reported "already sent" with its name.
+    Placement.objects.filter(pk__in=[p.pk for p in placements]).update(contact_email="pat@example.com")
+    emailed = outreach_send(deal=deal, placements=placements, user=None).send
     # The fullest pipeline (every stage named at length) and a deal moved through it 100 times, each move
     # with the longest reason.
     for n in range(limits.STAGES_PER_ACCOUNT_MAX - Stage.objects.filter(account=account).count()):
@@ -382,6 +387,8 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
         "get_deal_timeline": {"deal_id": deal.pk, "limit": 100},
         "get_import": {"import_id": refused_import(account).pk},
         "list_imports": {"limit": 100},
+        "send_placements_email": {"deal_id": deal.pk, "placement_ids": [p.pk for p in placements]},
+        "get_outreach_progress": {"send_id": emailed.pk},
     }
     assert set(arguments) == set(TOOLS), f"add {sorted(set(TOOLS) - set(arguments))} to this table"
     sizes = {}

@@ -27,6 +27,8 @@ from deals.companies.serializers import (
 from deals.history.models import HistoryImport
 from deals.models import Company, Contact, Deal, DealProperty
 from deals.notes.serializers import NoteInputSerializer, NoteListQuerySerializer
+from deals.outreach.models import OutreachSend
+from deals.outreach.serializers import OutreachSendInputSerializer
 from deals.pipeline.serializers import DealMoveSerializer
 from deals.placements.serializers import (
     ComparisonQuerySerializer,
@@ -260,6 +262,7 @@ API_INPUTS = {
     "update_deal_property": (PropertyInputSerializer, {}),
     "update_deal_financials": (FinancialsInputSerializer, {}),
     "create_placements": (PlacementCreateInputSerializer, {}),
+    "send_placements_email": (OutreachSendInputSerializer, {}),
     "list_placements": (PlacementListQuerySerializer, {"limit": "page_size"}),
     "update_placement": (PlacementUpdateInputSerializer, {}),
     "add_term_sheet": (TermSheetInputSerializer, {}),
@@ -282,7 +285,7 @@ API_INPUTS = {
     "list_imports": (PageQuerySerializer, {"limit": "page_size"}),
 }
 IDS = {"deal_id", "lender_id", "search_id", "property_id", "placement_id", "term_sheet_id", "program_id", "import_id",
-       "company_id", "contact_id", "sponsor_id", "borrower_id"}
+       "company_id", "contact_id", "sponsor_id", "borrower_id", "send_id"}
 TOOL_ONLY = {"cursor", "idempotency_key", "include"}  # checked by the tool itself (or tested below)
 
 
@@ -432,6 +435,8 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "add_note": {"deal_id": deal.id, "body": "B"}, "list_notes": {}, "get_deal_timeline": {"deal_id": deal.id},
         "get_import": {"import_id": HistoryImport.objects.create(account=account, file_name="h.csv").id},
         "list_imports": {},
+        "send_placements_email": {"deal_id": deal.id, "kind": "follow_up"},
+        "get_outreach_progress": {"send_id": OutreachSend.objects.create(account=account, deal=deal, kind="teaser").id},
         "get_market_rates": {"index": "sofr"},
         "create_lender": {"name": "N"},
         "add_lender_program": {"lender_id": LenderFactory().id, "title": "P", "loan_types": ["permanent"],
