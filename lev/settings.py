@@ -634,6 +634,28 @@ LEV_HISTORY_SOFT_TIME_LIMIT = env_int("LEV_HISTORY_SOFT_TIME_LIMIT", 100)
 LEV_HISTORY_TIME_LIMIT = env_int("LEV_HISTORY_TIME_LIMIT", 110)
 # The stored file of a finished job (a preview's, kept for its apply; a refused one's) is deleted after this.
 LEV_HISTORY_FILE_RETENTION_SECONDS = env_int("LEV_HISTORY_FILE_RETENTION_SECONDS", 7 * 24 * 3600)
+# --- Inbound replies (deals.outreach.inbound, deals.outreach.imap; docs/replies.md) -------------------
+# The shared secret an inbound relay signs each reply with (POST /api/v1/inbound-email/: X-Lev-Timestamp and
+# X-Lev-Signature: sha256=<HMAC-SHA256 of "<timestamp>.<body>">). Unset: the endpoint answers 503 (not
+# configured), so a relay keeps the mail queued and retries rather than dropping it.
+LEV_INBOUND_EMAIL_SECRET = env_str("LEV_INBOUND_EMAIL_SECRET", "")
+# The largest raw message accepted (413 past it, answered from Content-Length before the body is read).
+LEV_INBOUND_EMAIL_MAX_BYTES = env_int("LEV_INBOUND_EMAIL_MAX_BYTES", 25 * 1024 * 1024)
+# A signed request older than this (or more than LEV_INBOUND_EMAIL_SKEW_SECONDS ahead) is a replay: 401.
+LEV_INBOUND_EMAIL_MAX_AGE_SECONDS = env_int("LEV_INBOUND_EMAIL_MAX_AGE_SECONDS", 300)
+LEV_INBOUND_EMAIL_SKEW_SECONDS = env_int("LEV_INBOUND_EMAIL_SKEW_SECONDS", 30)
+# A site-level mailbox polled by beat every LEV_INBOUND_IMAP_POLL_SECONDS when LEV_INBOUND_IMAP_HOST is set:
+# each unseen message goes through the same function as the endpoint, flagged seen once it is kept.
+LEV_INBOUND_IMAP_HOST = env_str("LEV_INBOUND_IMAP_HOST", "")
+LEV_INBOUND_IMAP_PORT = env_int("LEV_INBOUND_IMAP_PORT", 993)
+LEV_INBOUND_IMAP_SSL = env_bool("LEV_INBOUND_IMAP_SSL", True)
+LEV_INBOUND_IMAP_USER = env_str("LEV_INBOUND_IMAP_USER", "")
+LEV_INBOUND_IMAP_PASSWORD = env_str("LEV_INBOUND_IMAP_PASSWORD", "")
+LEV_INBOUND_IMAP_FOLDER = env_str("LEV_INBOUND_IMAP_FOLDER", "INBOX")
+LEV_INBOUND_IMAP_POLL_SECONDS = env_float("LEV_INBOUND_IMAP_POLL_SECONDS", 60.0)
+LEV_INBOUND_IMAP_TIMEOUT_SECONDS = env_float("LEV_INBOUND_IMAP_TIMEOUT_SECONDS", 30.0)
+# Messages read per poll (the rest wait for the next one).
+LEV_INBOUND_IMAP_BATCH = env_int("LEV_INBOUND_IMAP_BATCH", 50)
 # --- Beat: the periodic jobs --------------------------------------------------------------------------
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-lender-searches": {"task": "lenders.tasks.sweep_stale_searches",
@@ -647,6 +669,9 @@ CELERY_BEAT_SCHEDULE = {
     "purge-superseded-lender-matches": {"task": "lenders.tasks.purge_superseded_matches",
                                         "schedule": env_float("LEV_SEARCH_PURGE_SECONDS", 3600.0)},
 }
+if LEV_INBOUND_IMAP_HOST:  # the inbound mailbox, only where one is configured (docs/replies.md)
+    CELERY_BEAT_SCHEDULE["poll-inbound-mailbox"] = {"task": "deals.tasks.poll_inbound_mailbox",
+                                                    "schedule": LEV_INBOUND_IMAP_POLL_SECONDS}
 # --- Lender signals and activity (deals.searches.ranking.evidence, deals.placements.activity) ---------
 # The lender signals the ranking learns from (deals.searches.ranking.evidence, docs/ranking.md): refreshed by
 # beat every LEV_SIGNALS_REFRESH_SECONDS, and this long after a new outcome (a quote, a decline, a placement
