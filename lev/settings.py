@@ -362,6 +362,27 @@ LEV_DOCUMENTS_DIR = env_str("LEV_DOCUMENTS_DIR", str(BASE_DIR / "private" / "doc
 _DOCUMENTS_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage",
                       "OPTIONS": {"location": LEV_DOCUMENTS_DIR,
                                   "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
+# S3-compatible object storage (MinIO, AWS S3...) when a bucket is named: private objects (no ACL is
+# ever set public), downloads through signed URLs valid LEV_DOCUMENTS_URL_SECONDS. The keys come from
+# the environment (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, read by boto3), never from this file.
+LEV_DOCUMENTS_S3_BUCKET = env_str("LEV_DOCUMENTS_S3_BUCKET", "")
+LEV_DOCUMENTS_S3_ENDPOINT_URL = env_str("LEV_DOCUMENTS_S3_ENDPOINT_URL", "")
+LEV_DOCUMENTS_S3_REGION = env_str("LEV_DOCUMENTS_S3_REGION", "us-east-1")
+LEV_DOCUMENTS_URL_SECONDS = env_int("LEV_DOCUMENTS_URL_SECONDS", 300)
+if LEV_DOCUMENTS_S3_BUCKET:
+    _DOCUMENTS_STORAGE = {"BACKEND": "storages.backends.s3.S3Storage",
+                          "OPTIONS": {"bucket_name": LEV_DOCUMENTS_S3_BUCKET,
+                                      "endpoint_url": LEV_DOCUMENTS_S3_ENDPOINT_URL or None,
+                                      "region_name": LEV_DOCUMENTS_S3_REGION,
+                                      "default_acl": None, "querystring_auth": True,
+                                      "querystring_expire": LEV_DOCUMENTS_URL_SECONDS,
+                                      "file_overwrite": False, "addressing_style": "path",
+                                      "signature_version": "s3v4"}}
+# The most a document's upload may be (413 past it, from its Content-Length before it is read, and
+# by the upload handler while it streams: deals.documents.api), and the most a zip (an XLSX) it holds
+# may declare once inflated (deals.documents.files: a bomb past it).
+LEV_DOCUMENT_UPLOAD_MAX_BYTES = env_int("LEV_DOCUMENT_UPLOAD_MAX_BYTES", 200 * 1024 * 1024)
+LEV_DOCUMENT_UNZIPPED_MAX_BYTES = env_int("LEV_DOCUMENT_UNZIPPED_MAX_BYTES", 512 * 1024 * 1024)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
