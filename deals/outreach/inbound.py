@@ -41,6 +41,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from deals.companies.models import Contact
+from deals.documents import services as document_services
 from deals.notes import services as note_services
 from deals.outreach.models import InboundEmail, OutboundEmail, OutreachEvent
 from deals.placements import services as placement_services
@@ -426,20 +427,21 @@ def _apply(inbound: InboundEmail, reply: Reply, *, placement: Placement, outboun
 
 def _documents(reply: Reply, *, deal, user) -> list[dict[str, Any]]:
     """Each attachment as a document of the deal, or the reason it was refused (never failing the reply)."""
-    from deals.documents import services as document_services  # noqa: PLC0415  (the documents room, h-docs)
-
     results: list[dict[str, Any]] = [{"name": r["name"], "refused": r["reason"]} for r in reply.refused]
     for attachment in reply.attachments:
         kind = attachment_kind(attachment)
         try:
             with transaction.atomic():  # a refused one leaves nothing behind, and the reply goes on
-                document = document_services.document_add(
+                version = document_services.document_add(
                     deal=deal, upload=ContentFile(attachment.data, name=attachment.name), kind=kind,
                     name=attachment.name, source="email", user=user)
         except ApplicationError as error:
+            if error.http_status >= 500:  # the storage down: the whole reply fails and is sent again
+                raise
             results.append({"name": attachment.name, "refused": error.message})
             continue
-        results.append({"name": attachment.name, "kind": kind, "document_id": document.pk})
+        results.append({"name": attachment.name, "kind": kind, "document_id": version.document_id,
+                        "version": version.number})
     return results
 
 
