@@ -14,5 +14,6 @@ from deals.companies import admin as companies_admin  # noqa: F401  (registers c
 from deals.notes import admin as notes_admin  # noqa: F401  (registers notes; their inlines on the company and contact pages)
 from deals.placements import admin as placements_admin  # noqa: F401  (registers placements, term sheets)
 from deals.searches import admin as searches_admin  # noqa: F401  (registers lender searches)
+from deals.outreach import inbound_admin  # noqa: F401  (registers lenders' replies; the chasing page)
 from deals.admin import deal, properties  # noqa: F401  (registers deals and their properties)
 # isort: on
