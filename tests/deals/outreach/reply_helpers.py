@@ -10,7 +10,7 @@ from email.utils import make_msgid
 
 from deals.companies.models import Contact
 from deals.outreach.inbound_api import sign
-from deals.outreach.models import OutboundEmail, OutreachEvent
+from deals.outreach.models import InboundEmail, OutboundEmail, OutreachEvent
 from deals.placements import services as placement_services
 from tests.factories import DealFactory, LenderFactory
 
@@ -18,6 +18,15 @@ SECRET = "inbound-test-secret-0123456789"
 URL = "/api/v1/inbound-email/"
 PDF_BYTES = (b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n"
              b"2 0 obj << /Type /Pages /Kids [] /Count 0 >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n")
+
+
+def private_storage_at(monkeypatch, folder) -> None:
+    """The deal documents' storage (documents and kept replies) writing under `folder` for this test. The
+    models' FileFields took their storage when the models loaded, so STORAGES set by a test would not reach
+    them: the storage's own location is pointed elsewhere instead."""
+    storage = InboundEmail._meta.get_field("raw").storage
+    monkeypatch.setattr(storage, "base_location", str(folder), raising=False)
+    monkeypatch.setattr(storage, "location", str(folder), raising=False)
 
 
 def emailed(account, *, contact_email: str = "jane@granitebank.com", lender=None, deal=None, status="sent"):

@@ -19,6 +19,7 @@ from tests.deals.outreach.reply_helpers import (
     emailed,
     post,
     post_signed,
+    private_storage_at,
     reply,
     signed_headers,
 )
@@ -28,10 +29,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def inbound_settings(settings, tmp_path):
+def inbound_settings(settings, tmp_path, monkeypatch):
     settings.LEV_INBOUND_EMAIL_SECRET = SECRET
-    settings.STORAGES = {**settings.STORAGES, "deal_documents": {
-        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path)}}}
+    private_storage_at(monkeypatch, tmp_path)
     return settings
 
 

@@ -10,11 +10,11 @@ from django.urls import reverse
 from deals.documents.models import Document
 from deals.notes.models import Note
 from deals.outreach.inbound import inbound_receive
-from deals.outreach.models import InboundEmail, OutreachEvent
+from deals.outreach.models import OutreachEvent
 from deals.placements.models import Placement
 from lev.accounts.models import Membership
 from tests.admin_helpers import admin_client, staff_user, superuser
-from tests.deals.outreach.reply_helpers import PDF_BYTES, emailed, reply
+from tests.deals.outreach.reply_helpers import PDF_BYTES, emailed, private_storage_at, reply
 from tests.factories import AccountFactory, MembershipFactory
 
 pytestmark = pytest.mark.django_db
@@ -22,9 +22,8 @@ PERMISSIONS = ("view_inboundemail", "view_placement", "change_placement", "view_
 
 
 @pytest.fixture(autouse=True)
-def documents_storage(settings, tmp_path):
-    settings.STORAGES = {**settings.STORAGES, "deal_documents": {
-        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path)}}}
+def documents_storage(tmp_path, monkeypatch):
+    private_storage_at(monkeypatch, tmp_path)
 
 
 def member(account, username="alice", role=Membership.Role.MEMBER):

@@ -14,7 +14,7 @@ import pytest
 from deals.documents.models import Document
 from deals.outreach.models import InboundEmail
 from deals.placements.models import Placement
-from tests.deals.outreach.reply_helpers import PDF_BYTES, SECRET, URL, emailed, reply
+from tests.deals.outreach.reply_helpers import PDF_BYTES, SECRET, URL, emailed, private_storage_at, reply
 
 ROOT = Path(__file__).resolve().parents[3]
 spec = importlib.util.spec_from_file_location("inbound_relay", ROOT / "deploy" / "inbound_relay.py")
@@ -29,10 +29,9 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def relay(live_server, settings, tmp_path):
+def relay(live_server, settings, tmp_path, monkeypatch):
     settings.LEV_INBOUND_EMAIL_SECRET = SECRET
-    settings.STORAGES = {**settings.STORAGES, "deal_documents": {
-        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path)}}}
+    private_storage_at(monkeypatch, tmp_path)
     started = []
 
     def start(secret: str = SECRET):
