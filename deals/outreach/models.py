@@ -213,6 +213,8 @@ class InboundEmail(models.Model):
 
     class Meta:
         ordering = ["-received_at", "-id"]
+        verbose_name = "lender reply"
+        verbose_name_plural = "lender replies"
         indexes = [models.Index(fields=["account", "status", "-received_at"], name="inbound_email_account")]
 
     def __str__(self) -> str:

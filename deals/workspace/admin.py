@@ -24,7 +24,7 @@ SECTIONS = [
     ("Deals", ["deals.Deal", "deals.LenderSearch", "deals.DealProperty"]),
     ("Companies & contacts", ["deals.Company", "deals.Contact"]),
     ("Pipeline stages", ["deals.Stage"]),
-    ("Placements & term sheets", ["deals.Placement", "deals.TermSheet"]),
+    ("Placements & term sheets", ["deals.Placement", "deals.TermSheet", "deals.InboundEmail"]),
     ("Lenders", ["lenders.Lender", "lenders.LenderProgram", "lenders.LenderActivity", "lenders.AssetType"]),
     ("Market rates", ["lenders.MarketRate"]),
     ("Notes", ["deals.Note"]),

@@ -31,6 +31,7 @@ from oauth2_provider.models import (
 )
 
 from deals.models import Company, Contact, Deal, Note, Placement
+from deals.outreach.models import InboundEmail
 from deals.searches.models import LenderSearch
 from lenders.models import Lender, LenderActivity
 from lev.accounts.admin_bases import TenancyAdmin
@@ -62,6 +63,8 @@ def _world(account: Account, username: str) -> dict:
     Contact.objects.create(account=account, lender=sent.lender, name=f"{username} banker {A_SECRET}")
     Deal.objects.filter(pk=deal.pk).update(sponsor=sponsor)
     Note.objects.create(account=account, deal=deal, author=member, kind="call", body=f"{username} call {A_SECRET}")
+    InboundEmail.objects.create(account=account, status="unmatched", message_id=f"<{username}@reply.test>",
+                                from_address=f"{username}@lender.test", subject=f"{username} reply {A_SECRET}")
     LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version, status="completed")
     LenderActivity.objects.create(account=account, lender=sent.lender, state="TX", quotes_90d=1, score=0.1)
     # The account's own lender and programs (issue 38), one of them on a directory lender.
