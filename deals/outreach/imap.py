@@ -6,7 +6,7 @@ Each unseen message of LEV_INBOUND_IMAP_FOLDER is read without marking it (BODY.
 the same function as the endpoint (deals.outreach.inbound.inbound_receive: matched and applied, or kept
 to assign, once per Message-ID), and only then is flagged \\Seen. A message that is no readable email is
 flagged \\Seen and \\Flagged (a person can look at it in the mailbox); a failure to keep one (the database
-down) leaves it unseen for the next poll, and stops this one.
+or the documents' storage down) leaves it unseen for the next poll, and stops this one.
 
 One site-level mailbox: the reply address's tag names the placement and so the account, so one mailbox
 serves every account. (An account-level mailbox would need its credentials kept per account: not built.)
@@ -24,7 +24,7 @@ from imapclient import IMAPClient
 from imapclient.imapclient import FLAGGED, SEEN
 
 from deals.outreach.inbound import inbound_receive
-from lev.errors import ValidationFailed
+from lev.errors import UpstreamUnavailable, ValidationFailed
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +77,6 @@ def poll_inbound_mailbox() -> dict[str, int]:
     """Beat's poll of the inbound mailbox; safe to run twice (a kept message is seen, and kept once)."""
     try:
         return poll_mailbox().as_dict()
-    except (OSError, IMAPClient.Error) as error:  # the mailbox unreachable or refusing: next poll
+    except (OSError, IMAPClient.Error, UpstreamUnavailable) as error:  # the mailbox or storage down: next poll
         logger.warning("inbound mailbox: could not poll: %s", type(error).__name__)
         return {"kept": 0, "duplicates": 0, "unreadable": 0}

@@ -47,7 +47,7 @@ from deals.outreach.models import InboundEmail, OutboundEmail, OutreachEvent
 from deals.placements import services as placement_services
 from deals.placements.models import Placement
 from lev import limits
-from lev.errors import ApplicationError, Conflict, ValidationFailed
+from lev.errors import ApplicationError, Conflict, UpstreamUnavailable, ValidationFailed
 
 logger = logging.getLogger(__name__)
 
@@ -222,24 +222,37 @@ def html_to_text(html: str) -> str:
 
 
 # Where a reply's quoted previous message starts (the simple cases: Gmail, Apple Mail, Outlook).
-_QUOTE_STARTS = (
-    re.compile(r"^On\s.{1,300}\swrote:\s*$", re.IGNORECASE | re.DOTALL),
-    re.compile(r"^-{2,}\s*Original Message\s*-{2,}\s*$", re.IGNORECASE),
-    re.compile(r"^_{10,}\s*$"),
-    re.compile(r"^From:\s.+$", re.IGNORECASE),
-)
+_WROTE = re.compile(r"^On\s.{1,300}\swrote:\s*$", re.IGNORECASE | re.DOTALL)
+_ORIGINAL = re.compile(r"^(-{2,}\s*Original Message\s*-{2,}|_{10,})\s*$", re.IGNORECASE)
+_OUTLOOK_FROM = re.compile(r"^\*?From:\*?\s.+$", re.IGNORECASE)
+_OUTLOOK_NEXT = re.compile(r"^\*?(Sent|Date|To|Subject):\*?\s", re.IGNORECASE)
+# A forward written inline ("---------- Forwarded message ---------", Apple's "Begin forwarded message:"):
+# what follows is the point of the email, never trimmed.
+_FORWARDED = re.compile(r"^(-+\s*Forwarded message\s*-+|Begin forwarded message:)\s*$", re.IGNORECASE)
+
+
+def _quote_starts(lines: list[str], index: int) -> bool:
+    line = lines[index].strip()
+    following = [rest.strip() for rest in lines[index + 1: index + 5]]
+    if _WROTE.match(line) or (following and _WROTE.match(f"{line} {following[0]}")):
+        return True
+    if _ORIGINAL.match(line):
+        return True
+    # Outlook's header block: "From: …" then "Sent:"/"Date:"/"To:" within the next lines.
+    return bool(_OUTLOOK_FROM.match(line)) and any(_OUTLOOK_NEXT.match(rest) for rest in following)
 
 
 def trim_quoted(text: str) -> str:
     """`text` without the previous message it quotes: from the first "On … wrote:", "-----Original
-    Message-----" or Outlook "From:" block on, and trailing "> " lines. The whole text when trimming
-    would leave nothing (a bare forward)."""
+    Message-----" or Outlook "From:/Sent:" block on, and trailing "> " lines. An inline forward is kept
+    whole, and so is the whole text when trimming would leave nothing."""
     lines = text.split("\n")
     cut = len(lines)
     for index, line in enumerate(lines):
         stripped = line.strip()
-        joined = stripped + " " + lines[index + 1].strip() if index + 1 < len(lines) else stripped
-        if any(pattern.match(stripped) for pattern in _QUOTE_STARTS) or _QUOTE_STARTS[0].match(joined):
+        if _FORWARDED.match(stripped):
+            break
+        if _quote_starts(lines, index):
             cut = index
             break
         if stripped.startswith(">") and all(not rest.strip() or rest.lstrip().startswith(">")
@@ -391,7 +404,12 @@ def _keep(reply: Reply, raw: bytes, received_at: dt.datetime) -> InboundEmail:
 
 def _to_assign(inbound: InboundEmail, raw: bytes, reason: str) -> InboundEmail:
     inbound.reason = reason
-    inbound.raw.save("reply.eml", ContentFile(raw), save=False)
+    try:
+        inbound.raw.save("reply.eml", ContentFile(raw), save=False)
+    except Exception as exc:  # the storage down: nothing is kept, the sender (relay, mailbox) tries again
+        logger.warning("inbound: the reply's message could not be stored: %s", type(exc).__name__)
+        raise UpstreamUnavailable("Service unavailable: the reply could not be stored; send it again shortly.") \
+            from exc
     inbound.save(update_fields=["reason", "raw"])
     logger.info("inbound: reply %s kept to assign: %s", inbound.pk, reason)
     return inbound

@@ -11,6 +11,7 @@ import pytest
 
 from deals.documents.models import Document
 from deals.notes.models import Note
+from deals.outreach.inbound import trim_quoted
 from deals.outreach.models import InboundEmail, OutreachEvent
 from deals.placements.models import Placement
 from tests.deals.outreach.reply_helpers import (
@@ -224,3 +225,33 @@ def test_a_reply_tagged_for_one_account_never_lands_on_another(client, account):
     assert Placement.objects.get(pk=theirs.placement_id).status == "sent"
     assert not Note.objects.filter(account=other).exists()
     assert not InboundEmail.objects.filter(account=other).exists()
+
+
+def test_the_storage_down_is_a_503_and_nothing_is_kept(client, account, tmp_path, monkeypatch):
+    """A reply to assign keeps its message; the storage refusing (its folder is a file, for real) is an
+    outage the relay retries, never a 500, and nothing is half kept."""
+    blocked = tmp_path / "a-file"
+    blocked.write_bytes(b"")
+    private_storage_at(monkeypatch, blocked / "inside")
+    emailed(account)
+    answer = post_signed(client, reply(None, to="reply+unknown@r.lev.test"))
+    assert answer.status_code == 503 and answer.json()["code"] == "UPSTREAM_UNAVAILABLE"
+    assert InboundEmail.objects.count() == 0
+
+
+@pytest.mark.parametrize("text, kept, dropped", [
+    ("Yes, 6.25% fixed.\n\nOn Mon, Dec 7, 2026 at 9:00 AM Lev Deals <reply+x@r.test>\nwrote:\n> Teaser\n> more",
+     "Yes, 6.25% fixed.", "Teaser"),
+    ("Declined, sorry.\n\n-----Original Message-----\nFrom: Lev\nSent: Monday\nTeaser", "Declined, sorry.", "Teaser"),
+    ("Looks good.\n\nFrom: Lev Deals <reply+x@r.test>\nSent: Monday, December 7, 2026 9:00 AM\nTo: Jane\n\nTeaser",
+     "Looks good.", "Teaser"),
+    ("Our view:\nFrom: a credit standpoint it works.\nRegards", "From: a credit standpoint it works.", None),
+    ("FYI below.\n\n---------- Forwarded message ---------\nFrom: Credit <c@g.test>\nDate: Mon\n\nApproved at 65%.",
+     "Approved at 65%.", None),
+    ("> only a quote\n> of the teaser", "> only a quote", None),
+])
+def test_the_quoted_previous_message_is_trimmed_in_the_simple_cases(text, kept, dropped):
+    trimmed = trim_quoted(text)
+    assert kept in trimmed
+    if dropped:
+        assert dropped not in trimmed

@@ -14,6 +14,7 @@ import pytest
 from deals.outreach.imap import poll_inbound_mailbox, poll_mailbox
 from deals.outreach.models import InboundEmail
 from deals.placements.models import Placement
+from lev.errors import UpstreamUnavailable
 from tests.deals.outreach.reply_helpers import emailed, private_storage_at, reply
 
 USER, PASSWORD = "replies", "mailbox-password"
@@ -158,7 +159,9 @@ def test_a_message_not_kept_stays_unseen(mailbox_settings, account, tmp_path, mo
     box = Mailbox([reply(None, to="reply+nobody@r.lev.test").as_bytes()])  # to assign: its message is stored
     with ImapServer(box) as server:
         mailbox_settings.LEV_INBOUND_IMAP_PORT = server.port
-        with pytest.raises(OSError):
+        with pytest.raises(UpstreamUnavailable):
             poll_mailbox()
         assert box.messages[1][1] == set()  # not seen: the next poll reads it again
+        assert poll_inbound_mailbox() == {"kept": 0, "duplicates": 0, "unreadable": 0}  # beat's: logged
+        assert box.messages[1][1] == set()
     assert InboundEmail.objects.count() == 0
