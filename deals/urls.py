@@ -20,5 +20,6 @@ urlpatterns = [
     path("", include("deals.summaries.urls")),
     path("", include("deals.notes.urls")),
     path("", include("deals.history.urls")),
+    path("", include("deals.outreach.urls")),
     path("", include("deals.outreach.inbound_urls")),
 ]

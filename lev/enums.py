@@ -23,6 +23,9 @@ NOTE_KINDS = ("note", "call", "email", "meeting")
 TIMELINE_KINDS = (
     "stage_changed", "search_started", "search_finished", "placement_sent", "placement_status",
     "quote_received", "quote_removed", "winner_chosen", "note",
+    # Outreach (deals.outreach): the teaser or follow-up emailed, an email refused, the lender's package
+    # opened, a document downloaded, a reply received.
+    "lender_emailed", "email_refused", "package_opened", "document_downloaded", "lender_replied",
 )
 # What a deal's document is (deals.documents); "other" for anything else.
 DOCUMENT_KINDS = (

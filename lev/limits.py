@@ -154,6 +154,12 @@ EMAIL_SUBJECT_MAX = 255
 EMAIL_BODY_MAX = 20_000
 DOCUMENT_NAME_MAX = 200
 DOCUMENT_FILE_NAME_MAX = 200
+# Outreach (deals.outreach): the placements one send emails, the documents one package shares, how long a
+# package link may live, and the longest package token a URL is looked up with.
+OUTREACH_PLACEMENTS_MAX = 200
+OUTREACH_DOCUMENTS_MAX = 50
+PACKAGE_EXPIRES_DAYS_MAX = 365
+PACKAGE_TOKEN_MAX = 64
 # The same pattern in the API and the tools' schemas, so both accept exactly the same addresses
 # (Django's EmailValidator accepts and refuses addresses no JSON Schema pattern can mirror).
 EMAIL_PATTERN = r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$"

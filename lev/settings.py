@@ -17,7 +17,7 @@ Grouped by concern, each group under a `# --- ` header, in this order:
 * OAuth sign-in pages and the toolkit — OAUTH2_PROVIDER;
 * MCP endpoint — /mcp's server, body and response bounds, origins; the demo key file;
 * Resilience — retries, the breaker, rate limits, idempotency, metrics, outages;
-* Celery — broker, time limits, publish retries; history imports' jobs; beat's periodic jobs; lender
+* Celery — broker, time limits, publish retries; history imports' jobs; mail and outreach; beat's periodic jobs; lender
   signals and activity;
 * Logging; production hardening;
 * Lender discovery — the searches' queue, attempts, limits, retention, reuse, staleness;
@@ -655,6 +655,35 @@ LEV_HISTORY_SOFT_TIME_LIMIT = env_int("LEV_HISTORY_SOFT_TIME_LIMIT", 100)
 LEV_HISTORY_TIME_LIMIT = env_int("LEV_HISTORY_TIME_LIMIT", 110)
 # The stored file of a finished job (a preview's, kept for its apply; a refused one's) is deleted after this.
 LEV_HISTORY_FILE_RETENTION_SECONDS = env_int("LEV_HISTORY_FILE_RETENTION_SECONDS", 7 * 24 * 3600)
+# --- Mail and outreach (deals.outreach, docs/outreach.md) -----------------------------------------------
+# Django's email framework, configured from the environment. With no EMAIL_HOST (the embedded default,
+# `make run`, tests) the backend is lev.mail.OutboxOnlyBackend: the mail goes nowhere but the outbox, which is the
+# OutboundEmail rows the admin shows; with EMAIL_HOST it is SMTP (Mailpit in compose, a relay in production).
+EMAIL_HOST = env_str("EMAIL_HOST", "")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
+                        else "lev.mail.OutboxOnlyBackend")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Lev <deals@lev.localhost>")
+# The links in the emails (the deal package) are built on this address: the site as lenders reach it.
+LEV_PUBLIC_BASE_URL = env_str("LEV_PUBLIC_BASE_URL", "http://127.0.0.1:8000").strip().rstrip("/")
+# Replies go to reply+<tag>@LEV_REPLY_DOMAIN (the tag names the placement; docs/outreach.md).
+LEV_REPLY_DOMAIN = env_str("LEV_REPLY_DOMAIN", "reply.lev.localhost")
+# An email that failed for a passing reason (server down, 4xx) is tried again after
+# LEV_OUTREACH_RETRY_BASE_SECONDS * 2**(attempts-1), at most LEV_OUTREACH_MAX_ATTEMPTS times in all.
+LEV_OUTREACH_MAX_ATTEMPTS = env_int("LEV_OUTREACH_MAX_ATTEMPTS", 5)
+LEV_OUTREACH_RETRY_BASE_SECONDS = env_float("LEV_OUTREACH_RETRY_BASE_SECONDS", 60.0)
+# An email left `sending` this long (its worker died mid-send) is never sent again blindly: it is refused
+# with "delivery uncertain" for the team to check and resend (docs/outreach.md, "What is retried").
+LEV_OUTREACH_STALE_SECONDS = env_int("LEV_OUTREACH_STALE_SECONDS", 300)
+LEV_OUTREACH_SWEEP_SECONDS = env_float("LEV_OUTREACH_SWEEP_SECONDS", 30.0)
+# The deal package's public pages: requests per client address per minute.
+LEV_PACKAGE_RATE_LIMIT = env_str("LEV_PACKAGE_RATE_LIMIT", "60/min")
+LEV_PACKAGE_EXPIRES_DAYS = env_int("LEV_PACKAGE_EXPIRES_DAYS", 30)
 # --- Inbound replies (deals.outreach.inbound, deals.outreach.imap; docs/replies.md) -------------------
 # The shared secret an inbound relay signs each reply with (POST /api/v1/inbound-email/: X-Lev-Timestamp and
 # X-Lev-Signature: sha256=<HMAC-SHA256 of "<timestamp>.<body>">). Unset: the endpoint answers 503 (not
@@ -682,6 +711,7 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-stale-lender-searches": {"task": "lenders.tasks.sweep_stale_searches",
                                     "schedule": LEV_SEARCH_SWEEP_SECONDS},
     "sweep-history-imports": {"task": "deals.tasks.sweep_history_imports", "schedule": LEV_HISTORY_SWEEP_SECONDS},
+    "deliver-due-outreach": {"task": "deals.tasks.deliver_due_outreach", "schedule": LEV_OUTREACH_SWEEP_SECONDS},
     "refresh-lender-activity": {"task": "lenders.tasks.refresh_lender_activity",
                                 "schedule": env_float("LEV_ACTIVITY_REFRESH_SECONDS", 3600.0)},
     "refresh-lender-signals": {"task": "lenders.tasks.refresh_lender_signals",

@@ -43,5 +43,7 @@ urlpatterns = [
     path("", include("mcp_tools.urls")),
     # OAuth 2.1: /.well-known metadata, /oauth/… endpoints, sign-in and connected apps.
     path("", include("lev.oauth.urls")),
+    # The deal package a lender opens from its outreach email (no sign-in; the token is the key).
+    path("", include("deals.outreach.package_urls")),
     path("", home, name="home"),
 ]

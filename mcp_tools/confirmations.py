@@ -5,8 +5,10 @@ round-trip requests", basic/patterns/mrtr): the answer to `tools/call` is an `in
 holding an `elicitation/create` form and an opaque `requestState`; the client shows the form, and
 retries the same call with the person's answer in `inputResponses` and the state echoed back.
 
-Which calls ask (`GATES`): `archive_deal`, `select_winning_term_sheet`, `remove_term_sheet`, and
-`update_placement` to a status a placement cannot leave for an open one (declined, lost, archived).
+Which calls ask (`GATES`): `archive_deal`, `select_winning_term_sheet`, `remove_term_sheet`,
+`update_placement` to a status a placement cannot leave for an open one (declined, lost, archived), and
+`send_placements_email` (external email: the question names the lenders, their addresses and the
+documents shared, from `POST /deals/{id}/outreach/preview/`, which writes nothing).
 They ask only when the request is of 2026-07-28 and its client declared the `elicitation` capability
 with form mode (an empty `elicitation: {}` means form); any other client gets what it got before: the
 tool runs, and its description asks the agent to confirm with the person first.
@@ -164,12 +166,41 @@ def _describe_status(kwargs: dict[str, Any]) -> dict[str, str]:
                        "quote on it or be chosen."}
 
 
+NAMES_LISTED = 10  # lenders named in a send's question; the rest counted
+
+
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:NAMES_LISTED])
+    return shown + (f" and {len(names) - NAMES_LISTED} more" if len(names) > NAMES_LISTED else "")
+
+
+def _describe_send(kwargs: dict[str, Any]) -> dict[str, str]:
+    from mcp_tools.tools.placements import outreach_body  # the tool's own body, previewed as it will be sent
+
+    title = _deal_title(kwargs["deal_id"])
+    plan = lev().post(f"/deals/{kwargs['deal_id']}/outreach/preview/", outreach_body(kwargs))
+    lenders = [f"{_clip(r.get('lender_name'))} ({_clip(r.get('to_address'))})" for r in plan.get("recipients") or []]
+    documents = [_clip(d.get("name")) + (f" ({_clip(d.get('file_name'))})" if d.get("file_name") != d.get("name")
+                                         else "") for d in plan.get("documents") or []]
+    what = "a follow-up" if plan.get("kind") == "follow_up" else "the teaser"
+    shared = f"sharing {_listed(documents)}" if documents else "sharing no documents"
+    skipped = len(plan.get("skipped") or [])
+    left = f" {skipped} placement(s) will not be emailed (already sent or no address)." if skipped else ""
+    if not lenders:
+        return {"title": "Send no email?",
+                "message": f"Nothing would be emailed for “{title}”: no placement asked for can be emailed.{left}"}
+    return {"title": f"Email {len(lenders)} lender(s)?",
+            "message": f"Email {what} of “{title}” to {len(lenders)} lender(s): {_listed(lenders)}, {shared}. "
+                       f"Each gets a personal package link. Email cannot be unsent.{left}"}
+
+
 GATES: dict[str, Gate] = {
     "archive_deal": Gate("archive the deal", lambda kwargs: True, _describe_archive),
     "select_winning_term_sheet": Gate("choose the winning quote", lambda kwargs: True, _describe_winner),
     "remove_term_sheet": Gate("remove the quote", lambda kwargs: True, _describe_removal),
     "update_placement": Gate("change the placement's status",
                              lambda kwargs: kwargs.get("status") in CONFIRMED_STATUSES, _describe_status),
+    "send_placements_email": Gate("email the lenders", lambda kwargs: True, _describe_send),
 }
 
 

@@ -13,6 +13,7 @@ them all, and the other rooms' admins of the deals app (companies, notes, placem
 from deals.companies import admin as companies_admin  # noqa: F401  (registers companies, contacts; lender contacts)
 from deals.notes import admin as notes_admin  # noqa: F401  (registers notes; their inlines on the company and contact pages)
 from deals.placements import admin as placements_admin  # noqa: F401  (registers placements, term sheets)
+from deals.outreach import admin as outreach_admin  # noqa: F401  (registers the outbox)
 from deals.searches import admin as searches_admin  # noqa: F401  (registers lender searches)
 from deals.outreach import inbound_admin  # noqa: F401  (registers lenders' replies; the chasing page)
 from deals.admin import deal, properties  # noqa: F401  (registers deals and their properties)

@@ -97,14 +97,19 @@ class TimelineRefsSerializer(serializers.Serializer):
     lender_id = serializers.IntegerField(required=False)
     term_sheet_id = serializers.IntegerField(required=False)
     note_id = serializers.IntegerField(required=False)
+    document_id = serializers.IntegerField(required=False)
+    email_id = serializers.IntegerField(required=False)
 
 
 class TimelineEntrySerializer(serializers.Serializer):
     at = serializers.DateTimeField()
     kind = EnumField(TIMELINE_KINDS, help_text="stage_changed, search_started, search_finished, placement_sent, "
-                                               "placement_status, quote_received, quote_removed, winner_chosen, note.")
-    actor = serializers.CharField(allow_null=True, help_text='Who did it (a username), "Lev" for what Lev did by '
-                                                             "itself, null for a removed user.")
+                                               "placement_status, quote_received, quote_removed, winner_chosen, note, "
+                                               "lender_emailed, email_refused, package_opened, "
+                                               "document_downloaded, lender_replied.")
+    actor = serializers.CharField(allow_null=True, help_text='Who did it (a username; the lender\'s name for what '
+                                                             'a lender did with its package or reply), "Lev" for '
+                                                             "what Lev did by itself, null for a removed user.")
     actor_id = serializers.IntegerField(allow_null=True, help_text="The user's id; null for Lev.")
     text = serializers.CharField(help_text="One line saying what happened.")
     refs = TimelineRefsSerializer()

@@ -7,6 +7,8 @@
 | placement_sent, placement_status | the placements' history (django-simple-history): each status change |
 | quote_received, quote_removed, winner_chosen | the term sheets' history: created, deleted_at set, winning set |
 | note | the notes on the deal and on its placements |
+| lender_emailed, email_refused | deals.outreach OutreachEvent (emailed, refused): the outbox's deliveries |
+| package_opened, document_downloaded, lender_replied | deals.outreach OutreachEvent (opened, downloaded, replied) |
 
 A placement's move to `quoted` or `won` is not a placement_status entry: quote_received and
 winner_chosen say it. A placement or term sheet written before its history was kept (no history rows)
@@ -14,13 +16,13 @@ is read from its own timestamps (sent_at, decided_at, received_at, deleted_at), 
 the same way, only without who. The actor is the user who did it, or "Lev" for what Lev did by itself
 (an automatic stage move, a search finishing, the placements lost when another quote won).
 
-Seven queries whatever the deal's size; the entries of one deal are bounded by its placements and
+Eight queries whatever the deal's size; the entries of one deal are bounded by its placements and
 quotes, so the list is built whole and paged by number (lev.pagination.StandardPagination).
 
 The deal page shows only the latest entries: deal_timeline_latest reads the rows of what happened
 since a moment (the n-th newest thing that happened to the deal, one query), builds their entries
 the same way, and keeps the newest n; when those rows say fewer than n things (a placement's or a
-quote's edits, which are no entry), it reads the whole timeline instead. Eight queries (fifteen when
+quote's edits, which are no entry), it reads the whole timeline instead. Nine queries (seventeen when
 it falls back); the entries are the same as the whole timeline's newest n (tests/deals/notes).
 """
 
@@ -35,6 +37,7 @@ from django.db.models import DateTimeField, F, Q
 from django.utils import timezone
 
 from deals.notes.models import Note
+from deals.outreach.models import OutreachEvent
 from deals.pipeline.models import StageChange
 from deals.placements.models import Placement, TermSheet
 from deals.placements.workflow import STATES
@@ -243,9 +246,60 @@ def _notes(deal, since=None) -> list[Entry]:
     return entries
 
 
+# What a lender's document is called in a line of the timeline ("downloaded the OM (OM.pdf)").
+DOCUMENT_WORDS = {"offering_memorandum": "the OM", "rent_roll": "the rent roll", "t12": "the T-12",
+                  "term_sheet": "the term sheet", "appraisal": "the appraisal"}
+OUTREACH_KINDS = {"emailed": "lender_emailed", "refused": "email_refused", "opened": "package_opened",
+                  "downloaded": "document_downloaded", "replied": "lender_replied"}
+
+
+def _outreach_text(event) -> str:
+    lender = event.placement.lender.name
+    if event.kind == "emailed":
+        what = "a follow-up" if event.email_id and event.email.kind == "follow_up" else "the teaser"
+        to = f" ({event.email.to_address})" if event.email_id else ""
+        return f"Emailed {lender} {what}{to}"
+    if event.kind == "refused":
+        why = f": {event.email.last_error}" if event.email_id and event.email.last_error else ""
+        return f"Email to {lender} not delivered{why}"
+    if event.kind == "opened":
+        return f"{lender} opened the package"
+    if event.kind == "downloaded":
+        document = event.document
+        if document is None:
+            return f"{lender} downloaded a document (since removed)"
+        words = DOCUMENT_WORDS.get(document.kind, f"“{document.name}”")
+        file_name = document.current.file_name if document.current_id else document.name
+        return f"{lender} downloaded {words} ({file_name})"
+    return f"{lender} replied"
+
+
+def _outreach(deal, since=None) -> list[Entry]:
+    events = OutreachEvent.objects.filter(deal=deal, account_id=deal.account_id)
+    if since is not None:
+        events = events.filter(at__gte=since)
+    entries = []
+    for event in (events.select_related("placement__lender", "document__current", "email__send__created_by")
+                  .order_by("at", "id")):
+        refs = {"placement_id": event.placement_id, "lender_id": event.placement.lender_id}
+        if event.document_id:
+            refs["document_id"] = event.document_id
+        if event.email_id:
+            refs["email_id"] = event.email_id
+        if event.kind == "emailed" and event.email_id and event.email.send_id:
+            actor = _who(event.email.send.created_by)  # who sent it; Lev for a send no user made
+        elif event.kind in ("opened", "downloaded", "replied"):
+            actor = (event.placement.lender.name, None)  # the lender did it
+        else:
+            actor = (LEV, None)
+        entries.append(Entry(event.at, OUTREACH_KINDS[event.kind], *actor,
+                             clip_line(_outreach_text(event), NOTE_TEXT_SHOWN), refs, (10, event.pk)))
+    return entries
+
+
 def _entries(deal, since=None) -> list[Entry]:
     entries = [*_stage_changes(deal, since), *_searches(deal, since), *_placements(deal, since),
-               *_term_sheets(deal, since), *_notes(deal, since)]
+               *_term_sheets(deal, since), *_notes(deal, since), *_outreach(deal, since)]
     if since is not None:  # a placement or quote touched since then also says what happened to it before
         entries = [e for e in entries if e.at >= since]
     entries.sort(key=lambda e: (e.at, e.order))
@@ -278,7 +332,8 @@ def _since(deal, n: int) -> dt.datetime | None:
              moments(Placement.objects.filter(deal=deal).exclude(pk__in=placements.values("id")), "decided_at"),
              moments(sheets.filter(history_type="+"), "received_at"),
              moments(sheets.filter(winning=True), "history_date"), moments(sheets, "deleted_at"),
-             moments(notes, "created_at")]
+             moments(notes, "created_at"),
+             moments(OutreachEvent.objects.filter(deal=deal, account_id=deal.account_id), "at")]
     union = parts[0].union(*parts[1:], all=True).order_by("-moment")
     found = list(union[n - 1: n])
     if not found:

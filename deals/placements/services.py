@@ -263,6 +263,27 @@ def placement_update(*, placement: Placement, data: dict[str, Any]) -> Placement
     return placement
 
 
+@transaction.atomic
+def placements_mark_sent(*, deal: Deal, placements: list[Placement], user=None, reason: str = "") -> list[Placement]:
+    """Move the deal's draft placements among `placements` to `sent` (their response clock starts), as
+    PATCH would, in one bulk write with their history (who, when: the deal's timeline reads it); those
+    in another status are left as they are. Returns the placements moved. Outreach calls it when it
+    queues a teaser (deals.outreach.services)."""
+    _lock_deal(deal)
+    now = _now()
+    wanted = [p.pk for p in placements]
+    moved = list(Placement.objects.filter(deal=deal, pk__in=wanted, status=Status.DRAFT))
+    for placement in moved:
+        _apply_status(placement, Status.SENT, now)
+        placement.updated_at = now
+    if moved:
+        bulk_update_with_history(moved, Placement, ["status", "sent_at", "updated_at"],
+                                 default_user=user if getattr(user, "pk", None) else None,
+                                 default_change_reason=reason or None, default_date=now)
+        signals.schedule_refresh()
+    return moved
+
+
 # --- term sheets ------------------------------------------------------------------------------------
 def check_rate_terms(data: dict[str, Any]) -> None:
     """A fixed quote has a fixed rate only; a floating one an index and a spread only."""

@@ -18,7 +18,7 @@ from pydantic import AfterValidator, BeforeValidator, Field
 from deals.placements.workflow import STATUSES, UPDATE_STATUSES
 from lev import limits
 from lev.accounts.scopes import PLACEMENTS_READ, PLACEMENTS_WRITE
-from lev.enums import QUOTE_TYPES, RATE_TYPES, RECOURSE_TYPES
+from lev.enums import OUTREACH_KINDS, QUOTE_TYPES, RATE_TYPES, RECOURSE_TYPES
 from lev.errors import ErrorCode
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -379,3 +379,41 @@ def remove_term_sheet(term_sheet_id: TermSheetId) -> dict[str, Any]:
     """Remove a quote recorded by mistake or withdrawn. Confirm with the user first."""
     lev().delete(f"/term-sheets/{term_sheet_id}/")
     return {"removed": {"term_sheet_id": term_sheet_id}}
+
+
+# --- outreach: the deal emailed to its lenders (deals.outreach, docs/outreach.md) ---------------------
+OutreachKind = Annotated[Literal[OUTREACH_KINDS], BeforeValidator(_choice(OUTREACH_KINDS))]  # type: ignore[valid-type]
+OutreachPlacementIds = Annotated[list[Id(None)], Field(min_length=1, max_length=limits.OUTREACH_PLACEMENTS_MAX)]
+OutreachDocumentIds = Annotated[list[Id(None)], Field(max_length=limits.OUTREACH_DOCUMENTS_MAX,
+                                                      description="The deal's documents to share.")]
+EMAIL_KEYS = ("placement_id", "lender_name", "to_address", "status", "attempts", "next_attempt_at", "last_error")
+
+
+def outreach_body(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The REST body of a send (the confirmation previews the same body)."""
+    return drop_none(placement_ids=kwargs.get("placement_ids"), all_drafts=kwargs.get("all_drafts") or None,
+                     document_ids=kwargs.get("document_ids"), kind=kwargs.get("kind"))
+
+
+@tool(scope=PLACEMENTS_WRITE, title="Email placements to lenders", destructive=True, idempotent=False)
+def send_placements_email(deal_id: DealId, placement_ids: OutreachPlacementIds | None = None,
+                          all_drafts: bool = False, document_ids: OutreachDocumentIds | None = None,
+                          kind: OutreachKind = "teaser") -> dict[str, Any]:
+    """Email the deal to lenders: each placement's contact gets the teaser (or follow_up: to those not
+    answering) with a personal deal package link sharing document_ids. Real email, cannot be unsent:
+    confirm the lenders and documents with the user first. Progress: get_outreach_progress."""
+    body = outreach_body({"placement_ids": placement_ids, "all_drafts": all_drafts, "document_ids": document_ids,
+                          "kind": kind})
+    answer = lev().post(f"/deals/{deal_id}/outreach/", body, idempotency_key=f"mcp-{uuid.uuid4()}")
+    return shorten_to_fit(answer, "skipped", None)
+
+
+@tool(scope=PLACEMENTS_READ, title="Get an outreach send's progress", read_only=True)
+def get_outreach_progress(send_id: Id(None)) -> dict[str, Any]:
+    """A send's status and its emails by status (sent, retrying, refused...), each email's last error."""
+    body = lev().get(f"/outreach/{send_id}/")
+    emails = [{k: e.get(k) for k in EMAIL_KEYS} for e in body.get("emails") or []]
+    for email in emails:
+        email["lender_name"] = clip(email["lender_name"] or "", NAME_MAX)
+    payload = {k: body.get(k) for k in ("id", "deal_id", "kind", "status", "total", "counts")}
+    return shorten_to_fit({**payload, "emails": emails}, "emails", None)

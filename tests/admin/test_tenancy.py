@@ -32,6 +32,7 @@ from oauth2_provider.models import (
 
 from deals.models import Company, Contact, Deal, Note, Placement
 from deals.outreach.models import InboundEmail
+from deals.outreach.services import outreach_send
 from deals.searches.models import LenderSearch
 from lenders.models import Lender, LenderActivity
 from lev.accounts.admin_bases import TenancyAdmin
@@ -66,6 +67,10 @@ def _world(account: Account, username: str) -> dict:
     InboundEmail.objects.create(account=account, status="unmatched", message_id=f"<{username}@reply.test>",
                                 from_address=f"{username}@lender.test", subject=f"{username} reply {A_SECRET}")
     LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version, status="completed")
+    # The outbox (deals.outreach): an email of a send, with its package link.
+    emailed = place(deal, lenders(1)[0], status="draft")
+    Placement.objects.filter(pk=emailed.pk).update(contact_email=f"{username}@example.com")
+    outreach_send(deal=deal, placements=[emailed], user=member)
     LenderActivity.objects.create(account=account, lender=sent.lender, state="TX", quotes_90d=1, score=0.1)
     # The account's own lender and programs (issue 38), one of them on a directory lender.
     own = Lender.objects.create(account=account, name=f"{username} own lender {A_SECRET}")
