@@ -18,8 +18,9 @@ CHASES = {
     "opened": "Opened, no answer",
     "not_opened": "Not opened",
 }
-# Still waiting: sent (or marked no response), no first response yet.
-WAITING_STATUSES = (Placement.Status.SENT, Placement.Status.NO_RESPONSE)
+# Still waiting: sent, no first response yet — the placements a follow-up reaches
+# (deals.outreach.services.follow_up_targets; one the team marked "no response" is left alone).
+WAITING_STATUSES = (Placement.Status.SENT,)
 
 
 def _event(kind: str) -> Exists:

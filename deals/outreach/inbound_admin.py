@@ -19,9 +19,11 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
+from deals.models import Deal
 from deals.outreach import chase
 from deals.outreach.inbound import inbound_assign, suggested_placement
 from deals.outreach.models import InboundEmail
+from deals.outreach.services import outreach_follow_up
 from deals.placements.models import Placement
 from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin
 from lev.accounts.models import Account
@@ -81,6 +83,7 @@ class InboundEmailAdmin(AccountScopedAdmin):
         site = self.admin_site
         return [
             path("<path:object_id>/assign/", site.admin_view(self.assign_view), name="deals_inboundemail_assign"),
+            path("chase/follow-up/", site.admin_view(self.follow_up_view), name="deals_outreach_follow_up"),
             path("chase/<str:which>/", site.admin_view(self.chase_view), name="deals_outreach_chase"),
             *super().get_urls(),
         ]
@@ -154,8 +157,46 @@ class InboundEmailAdmin(AccountScopedAdmin):
                  "url": reverse("admin:deals_placement_change", args=[p.pk]),
                  "deal_url": reverse("admin:deals_deal_change", args=[p.deal_id])}
                 for p in chase.silent_placements(accounts=accounts, which=which)[:500]]
+        deals: dict[int, dict] = {}
+        for row in rows:
+            deal = row["placement"].deal
+            deals.setdefault(deal.pk, {"deal": deal, "url": row["deal_url"], "lenders": []})["lenders"].append(
+                row["placement"].lender.name)
         context = {**self.admin_site.each_context(request), "opts": self.opts, "rows": rows, "which": which,
+                   "deals": list(deals.values()), "follow_up_url": reverse("admin:deals_outreach_follow_up"),
                    "title": f"Waiting on a lender: {chase.CHASES[which].lower()}",
                    "other": [{"label": label, "url": reverse("admin:deals_outreach_chase", args=[key])}
                              for key, label in chase.CHASES.items() if key != which]}
         return TemplateResponse(request, "admin/deals/inboundemail/chase.html", context)
+
+    def follow_up_view(self, request: HttpRequest) -> HttpResponse:
+        """POST deal=<id>: a polite follow-up to the deal's silent lenders (deals.outreach.services.
+        outreach_follow_up: the same path as the teaser), then back to the list. A deal of an account the
+        person is not a member of: 404; a viewer: 403."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        which = request.POST.get("which", "")
+        back = reverse("admin:deals_outreach_chase", args=[which if which in chase.CHASES else "opened"])
+        deal_id = request.POST.get("deal", "")
+        deal = (Deal.objects.filter(pk=int(deal_id), account__memberships__user=request.user).first()
+                if deal_id.isdigit() and len(deal_id) < 19 else None)
+        if deal is None:
+            raise Http404("No such deal.")
+        try:
+            check_staff_can_write(user=request.user, account_id=deal.account_id)
+        except Forbidden:
+            raise PermissionDenied from None
+        try:
+            result = outreach_follow_up(deal=deal, user=request.user)
+        except ApplicationError as error:
+            self.message_user(request, f"No follow-up sent: {error.message}", messages.ERROR)
+            return HttpResponseRedirect(back)
+        lenders = [email.placement.lender.name for email in result.queued]
+        if lenders:
+            self.message_user(request, f"A follow-up on {deal.title} is on its way to {', '.join(lenders)}.",
+                              messages.SUCCESS)
+        else:
+            self.message_user(request, f"No lender of {deal.title} is waiting for a follow-up.", messages.INFO)
+        for skipped in result.skipped:
+            self.message_user(request, skipped.get("message", ""), messages.WARNING)
+        return HttpResponseRedirect(back)
