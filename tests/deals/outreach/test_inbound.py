@@ -255,3 +255,13 @@ def test_the_quoted_previous_message_is_trimmed_in_the_simple_cases(text, kept, 
     assert kept in trimmed
     if dropped:
         assert dropped not in trimmed
+
+
+def test_the_production_server_bounds_the_body_at_the_inbound_limit(settings):
+    """The endpoint's messages may pass the API's 2.5 MB request bound, up to its own: the production server
+    (lev.wsgi, lev.asgi) reads a body within `body_limit(path)`, which the endpoint's registration sets."""
+    from lev.wsgi import body_limit
+
+    settings.LEV_INBOUND_EMAIL_MAX_BYTES = 7 * 1024 * 1024
+    assert body_limit("/api/v1/inbound-email/") == 7 * 1024 * 1024
+    assert body_limit("/api/v1/deals/") == settings.DATA_UPLOAD_MAX_MEMORY_SIZE
