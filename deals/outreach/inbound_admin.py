@@ -51,10 +51,10 @@ class InboundEmailAdmin(AccountScopedAdmin):
     list_display = ["subject_cell", "from_address", "status", "reason", "received_at", "placement_cell"]
     list_filter = ["status"]
     search_fields = ["subject", "from_address", "from_name"]
-    ordering = ["status", "-received_at"]  # "To assign" (unmatched) before the others
+    ordering = ["-status", "-received_at"]  # unmatched ("To assign") first, then matched, then assigned
     readonly_fields = ["account", "status", "reason", "from_name", "from_address", "to_address", "subject", "body",
-                       "attachments", "placement", "note", "received_at", "assigned_by", "assigned_at"]
-    exclude = ["raw", "message_id"]
+                       "attachments_cell", "placement", "note", "received_at", "assigned_by", "assigned_at"]
+    exclude = ["raw", "message_id", "attachments"]
     list_select_related = ["placement__deal", "placement__lender"]
 
     class Media:
@@ -69,6 +69,20 @@ class InboundEmailAdmin(AccountScopedAdmin):
         if obj.placement is None:
             return "To assign" if obj.status == InboundEmail.Status.UNMATCHED else "—"
         return f"{obj.placement.deal.title} — {obj.placement.lender.name}"
+
+    @admin.display(description="Attachments")
+    def attachments_cell(self, obj: InboundEmail) -> str:
+        """Each attachment in words: kept as the deal's document (its kind), refused (why), or waiting."""
+        words = []
+        for item in obj.attachments or []:
+            name = item.get("name", "attachment")
+            if item.get("refused"):
+                words.append(f"{name} — refused: {item['refused']}")
+            elif item.get("document_id"):
+                words.append(f"{name} — kept as the deal's {str(item.get('kind', 'other')).replace('_', ' ')}")
+            else:
+                words.append(f"{name} — becomes a document when the reply is assigned")
+        return "; ".join(words) or "—"
 
     def has_add_permission(self, request) -> bool:
         return False  # replies arrive by email

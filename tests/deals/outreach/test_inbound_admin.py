@@ -100,3 +100,18 @@ def test_tenancy_of_replies(account):
                     {"placement": email.placement_id}).status_code == 302
     nobody.refresh_from_db()
     assert (nobody.status, nobody.account_id) == ("assigned", other.pk)
+
+
+def test_the_list_puts_replies_to_assign_first_and_says_what_became_of_attachments(account):
+    email = emailed(account)
+    matched = inbound_receive(raw=reply(email, attachments=(
+        ("Term sheet.pdf", PDF_BYTES, "application/pdf"), ("fake.pdf", b"MZ not a pdf", "application/pdf"),
+    )).as_bytes()).inbound
+    waiting = colleague_reply(email)
+    client = admin_client(member(account))
+    listing = client.get(reverse("admin:deals_inboundemail_changelist"))
+    assert [row.pk for row in listing.context["cl"].result_list] == [waiting.pk, matched.pk]
+    page = client.get(reverse("admin:deals_inboundemail_change", args=[matched.pk]))
+    text = page.content.decode()
+    assert "Term sheet.pdf — kept as the deal&#x27;s term sheet" in text and "fake.pdf — refused:" in text
+    assert "Assign to a placement" not in text  # already on its placement
