@@ -89,3 +89,17 @@ def test_lev_unreachable_is_a_temporary_failure():
     status = inbound_relay.post(f"http://127.0.0.1:{port}{URL}", SECRET, b"From: a@b.test\r\n\r\nx", timeout=5)
     assert status == 0 and inbound_relay.smtp_reply(status).startswith("451")
     assert inbound_relay.smtp_reply(413).startswith("552") and inbound_relay.smtp_reply(400).startswith("554")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_too_large_is_refused_before_the_body_is_sent(live_server, settings):
+    """A live server, a raw socket: a message announced at 1 GB gets its 413 while the client has sent
+    none of it (the answer does not wait for the body)."""
+    settings.LEV_INBOUND_EMAIL_SECRET = SECRET
+    host, port = live_server.thread.host, live_server.thread.port
+    with socket.create_connection((host, port), timeout=10) as connection:
+        connection.sendall(f"POST {URL} HTTP/1.1\r\nHost: {host}\r\nContent-Type: message/rfc822\r\n"
+                           f"Content-Length: {1024 ** 3}\r\n\r\n".encode())
+        answer = connection.recv(4096).decode("latin-1")
+    assert answer.startswith("HTTP/1.1 413")
+    assert InboundEmail.objects.count() == 0
