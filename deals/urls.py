@@ -22,4 +22,5 @@ urlpatterns = [
     path("", include("deals.history.urls")),
     path("", include("deals.documents.figures_urls")),
     path("", include("deals.outreach.urls")),
+    path("", include("deals.outreach.inbound_urls")),
 ]

@@ -362,6 +362,27 @@ LEV_DOCUMENTS_DIR = env_str("LEV_DOCUMENTS_DIR", str(BASE_DIR / "private" / "doc
 _DOCUMENTS_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage",
                       "OPTIONS": {"location": LEV_DOCUMENTS_DIR,
                                   "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}
+# S3-compatible object storage (MinIO, AWS S3...) when a bucket is named: private objects (no ACL is
+# ever set public), downloads through signed URLs valid LEV_DOCUMENTS_URL_SECONDS. The keys come from
+# the environment (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, read by boto3), never from this file.
+LEV_DOCUMENTS_S3_BUCKET = env_str("LEV_DOCUMENTS_S3_BUCKET", "")
+LEV_DOCUMENTS_S3_ENDPOINT_URL = env_str("LEV_DOCUMENTS_S3_ENDPOINT_URL", "")
+LEV_DOCUMENTS_S3_REGION = env_str("LEV_DOCUMENTS_S3_REGION", "us-east-1")
+LEV_DOCUMENTS_URL_SECONDS = env_int("LEV_DOCUMENTS_URL_SECONDS", 300)
+if LEV_DOCUMENTS_S3_BUCKET:
+    _DOCUMENTS_STORAGE = {"BACKEND": "storages.backends.s3.S3Storage",
+                          "OPTIONS": {"bucket_name": LEV_DOCUMENTS_S3_BUCKET,
+                                      "endpoint_url": LEV_DOCUMENTS_S3_ENDPOINT_URL or None,
+                                      "region_name": LEV_DOCUMENTS_S3_REGION,
+                                      "default_acl": None, "querystring_auth": True,
+                                      "querystring_expire": LEV_DOCUMENTS_URL_SECONDS,
+                                      "file_overwrite": False, "addressing_style": "path",
+                                      "signature_version": "s3v4"}}
+# The most a document's upload may be (413 past it, from its Content-Length before it is read, and
+# by the upload handler while it streams: deals.documents.api), and the most a zip (an XLSX) it holds
+# may declare once inflated (deals.documents.files: a bomb past it).
+LEV_DOCUMENT_UPLOAD_MAX_BYTES = env_int("LEV_DOCUMENT_UPLOAD_MAX_BYTES", 200 * 1024 * 1024)
+LEV_DOCUMENT_UNZIPPED_MAX_BYTES = env_int("LEV_DOCUMENT_UNZIPPED_MAX_BYTES", 512 * 1024 * 1024)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
@@ -670,6 +691,28 @@ LEV_OUTREACH_FOLLOW_UP_GAP_HOURS = env_int("LEV_OUTREACH_FOLLOW_UP_GAP_HOURS", 7
 # The deal package's public pages: requests per client address per minute.
 LEV_PACKAGE_RATE_LIMIT = env_str("LEV_PACKAGE_RATE_LIMIT", "60/min")
 LEV_PACKAGE_EXPIRES_DAYS = env_int("LEV_PACKAGE_EXPIRES_DAYS", 30)
+# --- Inbound replies (deals.outreach.inbound, deals.outreach.imap; docs/replies.md) -------------------
+# The shared secret an inbound relay signs each reply with (POST /api/v1/inbound-email/: X-Lev-Timestamp and
+# X-Lev-Signature: sha256=<HMAC-SHA256 of "<timestamp>.<body>">). Unset: the endpoint answers 503 (not
+# configured), so a relay keeps the mail queued and retries rather than dropping it.
+LEV_INBOUND_EMAIL_SECRET = env_str("LEV_INBOUND_EMAIL_SECRET", "")
+# The largest raw message accepted (413 past it, answered from Content-Length before the body is read).
+LEV_INBOUND_EMAIL_MAX_BYTES = env_int("LEV_INBOUND_EMAIL_MAX_BYTES", 25 * 1024 * 1024)
+# A signed request older than this (or more than LEV_INBOUND_EMAIL_SKEW_SECONDS ahead) is a replay: 401.
+LEV_INBOUND_EMAIL_MAX_AGE_SECONDS = env_int("LEV_INBOUND_EMAIL_MAX_AGE_SECONDS", 300)
+LEV_INBOUND_EMAIL_SKEW_SECONDS = env_int("LEV_INBOUND_EMAIL_SKEW_SECONDS", 30)
+# A site-level mailbox polled by beat every LEV_INBOUND_IMAP_POLL_SECONDS when LEV_INBOUND_IMAP_HOST is set:
+# each unseen message goes through the same function as the endpoint, flagged seen once it is kept.
+LEV_INBOUND_IMAP_HOST = env_str("LEV_INBOUND_IMAP_HOST", "")
+LEV_INBOUND_IMAP_PORT = env_int("LEV_INBOUND_IMAP_PORT", 993)
+LEV_INBOUND_IMAP_SSL = env_bool("LEV_INBOUND_IMAP_SSL", True)
+LEV_INBOUND_IMAP_USER = env_str("LEV_INBOUND_IMAP_USER", "")
+LEV_INBOUND_IMAP_PASSWORD = env_str("LEV_INBOUND_IMAP_PASSWORD", "")
+LEV_INBOUND_IMAP_FOLDER = env_str("LEV_INBOUND_IMAP_FOLDER", "INBOX")
+LEV_INBOUND_IMAP_POLL_SECONDS = env_float("LEV_INBOUND_IMAP_POLL_SECONDS", 60.0)
+LEV_INBOUND_IMAP_TIMEOUT_SECONDS = env_float("LEV_INBOUND_IMAP_TIMEOUT_SECONDS", 30.0)
+# Messages read per poll (the rest wait for the next one).
+LEV_INBOUND_IMAP_BATCH = env_int("LEV_INBOUND_IMAP_BATCH", 50)
 # --- Beat: the periodic jobs --------------------------------------------------------------------------
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-lender-searches": {"task": "lenders.tasks.sweep_stale_searches",
@@ -684,6 +727,9 @@ CELERY_BEAT_SCHEDULE = {
     "purge-superseded-lender-matches": {"task": "lenders.tasks.purge_superseded_matches",
                                         "schedule": env_float("LEV_SEARCH_PURGE_SECONDS", 3600.0)},
 }
+if LEV_INBOUND_IMAP_HOST:  # the inbound mailbox, only where one is configured (docs/replies.md)
+    CELERY_BEAT_SCHEDULE["poll-inbound-mailbox"] = {"task": "deals.tasks.poll_inbound_mailbox",
+                                                    "schedule": LEV_INBOUND_IMAP_POLL_SECONDS}
 # --- Lender signals and activity (deals.searches.ranking.evidence, deals.placements.activity) ---------
 # The lender signals the ranking learns from (deals.searches.ranking.evidence, docs/ranking.md): refreshed by
 # beat every LEV_SIGNALS_REFRESH_SECONDS, and this long after a new outcome (a quote, a decline, a placement

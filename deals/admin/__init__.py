@@ -15,5 +15,6 @@ from deals.notes import admin as notes_admin  # noqa: F401  (registers notes; th
 from deals.placements import admin as placements_admin  # noqa: F401  (registers placements, term sheets)
 from deals.outreach import admin as outreach_admin  # noqa: F401  (registers the outbox)
 from deals.searches import admin as searches_admin  # noqa: F401  (registers lender searches)
+from deals.outreach import inbound_admin  # noqa: F401  (registers lenders' replies; the chasing page)
 from deals.admin import deal, properties  # noqa: F401  (registers deals and their properties)
 # isort: on

@@ -20,6 +20,8 @@ never reaches its templates, packages, emails, events or replies.
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -168,6 +170,17 @@ class OutreachEvent(models.Model):
         return f"{self.get_kind_display()} on placement {self.placement_id}"
 
 
+def _inbound_storage():
+    from django.core.files.storage import storages
+
+    return storages["deal_documents"]
+
+
+def _inbound_upload_to(inbound: InboundEmail, filename: str) -> str:
+    # A random name in the private documents storage; never served from a URL.
+    return f"inbound/{uuid.uuid4().hex}.eml"
+
+
 class InboundEmail(models.Model):
     class Status(models.TextChoices):
         MATCHED = "matched", "On its placement"
@@ -191,6 +204,9 @@ class InboundEmail(models.Model):
     # The attachments kept as the deal's documents (or, unmatched, as their names until assigned).
     attachments = models.JSONField(default=list, blank=True)
     note = models.ForeignKey("deals.Note", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The message as received, kept while it is to assign (its attachments become documents when it is
+    # assigned); a private file, read only by deals.outreach.inbound.
+    raw = models.FileField(storage=_inbound_storage, upload_to=_inbound_upload_to, max_length=255, blank=True)
     received_at = models.DateTimeField(default=timezone.now)
     assigned_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="+")
@@ -198,6 +214,8 @@ class InboundEmail(models.Model):
 
     class Meta:
         ordering = ["-received_at", "-id"]
+        verbose_name = "lender reply"
+        verbose_name_plural = "lender replies"
         indexes = [models.Index(fields=["account", "status", "-received_at"], name="inbound_email_account")]
 
     def __str__(self) -> str:

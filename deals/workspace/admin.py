@@ -13,6 +13,7 @@ from __future__ import annotations
 from django.urls import reverse
 from django.utils import timezone
 
+from deals.outreach import chase
 from deals.workspace import selectors
 from lev import formatting, limits
 
@@ -23,7 +24,8 @@ SECTIONS = [
     ("Deals", ["deals.Deal", "deals.LenderSearch", "deals.DealProperty"]),
     ("Companies & contacts", ["deals.Company", "deals.Contact"]),
     ("Pipeline stages", ["deals.Stage"]),
-    ("Placements & term sheets", ["deals.Placement", "deals.TermSheet", "deals.OutboundEmail"]),
+    ("Placements & term sheets", ["deals.Placement", "deals.TermSheet"]),
+    ("Outreach", ["deals.OutboundEmail", "deals.InboundEmail"]),
     ("Lenders", ["lenders.Lender", "lenders.LenderProgram", "lenders.LenderActivity", "lenders.AssetType"]),
     ("Market rates", ["lenders.MarketRate"]),
     ("Notes", ["deals.Note"]),
@@ -90,6 +92,11 @@ def home(request) -> dict:
                         _url("deals_deal_changelist")),
         "waiting": _panel(selectors.placements_waiting(accounts=accounts, now=now), placement,
                           f"{placements}?status__exact=sent"),
+        # Emailed and silent, per account: opened the package and no answer, or not opened (deals.outreach.chase).
+        "chasing": [{"account": row["account"].name, "opened": row["opened"], "not_opened": row["not_opened"],
+                     "opened_url": f'{_url("deals_outreach_chase", "opened")}?account={row["account"].pk}',
+                     "not_opened_url": f'{_url("deals_outreach_chase", "not_opened")}?account={row["account"].pk}'}
+                    for row in chase.chase_counts(accounts=accounts)],
         "quotes": _panel(selectors.quotes_received(accounts=accounts, now=now), quote, termsheets),
         "expiring": _panel(selectors.term_sheets_expiring(accounts=accounts, today=today), quote, termsheets),
         "searches": _panel(selectors.searches_running(accounts=accounts), search,

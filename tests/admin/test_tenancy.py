@@ -31,6 +31,7 @@ from oauth2_provider.models import (
 )
 
 from deals.models import Company, Contact, Deal, Note, Placement
+from deals.outreach.models import InboundEmail
 from deals.outreach.services import outreach_send
 from deals.searches.models import LenderSearch
 from lenders.models import Lender, LenderActivity
@@ -63,6 +64,8 @@ def _world(account: Account, username: str) -> dict:
     Contact.objects.create(account=account, lender=sent.lender, name=f"{username} banker {A_SECRET}")
     Deal.objects.filter(pk=deal.pk).update(sponsor=sponsor)
     Note.objects.create(account=account, deal=deal, author=member, kind="call", body=f"{username} call {A_SECRET}")
+    InboundEmail.objects.create(account=account, status="unmatched", message_id=f"<{username}@reply.test>",
+                                from_address=f"{username}@lender.test", subject=f"{username} reply {A_SECRET}")
     LenderSearch.objects.create(account=account, deal=deal, deal_version=deal.version, status="completed")
     # The outbox (deals.outreach): an email of a send, with its package link.
     emailed = place(deal, lenders(1)[0], status="draft")

@@ -143,8 +143,8 @@ def models_of(client, section: str) -> list[str]:
 def test_the_app_list_puts_the_team_first_and_operations_apart_for_superusers_only(account):
     ops = admin_client(superuser("ops"))
     names = section_names(ops)
-    assert names == ["Deals", "Companies & contacts", "Pipeline stages", "Placements & term sheets", "Lenders",
-                     "Market rates", "Notes", "Operations"]
+    assert names == ["Deals", "Companies & contacts", "Pipeline stages", "Placements & term sheets", "Outreach",
+                     "Lenders", "Market rates", "Notes", "Operations"]
     assert {"ApiKey", "Account", "User", "Group", "AccessLog", "Application", "IdempotencyRecord",
             "OAuthAuthorization"} <= set(models_of(ops, "Operations"))
     # The sidebar of every other page is the same list.
