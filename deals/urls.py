@@ -20,4 +20,5 @@ urlpatterns = [
     path("", include("deals.summaries.urls")),
     path("", include("deals.notes.urls")),
     path("", include("deals.history.urls")),
+    path("", include("deals.documents.urls")),
 ]

@@ -10,8 +10,10 @@ the process's database connection, and only once the request is complete. This m
 
 * `BodyGuard` reads the body on the event loop, within two bounds: a `Content-Length` over the limit is
   refused at once with 413, nothing read; a chunked body is refused with 413 as soon as it passes the
-  limit (LEV_MCP_MAX_BODY_BYTES on /mcp, DATA_UPLOAD_MAX_MEMORY_SIZE elsewhere: the bounds the views
-  enforce); and the whole body must arrive within LEV_REQUEST_BODY_TIMEOUT_SECONDS of the headers,
+  limit (LEV_MCP_MAX_BODY_BYTES on /mcp, the upload bound on a history import's or a document's upload,
+  DATA_UPLOAD_MAX_MEMORY_SIZE elsewhere: the bounds the views enforce; a body past
+  DATA_UPLOAD_MAX_MEMORY_SIZE is spooled to a temporary file, so memory stays bounded); and the whole
+  body must arrive within LEV_REQUEST_BODY_TIMEOUT_SECONDS of the headers,
   else 408. A client gone (or stalled past the server's own wait for the next piece) before its body
   ended gets 400 and never reaches Django. Malformed chunked framing never gets here: the server's
   parser refuses it (lev.adapters.gunicorn answers that 400 in the path's shape).
@@ -33,6 +35,7 @@ import asyncio
 import gc
 import io
 import os
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from a2wsgi.wsgi import build_environ
@@ -43,6 +46,11 @@ from django.conf import settings
 
 from lev.wsgi import UNREADABLE, body_limit, refusal
 from lev.wsgi import application as wsgi_application
+
+# A body past DATA_UPLOAD_MAX_MEMORY_SIZE travels from BodyGuard to BufferedWSGI as its spooled file and size
+# (keys of this module's own, in the one http.request message it hands over).
+BODY_FILE = "lev.body_file"
+BODY_SIZE = "lev.body_size"
 
 
 class BodyGuard:
@@ -70,7 +78,9 @@ class BodyGuard:
         if limit is not None and not chunked and length.isdigit() and int(length) > limit:
             return await _answer(send, refusal(path, 413, too_large))
 
-        chunks: list[bytes] = []
+        # In memory up to DATA_UPLOAD_MAX_MEMORY_SIZE, on a temporary file past it (a document's upload,
+        # up to LEV_DOCUMENT_UPLOAD_MAX_BYTES: memory stays bounded whatever the body's size).
+        chunks = tempfile.SpooledTemporaryFile(max_size=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)  # noqa: SIM115
         size = 0
         seconds = settings.LEV_REQUEST_BODY_TIMEOUT_SECONDS
         try:
@@ -82,14 +92,21 @@ class BodyGuard:
                     piece = message.get("body", b"")
                     size += len(piece)
                     if limit is not None and size > limit:
+                        chunks.close()
                         return await _answer(send, refusal(path, 413, too_large))
-                    chunks.append(piece)
+                    chunks.write(piece)
                     if not message.get("more_body", False):
                         break
         except TimeoutError:
+            chunks.close()
             return await _answer(send, refusal(path, 408, f"must arrive within {seconds:g} seconds"))
 
-        whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        chunks.seek(0)
+        if size <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+            whole = {"type": "http.request", "body": chunks.read(), "more_body": False}
+            chunks.close()
+        else:  # the body as the file it was spooled to (BufferedWSGI reads it from there)
+            whole = {"type": "http.request", "body": b"", "more_body": False, BODY_FILE: chunks, BODY_SIZE: size}
         handed = False
 
         async def replay():
@@ -112,7 +129,8 @@ async def _answer(send, answer: tuple[int, list, bytes]) -> None:
 
 
 class BufferedWSGI:
-    """A WSGI application as an ASGI one: the request's body whole in memory (BodyGuard read it), the
+    """A WSGI application as an ASGI one: the request's body whole (BodyGuard read it; in memory, or its
+    temporary file past DATA_UPLOAD_MAX_MEMORY_SIZE), the
     application run on this process's one request thread, its response sent once complete."""
 
     # Operators' probes: polled exactly when something hangs, so never queued behind the site's requests.
@@ -150,15 +168,20 @@ class BufferedWSGI:
             return
         message = await receive()
         body = message.get("body", b"")
-        environ = build_environ(scope, io.BytesIO(body))
+        spooled = message.get(BODY_FILE)  # a large body BodyGuard spooled to a file
+        environ = build_environ(scope, spooled if spooled is not None else io.BytesIO(body))
         environ["wsgi.input_terminated"] = True  # the stream ends where the body does
         if environ.pop("HTTP_TRANSFER_ENCODING", None) is not None:
             # De-chunked and whole: say how long it is, so Django reads it like any other body.
-            environ["CONTENT_LENGTH"] = str(len(body))
+            environ["CONTENT_LENGTH"] = str(message[BODY_SIZE] if spooled is not None else len(body))
         environ["wsgi.multithread"] = True  # the probe thread beside the request thread
         loop = asyncio.get_running_loop()
         executor = self.probe_executor if scope.get("path") in self.PROBE_PATHS else self.executor
-        status, headers, body = await loop.run_in_executor(executor, self._run, environ)
+        try:
+            status, headers, body = await loop.run_in_executor(executor, self._run, environ)
+        finally:
+            if spooled is not None:
+                spooled.close()
         await send({"type": "http.response.start", "status": int(status.split(" ", 1)[0]),
                     "headers": [(name.lower().encode("latin1"), value.encode("latin1")) for name, value in headers]})
         await send({"type": "http.response.body", "body": body})

@@ -154,6 +154,9 @@ EMAIL_SUBJECT_MAX = 255
 EMAIL_BODY_MAX = 20_000
 DOCUMENT_NAME_MAX = 200
 DOCUMENT_FILE_NAME_MAX = 200
+# A document's upload (deals.documents.api) may carry this much besides its file (the form's boundaries,
+# headers and the kind, name and document_id fields) within LEV_DOCUMENT_UPLOAD_MAX_BYTES.
+DOCUMENT_FORM_OVERHEAD_BYTES = 64 * 1024
 # The same pattern in the API and the tools' schemas, so both accept exactly the same addresses
 # (Django's EmailValidator accepts and refuses addresses no JSON Schema pattern can mirror).
 EMAIL_PATTERN = r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$"
