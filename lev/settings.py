@@ -476,6 +476,8 @@ SPECTACULAR_SETTINGS = {
         "SummaryDetailEnum": _enums.choices(_enums.SUMMARY_DETAILS),
         "NoteKindEnum": _enums.choices(_enums.NOTE_KINDS),
         "TimelineKindEnum": _enums.choices(_enums.TIMELINE_KINDS),
+        "DocumentKindEnum": _enums.choices(_enums.DOCUMENT_KINDS),
+        "DocumentSourceEnum": _enums.choices(_enums.DOCUMENT_SOURCES),
         # A lender program's status (its output and the account's own programs' input, issue 38).
         "LenderProgramStatusEnum": _enums.choices(("active", "inactive")),
     },
