@@ -85,7 +85,8 @@ def child(args) -> None:
                "HTTP_AUTHORIZATION": f"Bearer {args.key}"}
     # A warm-up request (no body) so imports and first-use caches are not counted in the upload.
     warm = {**environ, "REQUEST_METHOD": "GET", "CONTENT_LENGTH": "0", "CONTENT_TYPE": ""}
-    b"".join(application({**warm, "wsgi.input": open(os.devnull, "rb")}, start_response))
+    with open(os.devnull, "rb") as nothing:
+        b"".join(application({**warm, "wsgi.input": nothing}, start_response))
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     tracemalloc.start()
     started = time.perf_counter()

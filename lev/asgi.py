@@ -19,8 +19,9 @@ the process's database connection, and only once the request is complete. This m
   parser refuses it (lev.adapters.gunicorn answers that 400 in the path's shape).
 * `BufferedWSGI` then runs the WSGI application on its thread with the whole body in memory (a
   de-chunked body with its `Content-Length`, so the REST API reads it too) and sends the
-  response once it is complete: one hand-off between the loop and the thread each way. The site has no
-  streaming responses (MCP answers JSON, never SSE; static files are small).
+  response once it is complete: one hand-off between the loop and the thread each way (a streamed response,
+  a document's download, is written to a temporary file past 1 MiB and sent from there in pieces). The
+  site has no other streaming responses (MCP answers JSON, never SSE; static files are small).
 
 Why not Django's own ASGI handler or a2wsgi (docs/benchmarks.md "Slow clients and the ASGI worker"):
 Django's ASGI handler hops between the loop and a thread for each signal and the middleware chain (about
@@ -51,6 +52,9 @@ from lev.wsgi import application as wsgi_application
 # (keys of this module's own, in the one http.request message it hands over).
 BODY_FILE = "lev.body_file"
 BODY_SIZE = "lev.body_size"
+# A streamed response past this is spooled to a temporary file, and sent in pieces of RESPONSE_PIECE_BYTES.
+RESPONSE_SPOOL_BYTES = 1024 * 1024
+RESPONSE_PIECE_BYTES = 256 * 1024
 
 
 class BodyGuard:
@@ -147,7 +151,7 @@ class BufferedWSGI:
         # this process, so /health would wait behind it (tests/deploy/test_health_beside_a_stuck_request.py).
         self.probe_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lev-probe")
 
-    def _run(self, environ: dict) -> tuple[str, list[tuple[str, str]], bytes]:
+    def _run(self, environ: dict) -> tuple[str, list[tuple[str, str]], bytes | tempfile.SpooledTemporaryFile]:
         started: dict = {}
 
         def start_response(status, headers, exc_info=None):
@@ -156,7 +160,16 @@ class BufferedWSGI:
 
         result = self.app(environ, start_response)
         try:
-            body = b"".join(result)
+            if getattr(result, "streaming", False):
+                # A streamed response (a document's download from the file system): written to a
+                # temporary file past RESPONSE_SPOOL_BYTES, then sent from there in pieces, so neither
+                # memory nor this thread is held by the file's size or a slow client.
+                body = tempfile.SpooledTemporaryFile(max_size=RESPONSE_SPOOL_BYTES)  # noqa: SIM115
+                for piece in result:
+                    body.write(piece)
+                body.seek(0)
+            else:
+                body = b"".join(result)
         finally:
             close = getattr(result, "close", None)
             if close is not None:
@@ -184,7 +197,17 @@ class BufferedWSGI:
                 spooled.close()
         await send({"type": "http.response.start", "status": int(status.split(" ", 1)[0]),
                     "headers": [(name.lower().encode("latin1"), value.encode("latin1")) for name, value in headers]})
-        await send({"type": "http.response.body", "body": body})
+        if isinstance(body, bytes):
+            await send({"type": "http.response.body", "body": body})
+        else:
+            with body:
+                piece = body.read(RESPONSE_PIECE_BYTES)
+                while True:
+                    following = body.read(RESPONSE_PIECE_BYTES) if piece else b""
+                    await send({"type": "http.response.body", "body": piece, "more_body": bool(following)})
+                    if not following:
+                        break
+                    piece = following
         if executor is self.executor:
             # The request's cyclic garbage (Django's and DRF's request, view, serializer and model objects
             # refer to each other, so reference counting frees none of them) collected now, off the client's

@@ -113,3 +113,44 @@ def test_asgi_a_large_upload_under_the_bound_is_spooled_to_a_file_and_reaches_th
     assert seen == {"length": str(12 * len(piece)), "sha": hashlib.sha256(piece * 12).hexdigest()}
     assert spooled.closed
 
+
+
+def _served(wsgi_app, path: str = "/api/v1/documents/1/download/") -> list[dict]:
+    out = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(msg):
+        out.append(msg)
+
+    scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(), "query_string": b"",
+             "headers": [], "http_version": "1.1", "scheme": "http", "server": ("testserver", 80),
+             "client": ("127.0.0.1", 1), "root_path": ""}
+    asyncio.run(BufferedWSGI(wsgi_app)(scope, receive, send))
+    return out
+
+
+def test_asgi_a_streamed_download_is_sent_in_pieces_from_a_file_not_whole_from_memory():
+    from django.http import FileResponse, HttpResponse
+
+    data = bytes(range(256)) * (20 * 1024)  # 5 MiB
+
+    def download(environ, start_response):
+        response = FileResponse(io.BytesIO(data), content_type="application/pdf")
+        start_response("200 OK", list(response.items()))
+        return response
+
+    out = _served(download)
+    pieces = [m for m in out if m["type"] == "http.response.body"]
+    assert out[0]["status"] == 200 and len(pieces) == 20
+    assert all(len(m["body"]) <= 256 * 1024 for m in pieces)
+    assert [m["more_body"] for m in pieces] == [True] * 19 + [False]
+    assert b"".join(m["body"] for m in pieces) == data
+
+    def page(environ, start_response):  # an ordinary answer: one message, as before
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return HttpResponse(b'{"ok":true}')
+
+    out = _served(page, "/api/v1/deals/")
+    assert [m.get("body") for m in out[1:]] == [b'{"ok":true}'] and "more_body" not in out[1]
