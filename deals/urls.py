@@ -23,4 +23,5 @@ urlpatterns = [
     path("", include("deals.documents.figures_urls")),
     path("", include("deals.outreach.urls")),
     path("", include("deals.outreach.inbound_urls")),
+    path("", include("deals.documents.urls")),
 ]

@@ -160,6 +160,9 @@ OUTREACH_PLACEMENTS_MAX = 200
 OUTREACH_DOCUMENTS_MAX = 50
 PACKAGE_EXPIRES_DAYS_MAX = 365
 PACKAGE_TOKEN_MAX = 64
+# A document's upload (deals.documents.api) may carry this much besides its file (the form's boundaries,
+# headers and the kind, name and document_id fields) within LEV_DOCUMENT_UPLOAD_MAX_BYTES.
+DOCUMENT_FORM_OVERHEAD_BYTES = 64 * 1024
 # The same pattern in the API and the tools' schemas, so both accept exactly the same addresses
 # (Django's EmailValidator accepts and refuses addresses no JSON Schema pattern can mirror).
 EMAIL_PATTERN = r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$"

@@ -369,15 +369,28 @@ LEV_DOCUMENTS_S3_BUCKET = env_str("LEV_DOCUMENTS_S3_BUCKET", "")
 LEV_DOCUMENTS_S3_ENDPOINT_URL = env_str("LEV_DOCUMENTS_S3_ENDPOINT_URL", "")
 LEV_DOCUMENTS_S3_REGION = env_str("LEV_DOCUMENTS_S3_REGION", "us-east-1")
 LEV_DOCUMENTS_URL_SECONDS = env_int("LEV_DOCUMENTS_URL_SECONDS", 300)
+
+
+def documents_s3_storage(*, bucket: str, endpoint_url: str | None, region: str, url_seconds: int) -> dict:
+    """STORAGES["deal_documents"] on S3-compatible object storage (the tests build theirs with it too):
+    objects private (no ACL is sent: the bucket's own, private by default), downloads by signed URLs
+    valid `url_seconds`, a name never overwritten, path-style addressing (MinIO), and a client that
+    gives up on an unreachable storage in seconds (the upload answers 503) rather than minutes."""
+    from botocore.config import Config
+
+    return {"BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {"bucket_name": bucket, "endpoint_url": endpoint_url or None, "region_name": region,
+                        "default_acl": None, "querystring_auth": True, "querystring_expire": url_seconds,
+                        "file_overwrite": False, "addressing_style": "path", "signature_version": "s3v4",
+                        "client_config": Config(connect_timeout=5, read_timeout=60,
+                                                retries={"max_attempts": 2, "mode": "standard"},
+                                                s3={"addressing_style": "path"}, signature_version="s3v4")}}
+
+
 if LEV_DOCUMENTS_S3_BUCKET:
-    _DOCUMENTS_STORAGE = {"BACKEND": "storages.backends.s3.S3Storage",
-                          "OPTIONS": {"bucket_name": LEV_DOCUMENTS_S3_BUCKET,
-                                      "endpoint_url": LEV_DOCUMENTS_S3_ENDPOINT_URL or None,
-                                      "region_name": LEV_DOCUMENTS_S3_REGION,
-                                      "default_acl": None, "querystring_auth": True,
-                                      "querystring_expire": LEV_DOCUMENTS_URL_SECONDS,
-                                      "file_overwrite": False, "addressing_style": "path",
-                                      "signature_version": "s3v4"}}
+    _DOCUMENTS_STORAGE = documents_s3_storage(bucket=LEV_DOCUMENTS_S3_BUCKET,
+                                              endpoint_url=LEV_DOCUMENTS_S3_ENDPOINT_URL,
+                                              region=LEV_DOCUMENTS_S3_REGION, url_seconds=LEV_DOCUMENTS_URL_SECONDS)
 # The most a document's upload may be (413 past it, from its Content-Length before it is read, and
 # by the upload handler while it streams: deals.documents.api), and the most a zip (an XLSX) it holds
 # may declare once inflated (deals.documents.files: a bomb past it).
@@ -480,6 +493,8 @@ SPECTACULAR_SETTINGS = {
         "OutreachKindEnum": _enums.choices(_enums.OUTREACH_KINDS),
         "OutboundEmailStatusEnum": "deals.outreach.models.OutboundEmail.Status",
         "OutreachSendStatusEnum": "deals.outreach.models.OutreachSend.Status",
+        "DocumentKindEnum": _enums.choices(_enums.DOCUMENT_KINDS),
+        "DocumentSourceEnum": _enums.choices(_enums.DOCUMENT_SOURCES),
         # A lender program's status (its output and the account's own programs' input, issue 38).
         "LenderProgramStatusEnum": _enums.choices(("active", "inactive")),
     },

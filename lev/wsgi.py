@@ -27,6 +27,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
+import tempfile
 
 from django.core.wsgi import get_wsgi_application
 from django.http import UnreadablePostError
@@ -41,7 +43,7 @@ django_application = get_wsgi_application()
 
 from django.conf import settings  # noqa: E402  (after Django is set up)
 
-from lev import endpoints  # noqa: E402
+from lev import endpoints, limits  # noqa: E402
 from lev.errors import ValidationFailed  # noqa: E402
 from lev.handlers import EndpointHandler  # noqa: E402
 from lev.middleware import REQUEST_ID_HEADER, _is_api_path  # noqa: E402
@@ -54,6 +56,9 @@ UNREADABLE = "could not be read: its chunked framing is malformed or incomplete"
 # (deals.history.api) and through the admin's "Import history" page (deals.history.admin_views).
 HISTORY_UPLOAD_PATHS = ("/api/v1/history-imports/", "/api/v1/history-imports",
                         "/admin/deals/deal/import-history/upload/")
+# ...and a deal's document upload (deals.documents.api; the admin's deal page's upload): up to
+# LEV_DOCUMENT_UPLOAD_MAX_BYTES and its form, on these paths alone.
+DOCUMENT_UPLOAD_PATHS = re.compile(r"/api/v1/deals/[0-9]+/documents/?|/admin/deals/deal/[0-9]+/documents/upload/")
 
 
 def body_limit(path: str) -> int | None:
@@ -62,6 +67,8 @@ def body_limit(path: str) -> int | None:
         return endpoint.body_limit()
     if path in HISTORY_UPLOAD_PATHS:
         return settings.LEV_HISTORY_UPLOAD_MAX_BYTES
+    if DOCUMENT_UPLOAD_PATHS.fullmatch(path):
+        return settings.LEV_DOCUMENT_UPLOAD_MAX_BYTES + limits.DOCUMENT_FORM_OVERHEAD_BYTES
     return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
@@ -111,6 +118,25 @@ class _BodyInput:
         return iter(self.readline, b"")
 
 
+def read_spooled(stream, most: int | None) -> tuple[io.BufferedIOBase, int]:
+    """At most `most` bytes of `stream` (all of it when None), in memory up to DATA_UPLOAD_MAX_MEMORY_SIZE
+    and on a temporary file past it (a document's upload: memory stays bounded), rewound; and its size."""
+    # Handed to the application as its wsgi.input, which outlives this function.
+    body = tempfile.SpooledTemporaryFile(max_size=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)  # noqa: SIM115
+    size = 0
+    while most is None or size < most:
+        piece = stream.read(SPOOL_PIECE if most is None else min(SPOOL_PIECE, most - size))
+        if not piece:
+            break
+        body.write(piece)
+        size += len(piece)
+    body.seek(0)
+    return body, size
+
+
+SPOOL_PIECE = 64 * 1024
+
+
 def _guard_body(app):
     def guarded(environ, start_response):
         server_stream = environ.get("wsgi.input")
@@ -124,16 +150,16 @@ def _guard_body(app):
             path = environ.get("PATH_INFO", "")
             limit = body_limit(path)
             try:
-                body = stream.read(-1 if limit is None else limit + 1)
+                body, size = read_spooled(stream, None if limit is None else limit + 1)
             except UnreadablePostError:
                 status, headers, answer = refusal(path, 400, UNREADABLE, parse_error=True)
                 start_response(f"{status} Bad Request", headers)
                 return [answer]
-            environ["wsgi.input"] = io.BytesIO(body)
+            environ["wsgi.input"] = body
             # De-chunked and whole: say how long it is, so Django reads it like any other body (it reads
             # a body without Content-Length as empty).
             del environ["HTTP_TRANSFER_ENCODING"]
-            environ["CONTENT_LENGTH"] = str(len(body))
+            environ["CONTENT_LENGTH"] = str(size)
         return app(environ, start_response)
 
     return guarded

@@ -57,6 +57,7 @@ NOT_FOUND_HINTS = {
     "company": "Check the company id (list_companies lists the account's companies)" + _NOT_AGAIN,
     "contact": "Check the contact id (list_contacts(company_id or lender_id) lists contacts)" + _NOT_AGAIN,
     "note": "Check the note id (list_notes(deal_id) lists a deal's notes)" + _NOT_AGAIN,
+    "document": "Check the document id (list_deal_documents(deal_id) lists a deal's documents)" + _NOT_AGAIN,
     "stage": "Check the stage (get_pipeline lists the account's stages)" + _NOT_AGAIN,
 }
 

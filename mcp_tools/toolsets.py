@@ -13,8 +13,9 @@ only reads in read-only mode, and when the credential's scopes allow it: the nar
 A URL and a header that both name toolsets select the ones both name. An unknown toolset is a 400
 naming the known ones (a typo must not silently leave an agent without its tools).
 
-The toolsets are the modules of `mcp_tools.tools` that hold tools (account, companies, deals, lenders,
-notes, pipeline, placements; `common` holds none): the module a tool is written in is the toolset it is listed in.
+The toolsets are the modules of `mcp_tools.tools` that hold tools (account, companies, deals, documents,
+lenders, notes, pipeline, placements; `common` holds none): the module a tool is written in is the toolset
+it is listed in.
 
 The selection of the request being answered is also `current()` while the endpoint answers it (the
 view binds it), so a tool can say what its connection chose (`get_account`).

@@ -16,6 +16,8 @@ from django.urls import path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from deals.documents import figures_admin
+from deals.documents.admin_views import documents_context
+from deals.documents.admin_views import urls as document_urls
 from deals.models import Deal, DealFinancials, DealProperty, Placement, TermSheet
 from deals.notes.timeline import deal_timeline, deal_timeline_latest
 from deals.placements import selectors as placement_selectors
@@ -53,7 +55,7 @@ class DealPageViews:
         timeline = path("<path:object_id>/timeline/", self.admin_site.admin_view(self.timeline_view),
                         name="deals_deal_timeline")
         # "Figures from documents" (deals/documents/figures_admin.py): a version's figures, previewed and applied.
-        return [find, place, winner, timeline, *figures_admin.urls(self), *super().get_urls()]
+        return [find, place, winner, timeline, *document_urls(self), *figures_admin.urls(self), *super().get_urls()]
 
     def timeline_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The deal's whole timeline, newest first (the deal page shows the latest entries): for
@@ -166,7 +168,9 @@ class DealPageViews:
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None and obj.pk:
             context.update(deal_page_context(obj))
-            context["lev_deal"]["can_choose"] = not obj.archived and _can_write(request.user, obj.account_id)
+            context["lev_deal"].update(documents_context(obj))
+            context["lev_deal"]["can_upload"] = _can_write(request.user, obj.account_id)
+            context["lev_deal"]["can_choose"] = not obj.archived and context["lev_deal"]["can_upload"]
         return super().render_change_form(request, context, add, change, form_url, obj)
 
 

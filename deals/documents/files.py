@@ -81,16 +81,16 @@ def safe_file_name(name: str | None, *, default: str = "document") -> str:
     kept, and never empty (`default`, with the extension when there is one)."""
     text = unicodedata.normalize("NFC", str(name or ""))
     text = text.replace("\\", "/").rsplit("/", 1)[-1]
-    text = "".join(" " if ch in "\t" else ch for ch in text
-                   if unicodedata.category(ch) not in _DROPPED_CATEGORIES and ch not in _RESERVED)
+    text = "".join(" " if ch in "\t\r\n\v\f" else ch for ch in text
+                   if ch in "\t\r\n\v\f" or (unicodedata.category(ch) not in _DROPPED_CATEGORIES
+                                              and ch not in _RESERVED))
     text = " ".join(text.split())  # runs of whitespace as one space
-    text = text.lstrip(". ").rstrip(". ")
+    text = text.strip(" ").rstrip(". ")
     stem, dot, suffix = text.rpartition(".")
     if not dot:
         stem, suffix = text, ""
-    suffix = suffix[:16]
-    if not stem:
-        stem = default
+    suffix = suffix.strip(" ")[:16]
+    stem = stem.lstrip(". ") or default
     room = limits.DOCUMENT_FILE_NAME_MAX - (len(suffix) + 1 if suffix else 0)
     stem = stem[:room].rstrip(". ") or default
     return f"{stem}.{suffix}" if suffix else stem

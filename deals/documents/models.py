@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.core.files.storage import Storage
 from django.db import models
 from django.db.models import Q
 
@@ -22,10 +23,71 @@ from lev import limits
 from lev.enums import DOCUMENT_KINDS, DOCUMENT_SOURCES, choices
 
 
-def _documents_storage():
-    from django.core.files.storage import storages
+class DocumentsStorage(Storage):
+    """STORAGES["deal_documents"] as it is configured now. Django evaluates a FileField's storage callable
+    once, when the model class is made; this stand-in looks the storage up on each call instead, so a
+    change of STORAGES (the S3 and file-system variants of the same tests, a deployment's settings read
+    after import) is the storage the files go to. Every public method of Django's Storage API is passed
+    on; `backend` is the storage itself (deals.documents.api serves a file-system file itself and
+    redirects to a signed URL otherwise)."""
 
-    return storages["deal_documents"]
+    @property
+    def backend(self) -> Storage:
+        from django.core.files.storage import storages
+
+        return storages["deal_documents"]
+
+    def open(self, name, mode="rb"):
+        return self.backend.open(name, mode)
+
+    def save(self, name, content, max_length=None):
+        return self.backend.save(name, content, max_length=max_length)
+
+    def get_valid_name(self, name):
+        return self.backend.get_valid_name(name)
+
+    def get_alternative_name(self, file_root, file_ext):
+        return self.backend.get_alternative_name(file_root, file_ext)
+
+    def get_available_name(self, name, max_length=None):
+        return self.backend.get_available_name(name, max_length=max_length)
+
+    def generate_filename(self, filename):
+        return self.backend.generate_filename(filename)
+
+    def path(self, name):
+        return self.backend.path(name)
+
+    def delete(self, name):
+        return self.backend.delete(name)
+
+    def exists(self, name):
+        return self.backend.exists(name)
+
+    def listdir(self, path):
+        return self.backend.listdir(path)
+
+    def size(self, name):
+        return self.backend.size(name)
+
+    def url(self, name, **kwargs):
+        return self.backend.url(name, **kwargs)
+
+    def get_accessed_time(self, name):
+        return self.backend.get_accessed_time(name)
+
+    def get_created_time(self, name):
+        return self.backend.get_created_time(name)
+
+    def get_modified_time(self, name):
+        return self.backend.get_modified_time(name)
+
+
+_DOCUMENTS_STORAGE = DocumentsStorage()
+
+
+def _documents_storage():
+    return _DOCUMENTS_STORAGE
 
 
 def _upload_to(version: DocumentVersion, filename: str) -> str:

@@ -1,3 +1,3 @@
 """Importing this package registers every tool."""
 
-from mcp_tools.tools import account, companies, deals, lenders, notes, pipeline, placements  # noqa: F401
+from mcp_tools.tools import account, companies, deals, documents, lenders, notes, pipeline, placements  # noqa: F401

@@ -16,7 +16,7 @@ from django.test import Client
 
 from deals.companies.models import Company, Contact
 from deals.history.models import HistoryImport
-from deals.models import DealProperty, Note, Placement, Stage
+from deals.models import DealProperty, Document, DocumentVersion, Note, Placement, Stage
 from deals.outreach.services import outreach_send
 from deals.pipeline import services as pipeline
 from lenders import selectors as lender_selectors
@@ -330,7 +330,24 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
     # The longest notes on the deal (list_notes, and the timeline with its 100 placements, quotes, moves).
     Note.objects.bulk_create(Note(account=account, deal=deal, kind="call", body=wide(limits.NOTE_BODY_MAX))
                              for _ in range(110))
+    # The fullest documents: 110 with the longest names, and one with 300 versions, each with a reading
+    # of 2,000 problems at their longest.
+    documents = Document.objects.bulk_create(
+        Document(account=account, deal=deal, kind="photo", name=f"{n:03d} " + wide(limits.DOCUMENT_NAME_MAX - 4),
+                 versions_count=1) for n in range(110))
+    DocumentVersion.objects.bulk_create(
+        DocumentVersion(document=d, number=1, file=f"x/{d.pk}.png", file_name=wide(limits.DOCUMENT_FILE_NAME_MAX),
+                        size=10**9, sha256="0" * 64, content_type="image/png") for d in documents)
+    reading = {"figures": {"units": 5000}, "layout": "yardi",
+               "problems": [{"row": n, "message": wide(200)} for n in range(2000)]}
+    DocumentVersion.objects.bulk_create(
+        DocumentVersion(document=documents[0], number=n, file=f"x/{n}.xlsx", size=10**9, sha256="0" * 64,
+                        file_name=wide(limits.DOCUMENT_FILE_NAME_MAX), content_type="text/csv", extracted=reading)
+        for n in range(2, 301))
+    Document.objects.filter(pk=documents[0].pk).update(versions_count=300)
     arguments = {
+        "list_deal_documents": {"deal_id": deal.pk, "limit": 100},
+        "get_deal_document": {"document_id": documents[0].pk},
         "get_market_rates": {"index": "sofr", "as_of": today.isoformat(),
                              "history_days": limits.MARKET_RATE_HISTORY_DAYS_MAX},
         "list_deals": {"limit": 100},

@@ -24,8 +24,9 @@ from deals.companies.serializers import (
     ContactInputSerializer,
     ContactListQuerySerializer,
 )
+from deals.documents.serializers import DocumentListQuerySerializer
 from deals.history.models import HistoryImport
-from deals.models import Company, Contact, Deal, DealProperty
+from deals.models import Company, Contact, Deal, DealProperty, Document
 from deals.notes.serializers import NoteInputSerializer, NoteListQuerySerializer
 from deals.outreach.models import OutreachSend
 from deals.outreach.serializers import OutreachSendInputSerializer
@@ -283,9 +284,10 @@ API_INPUTS = {
     "list_notes": (NoteListQuerySerializer, {"limit": "page_size"}),
     "get_deal_timeline": (PageQuerySerializer, {"limit": "page_size"}),
     "list_imports": (PageQuerySerializer, {"limit": "page_size"}),
+    "list_deal_documents": (DocumentListQuerySerializer, {"limit": "page_size"}),
 }
 IDS = {"deal_id", "lender_id", "search_id", "property_id", "placement_id", "term_sheet_id", "program_id", "import_id",
-       "company_id", "contact_id", "sponsor_id", "borrower_id", "send_id"}
+       "company_id", "contact_id", "sponsor_id", "borrower_id", "send_id", "document_id"}
 TOOL_ONLY = {"cursor", "idempotency_key", "include"}  # checked by the tool itself (or tested below)
 
 
@@ -437,6 +439,8 @@ def test_schema_extremes_succeed_end_to_end_and_one_past_fails_naming_the_argume
         "list_imports": {},
         "send_placements_email": {"deal_id": deal.id, "kind": "follow_up"},
         "get_outreach_progress": {"send_id": OutreachSend.objects.create(account=account, deal=deal, kind="teaser").id},
+        "list_deal_documents": {"deal_id": deal.id},
+        "get_deal_document": {"document_id": Document.objects.create(account=account, deal=deal, name="OM").id},
         "get_market_rates": {"index": "sofr"},
         "create_lender": {"name": "N"},
         "add_lender_program": {"lender_id": LenderFactory().id, "title": "P", "loan_types": ["permanent"],

@@ -45,7 +45,8 @@ def called(credential: str, name: str, arguments: dict, path: str = "/mcp", **he
 
 
 def test_the_toolsets_are_the_tool_modules_and_every_tool_is_in_one():
-    assert toolsets() == ("account", "companies", "deals", "lenders", "notes", "pipeline", "placements")
+    assert toolsets() == ("account", "companies", "deals", "documents", "lenders", "notes", "pipeline",
+                          "placements")
     assert sorted(TOOLS) == sorted(in_toolsets(*toolsets()))
 
 
@@ -110,7 +111,7 @@ def test_an_unknown_toolset_is_refused_naming_the_known_ones(api_key, path, head
     assert response.status_code == 400
     body = response.json()
     assert body["code"] == "VALIDATION_ERROR" and body["message"].startswith("Validation failed: ")
-    known = "the toolsets are: account, companies, deals, lenders, notes, pipeline, placements"
+    known = "the toolsets are: account, companies, deals, documents, lenders, notes, pipeline, placements"
     assert known in body["details"]["fields"][field][0]
 
 

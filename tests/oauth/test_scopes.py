@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from deals.models import Company, Contact, HistoryImport
+from deals.models import Company, Contact, Document, HistoryImport
 from lev.accounts import scopes
 from lev.accounts.models import ApiKey
 from lev.accounts.permissions import HasRequiredScope, required_scope
@@ -147,6 +147,9 @@ def _arguments(objects, search_id):
         "get_import": {"import_id": HistoryImport.objects.create(account=objects["deal"].account,
                                                                  file_name="h.csv").pk},
         "list_imports": {},
+        "list_deal_documents": {"deal_id": deal},
+        "get_deal_document": {"document_id": Document.objects.create(
+            account=objects["deal"].account, deal=objects["deal"], kind="rent_roll", name="Rent roll").pk},
     }
 
 
@@ -205,7 +208,7 @@ def test_a_key_without_lender_scopes_cannot_read_the_directory(user, account):
     assert tool_names(key) == {"list_deals", "get_deal", "list_deal_properties", "get_deal_financials", "get_account",
                                "get_pipeline", "get_deal_stage_history", "list_companies", "get_company",
                                "list_contacts", "summarize_deal", "list_notes", "get_deal_timeline",
-                               "get_import", "list_imports"}
+                               "get_import", "list_imports", "list_deal_documents", "get_deal_document"}
 
 
 def test_a_method_a_view_does_not_have_is_still_405(user, account):

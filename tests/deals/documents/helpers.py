@@ -13,7 +13,8 @@ PDF_BYTES = (b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n"
 PDF_WITH_JS = (b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R /OpenAction 3 0 R >> endobj\n"
                b"2 0 obj << /Type /Pages /Kids [] /Count 0 >> endobj\n"
                b"3 0 obj << /S /JavaScript /JS (app.alert('pwned');) >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n")
-EXE_BYTES = b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00" + b"\x00" * 48 + b"This program cannot be run in DOS mode."
+EXE_BYTES = (b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00" + b"\x00" * 48
+             + b"This program cannot be run in DOS mode.")
 CSV_BYTES = b"Unit,Tenant,Rent\n101,Smith,1450\n102,Vacant,0\n"
 
 
