@@ -6,8 +6,8 @@ in-place rent column, with the most other columns recognised (status, resident, 
 feet). Report titles above it are skipped. Below it each row is one of:
 
 * a unit: its unit cell holds a unit's name (101, "A-204", "Bldg 3 / 12");
-* a section label ("Current/Notice/Vacant Residents", "Building A"), never with a rent: skipped; the Yardi section "Future
-  Residents/Applicants" is skipped whole (its units are listed above already);
+* a section label ("Current/Notice/Vacant Residents", "Building A"), never with a rent: skipped; the Yardi
+  section "Future Residents/Applicants" is skipped whole (its units are listed above already);
 * a total or subtotal ("Total", "Grand Total", "Subtotal Building A"): skipped; "Summary" ends the roll;
 * anything else with an amount but no unit: a problem named with its row.
 

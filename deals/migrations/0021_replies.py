@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('deals', '0019_documents_and_outreach'),
+        ('deals', '0020_figures'),
     ]
 
     operations = [
