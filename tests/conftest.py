@@ -41,6 +41,21 @@ django_settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHash
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _documents_folder(tmp_path_factory):
+    """A deal's documents (and kept replies) that any test writes land in this run's own folder, never the
+    checkout's private/documents; a test may still point STORAGES elsewhere (tests/deals/documents)."""
+    from django.test.utils import override_settings
+
+    folder = tmp_path_factory.mktemp("documents")
+    override = override_settings(STORAGES={**django_settings.STORAGES, "deal_documents": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(folder), "file_permissions_mode": 0o600, "directory_permissions_mode": 0o700}}})
+    override.enable()
+    yield folder
+    override.disable()
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _demo_key_file(tmp_path_factory):
     """`seed_demo --print-credentials` keeps the demo key in a file: this run's own, never the
     checkout's `.demo-api-key` that a developer's `make run` uses."""

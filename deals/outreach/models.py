@@ -171,9 +171,10 @@ class OutreachEvent(models.Model):
 
 
 def _inbound_storage():
-    from django.core.files.storage import storages
+    # The documents' storage as it is configured now (deals.documents.models.DocumentsStorage).
+    from deals.documents.models import _documents_storage
 
-    return storages["deal_documents"]
+    return _documents_storage()
 
 
 def _inbound_upload_to(inbound: InboundEmail, filename: str) -> str:

@@ -10,7 +10,7 @@ from email.utils import make_msgid
 
 from deals.companies.models import Contact
 from deals.outreach.inbound_api import sign
-from deals.outreach.models import InboundEmail, OutboundEmail, OutreachEvent
+from deals.outreach.models import OutboundEmail, OutreachEvent
 from deals.placements import services as placement_services
 from tests.factories import DealFactory, LenderFactory
 
@@ -21,10 +21,10 @@ PDF_BYTES = (b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n"
 
 
 def private_storage_at(monkeypatch, folder) -> None:
-    """The deal documents' storage (documents and kept replies) writing under `folder` for this test. The
-    models' FileFields took their storage when the models loaded, so STORAGES set by a test would not reach
-    them: the storage's own location is pointed elsewhere instead."""
-    storage = InboundEmail._meta.get_field("raw").storage
+    """The deal documents' storage (documents and kept replies) writing under `folder` for this test."""
+    from django.core.files.storage import storages
+
+    storage = storages["deal_documents"]
     monkeypatch.setattr(storage, "base_location", str(folder), raising=False)
     monkeypatch.setattr(storage, "location", str(folder), raising=False)
 
