@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from deals import selectors, services
 from deals.models import Deal, DealFinancials
 from deals.serializers import (
+    DealFinancialsDoc,
     DealFinancialsSerializer,
     DealInputSerializer,
     DealListItemSerializer,
@@ -25,12 +26,11 @@ from deals.serializers import (
 from lev.accounts.api import AccountScopedView, validated
 from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
 from lev.idempotency.services import idempotent
-from lev.openapi import IDEMPOTENCY_KEY, READ_ERRORS, WRITE_ERRORS, nullable_fields
+from lev.openapi import IDEMPOTENCY_KEY, READ_ERRORS, WRITE_ERRORS
 from lev.pagination import KeysetPagination, StandardPagination, keyset_paginated, paginated
 from lev.serializers import PageQuerySerializer
 
 # A deal without financials answers every figure, the derived ones and updated_at as null.
-DealFinancialsDoc = nullable_fields(DealFinancialsSerializer, "ltv", "dscr", "updated_at")
 INCLUDE = OpenApiParameter(
     "include", {"type": "string", "pattern": "^((properties|financials)(,(properties|financials))*)?$"},
     OpenApiParameter.QUERY,

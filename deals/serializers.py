@@ -16,6 +16,7 @@ from deals.searches.ranking.criteria import missing_for_search
 from deals.selectors import DEAL_ORDERINGS, DealFilters
 from lev import limits
 from lev.enums import ASSET_TYPES, BUSINESS_PLANS, DEAL_STATUSES, LOAN_TYPES, TRANSACTION_TYPES, US_STATES
+from lev.openapi import nullable_fields
 from lev.serializers import (
     EnumField,
     RoundedDecimalField,
@@ -200,7 +201,7 @@ class DealFinancialsSerializer(serializers.ModelSerializer):
     )
 
     sources = serializers.SerializerMethodField(
-        help_text="Where each figure applied from a document came from (its rent roll or T-12; docs/figures.md): "
+        help_text="Where each figure applied from a document came from (its rent roll or T-12; docs/documents.md): "
                   "field -> {document_id, version, file_name, applied_at}; empty when none was. `units` is the "
                   "deal's property's.")
 
@@ -223,6 +224,11 @@ class DealFinancialsSerializer(serializers.ModelSerializer):
         # Read with the financials where the caller already has them (the summary), else one query.
         known = getattr(financials, "figure_sources_read", None)
         return known if known is not None else figure_sources(deal_id=financials.deal_id)
+
+
+# The financials as the API documents them (one OpenAPI component, "DealFinancials", wherever they are
+# answered): the derived ratios and updated_at may be null.
+DealFinancialsDoc = nullable_fields(DealFinancialsSerializer, "ltv", "dscr", "updated_at")
 
 
 class DealSerializer(serializers.ModelSerializer):

@@ -1,5 +1,5 @@
 """An SMTP relay for lenders' replies: each message it receives is POSTed, signed, to Lev's inbound
-endpoint (docs/replies.md). Point the reply domain's MX (or your mail service's forward) at it.
+endpoint (docs/outreach.md). Point the reply domain's MX (or your mail service's forward) at it.
 
     LEV_INBOUND_URL=https://lev.example.com/api/v1/inbound-email/ \
     LEV_INBOUND_EMAIL_SECRET=... python deploy/inbound_relay.py --host 0.0.0.0 --port 2525

@@ -262,7 +262,7 @@ RATE_LIMIT_READS_DEFAULT = "200/min"
 RATE_LIMIT_WRITES_DEFAULT = "120/min"
 
 
-# Figures read from a rent roll or T-12 (deals/documents/figures; docs/figures.md): the file read whole
+# Figures read from a rent roll or T-12 (deals/documents/figures; docs/documents.md): the file read whole
 # (a 5,000-unit Yardi export is about 1 MB), its workbook unpacked at most this much (checked from the
 # ZIP's declared sizes before anything is inflated), and the rows and columns read.
 FIGURES_FILE_MAX_BYTES = 25 * 1024 * 1024

@@ -706,7 +706,7 @@ LEV_OUTREACH_FOLLOW_UP_GAP_HOURS = env_int("LEV_OUTREACH_FOLLOW_UP_GAP_HOURS", 7
 # The deal package's public pages: requests per client address per minute.
 LEV_PACKAGE_RATE_LIMIT = env_str("LEV_PACKAGE_RATE_LIMIT", "60/min")
 LEV_PACKAGE_EXPIRES_DAYS = env_int("LEV_PACKAGE_EXPIRES_DAYS", 30)
-# --- Inbound replies (deals.outreach.inbound, deals.outreach.imap; docs/replies.md) -------------------
+# --- Inbound replies (deals.outreach.inbound, deals.outreach.imap; docs/outreach.md) -------------------
 # The shared secret an inbound relay signs each reply with (POST /api/v1/inbound-email/: X-Lev-Timestamp and
 # X-Lev-Signature: sha256=<HMAC-SHA256 of "<timestamp>.<body>">). Unset: the endpoint answers 503 (not
 # configured), so a relay keeps the mail queued and retries rather than dropping it.
@@ -742,7 +742,7 @@ CELERY_BEAT_SCHEDULE = {
     "purge-superseded-lender-matches": {"task": "lenders.tasks.purge_superseded_matches",
                                         "schedule": env_float("LEV_SEARCH_PURGE_SECONDS", 3600.0)},
 }
-if LEV_INBOUND_IMAP_HOST:  # the inbound mailbox, only where one is configured (docs/replies.md)
+if LEV_INBOUND_IMAP_HOST:  # the inbound mailbox, only where one is configured (docs/outreach.md)
     CELERY_BEAT_SCHEDULE["poll-inbound-mailbox"] = {"task": "deals.tasks.poll_inbound_mailbox",
                                                     "schedule": LEV_INBOUND_IMAP_POLL_SECONDS}
 # --- Lender signals and activity (deals.searches.ranking.evidence, deals.placements.activity) ---------

@@ -1,4 +1,4 @@
-"""REST views of a document's figures (docs/figures.md): read a rent roll or T-12 now and preview its
+"""REST views of a document's figures (docs/documents.md): read a rent roll or T-12 now and preview its
 figures beside the deal's, and apply the chosen ones. validate → service → serialize. Tenancy: another
 account's document (or a removed one) is a 404 exactly like a missing one."""
 

@@ -38,7 +38,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('field', models.CharField(choices=[('in_place_noi', 'in place noi'), ('effective_gross_income', 'effective gross income'), ('operating_expenses', 'operating expenses'), ('occupancy', 'occupancy'), ('in_place_rent', 'in place rent'), ('units', 'units')], max_length=32)),
-                ('value', models.DecimalField(decimal_places=2, max_digits=16)),
+                ('value', models.DecimalField(decimal_places=2, max_digits=14)),
                 ('applied_at', models.DateTimeField()),
                 ('applied_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
                 ('deal', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='figure_sources', to='deals.deal')),

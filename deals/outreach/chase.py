@@ -1,4 +1,4 @@
-"""Reads of chasing (docs/replies.md): the placements emailed to their lender that have not answered,
+"""Reads of chasing (docs/outreach.md): the placements emailed to their lender that have not answered,
 split by what the lender did with the deal package — "opened, no answer" (an OutreachEvent "opened",
 no first response) and "not opened" (emailed, never opened, no first response). Kept to the accounts
 given and to their active deals (as the home page's other lists, deals.workspace.selectors)."""

@@ -1,4 +1,4 @@
-"""Lenders' replies from an IMAP mailbox (docs/replies.md), for a site that prefers a mailbox to the
+"""Lenders' replies from an IMAP mailbox (docs/outreach.md), for a site that prefers a mailbox to the
 signed endpoint: beat runs `poll_inbound_mailbox` every LEV_INBOUND_IMAP_POLL_SECONDS when
 LEV_INBOUND_IMAP_HOST is set (lev/settings.py's CELERY_BEAT_SCHEDULE).
 

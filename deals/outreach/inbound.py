@@ -1,4 +1,4 @@
-"""Replies back: a lender's email read, matched to its placement and applied (docs/replies.md).
+"""Replies back: a lender's email read, matched to its placement and applied (docs/outreach.md).
 
 One function receives a reply whatever door it came through (the signed endpoint,
 `deals.outreach.inbound_api`; the IMAP mailbox, `deals.outreach.imap`): `inbound_receive(raw=...)`.

@@ -1,4 +1,4 @@
-"""Lenders' replies in the admin (docs/replies.md): the account's replies, "To assign" first, and a page to
+"""Lenders' replies in the admin (docs/outreach.md): the account's replies, "To assign" first, and a page to
 assign one to a placement of the same account, which applies it as a matched reply
 (deals.outreach.inbound.inbound_assign). Account-scoped like the rest of the admin: a member sees its
 accounts' replies; a reply naming no account (account empty) is seen and assigned by superusers only.

@@ -1,4 +1,4 @@
-"""POST /api/v1/inbound-email/: a lender's reply, as raw MIME, from an inbound relay (docs/replies.md).
+"""POST /api/v1/inbound-email/: a lender's reply, as raw MIME, from an inbound relay (docs/outreach.md).
 
 Not a REST view of an account: no API key reaches it. The caller is an inbound-mail service or our own
 relay (`deploy/inbound_relay.py`), and proves it with the shared secret LEV_INBOUND_EMAIL_SECRET:

@@ -25,7 +25,8 @@ def _ids(max_length: int, help_text: str) -> serializers.ListField:
 class OutreachSendInputSerializer(StrictSerializer):
     """Which placements to email, what to share, and which template."""
 
-    placement_ids = _ids(limits.OUTREACH_PLACEMENTS_MAX, "The deal's placements to email.")
+    placement_ids = _ids(limits.OUTREACH_PLACEMENTS_MAX,
+                         "The deal's placements to email; a teaser takes these or all_drafts (one of them).")
     all_drafts = bool_field(help_text="Email every draft placement of the deal (instead of placement_ids).")
     document_ids = serializers.ListField(
         child=int_field(min_value=1, max_value=limits.MAX_ID, allow_null=False, required=True), required=False,
@@ -39,10 +40,16 @@ class OutreachSendInputSerializer(StrictSerializer):
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         kind = data.get("kind") or "teaser"
         if data.get("placement_ids") and data.get("all_drafts"):
-            raise serializers.ValidationError({"all_drafts": ["give placement_ids or all_drafts, not both"]})
+            raise serializers.ValidationError({"all_drafts": [NOT_BOTH]})
         if kind == "teaser" and not data.get("placement_ids") and not data.get("all_drafts"):
-            raise serializers.ValidationError({"placement_ids": ["give placement_ids, or all_drafts: true"]})
+            raise serializers.ValidationError({"placement_ids": [ONE_OF]})
         return data
+
+
+# The send's rules over two fields, which a schema cannot state (the fields' descriptions say them).
+NOT_BOTH = "give placement_ids or all_drafts, not both"
+ONE_OF = "give placement_ids, or all_drafts: true"
+TARGET_RULES = (f"Validation failed: all_drafts {NOT_BOTH}", f"Validation failed: placement_ids {ONE_OF}")
 
 
 class OutreachTemplateInputSerializer(StrictSerializer):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import os
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 import requests
+from django.utils import timezone
 
 from lev.accounts.services import api_key_create
 from mcp_tools import resilience
@@ -120,6 +122,11 @@ class World:
     program_ids: list[int] = dataclasses.field(default_factory=list)
     # A history import of the account (issue 38), refused: its pages and report exist, its file is not kept.
     import_ids: list[int] = dataclasses.field(default_factory=list)
+    # A document of the full deal (issue 41): a rent roll with its file, so its figures can be read.
+    document_ids: list[int] = dataclasses.field(default_factory=list)
+    # Outreach (issue 41): a send of the full deal and the package link of its sent placement.
+    send_ids: list[int] = dataclasses.field(default_factory=list)
+    package_ids: list[int] = dataclasses.field(default_factory=list)
 
 
 def make_world(account_slug: str = "fuzz") -> World:
@@ -163,7 +170,18 @@ def make_world(account_slug: str = "fuzz") -> World:
              for target, kind in (({"placement": sent}, "call"), ({"deal": full}, "meeting"))]
     # The account's own terms with the first lender, so a program's PATCH reaches its validation.
     own_terms = LenderProgramFactory(lender=programs[0].lender, account=account, title="Fuzz own terms")
+    # A deal's documents and outreach (issue 41): a rent roll kept with the full deal, a send and a package.
+    from django.core.files.base import ContentFile
+
+    from deals.documents.services import document_add
     from deals.history.models import HistoryImport
+    from deals.outreach.models import OutreachSend, PackageLink
+
+    rent_roll = document_add(deal=full, user=user, kind="rent_roll", upload=ContentFile(
+        b"Unit,Tenant,Rent\n101,Smith,1450\n102,Vacant,0\n", name="rent roll.csv"))
+    send = OutreachSend.objects.create(account=account, deal=full, kind="teaser", created_by=user)
+    package = PackageLink.objects.create(account=account, placement=sent, token_hash="0" * 64,
+                                         expires_at=timezone.now() + dt.timedelta(days=30), created_by=user)
     return World(
         api_key=raw, other_api_key=other_raw,
         deal_ids=[plain.id, full.id, archived.id],
@@ -179,6 +197,7 @@ def make_world(account_slug: str = "fuzz") -> World:
         program_ids=[own_terms.id],
         import_ids=[HistoryImport.objects.create(account=account, created_by=user, file_name="history.csv",
                                                  status=HistoryImport.Status.REFUSED).id],
+        document_ids=[rent_roll.document_id], send_ids=[send.id], package_ids=[package.id],
     )
 
 

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from deals.outreach.serializers import TARGET_RULES as OUTREACH_TARGET_RULES
 from deals.placements.serializers import CREATE_TARGET_MESSAGE
 from deals.placements.services import QUOTED_AFTER_TODAY, QUOTED_BEFORE_SENT, RATE_TERMS_MESSAGE
 from mcp_tools import resilience
@@ -163,6 +164,7 @@ CROSS_ARGUMENT_RULES = {
     "get_market_rates": f"Validation failed: {HISTORY_NEEDS_INDEX}",
     "add_note": "Validation failed: pass one of deal_id, placement_id, company_id or contact_id",
     "add_lender_program": PROGRAM_PAIR_RULES,
+    "send_placements_email": OUTREACH_TARGET_RULES,
 }
 
 

@@ -21,6 +21,7 @@ from schemathesis.core.failures import FailureGroup  # a BaseExceptionGroup: `ex
 from schemathesis.core.parameters import ParameterLocation
 
 from deals.notes.services import ONE_TARGET
+from deals.outreach.serializers import TARGET_RULES as OUTREACH_TARGET_RULES
 from deals.pipeline.services import STAGE_ORDER_MESSAGE
 from deals.placements.serializers import CREATE_TARGET_MESSAGE
 from deals.placements.services import QUOTED_AFTER_TODAY, QUOTED_BEFORE_SENT, RATE_TERMS_MESSAGE
@@ -39,7 +40,8 @@ EXAMPLES = 60
 KNOWN_IDS = {"deal_id": "deal_ids", "property_id": "property_ids", "lender_id": "lender_ids",
              "search_id": "search_ids", "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids",
              "stage_id": "stage_ids", "company_id": "company_ids", "contact_id": "contact_ids",
-             "note_id": "note_ids", "program_id": "program_ids"}
+             "note_id": "note_ids", "program_id": "program_ids", "import_id": "import_ids",
+             "document_id": "document_ids", "send_id": "send_ids", "package_id": "package_ids"}
 
 
 def first_line(exc: BaseException) -> str:
@@ -67,6 +69,7 @@ CROSS_FIELD_RULES = {"Validation failed: min_loan_amount must not exceed max_loa
                      f"Validation failed: {CREATE_TARGET_MESSAGE}", RATE_TERMS_MESSAGE,
                      f"Validation failed: since {SINCE_AFTER_UNTIL}",
                      f"Validation failed: {ONE_TARGET}",  # a note's one target of four
+                     *OUTREACH_TARGET_RULES,  # a send's placements: the ids or all drafts
                      *(f"Validation failed: cursor {reason}" for reason in (BAD_CURSOR, OTHER_LIST, CURSOR_WITH_PAGE))}
 # Rules over a field and today or the records (a quote's day: not after today, not before its
 # placement was sent); their messages end with the date that bounds them.

@@ -13,6 +13,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from deals.models import Company, Contact, Document, HistoryImport
+from deals.outreach.models import OutreachSend
 from lev.accounts import scopes
 from lev.accounts.models import ApiKey
 from lev.accounts.permissions import HasRequiredScope, required_scope
@@ -150,6 +151,9 @@ def _arguments(objects, search_id):
         "list_deal_documents": {"deal_id": deal},
         "get_deal_document": {"document_id": Document.objects.create(
             account=objects["deal"].account, deal=objects["deal"], kind="rent_roll", name="Rent roll").pk},
+        "send_placements_email": {"deal_id": deal, "kind": "follow_up"},
+        "get_outreach_progress": {"send_id": OutreachSend.objects.create(
+            account=objects["deal"].account, deal=objects["deal"], kind="teaser").pk},
     }
 
 

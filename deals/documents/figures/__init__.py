@@ -1,4 +1,4 @@
-"""Figures read from a deal's rent roll or T-12 (docs/figures.md): `read_figures(data, file_name, kind)`
+"""Figures read from a deal's rent roll or T-12 (docs/documents.md): `read_figures(data, file_name, kind)`
 is pure (bytes in, a result out: {"kind", "layout", "figures", "problems", "rows_read"}); `services`
 stores the reading on the document's version and applies chosen figures to the deal, each with its
 source (`models.FigureSource`).

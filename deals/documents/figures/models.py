@@ -1,12 +1,14 @@
 """Where an applied figure came from: one row per deal and field (a later apply replaces it), naming the
 document version it was read from, the value applied, who applied it and when. The summary and the
-financials' answer cite it (docs/figures.md). Imported by `deals.models`, so a model of the `deals` app."""
+financials' answer cite it (docs/documents.md). Imported by `deals.models`, so a model of the `deals` app."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+
+from lev import limits
 
 # What a rent roll or T-12 can set on a deal, and from which reading and figure: the deal's financials'
 # field, or the units of the deal's one property.
@@ -25,7 +27,7 @@ class FigureSource(models.Model):
     deal = models.ForeignKey("deals.Deal", on_delete=models.CASCADE, related_name="figure_sources")
     field = models.CharField(max_length=32, choices=[(f, f.replace("_", " ")) for f in FIGURE_FIELDS])
     # The value applied (a money figure, a percent, or units), as it was written to the deal.
-    value = models.DecimalField(max_digits=16, decimal_places=2)
+    value = models.DecimalField(**limits.MONEY_COLUMN)
     document_version = models.ForeignKey("deals.DocumentVersion", on_delete=models.CASCADE, related_name="+")
     applied_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")

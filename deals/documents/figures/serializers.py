@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from deals.documents.figures.models import FIGURE_FIELDS
-from deals.serializers import DealFinancialsSerializer, FigureSourceRefSerializer
+from deals.serializers import DealFinancialsDoc, FigureSourceRefSerializer
 from lev.serializers import EnumField, StrictSerializer, int_field
 
 VERSION_HELP = "The document's version to read (1, 2, …); default its current one."
@@ -18,7 +18,7 @@ class FiguresReadInputSerializer(StrictSerializer):
 class FiguresApplyInputSerializer(StrictSerializer):
     version = int_field(min_value=1, max_value=2**31 - 1, help_text=VERSION_HELP)
     fields = serializers.ListField(
-        child=EnumField(FIGURE_FIELDS), allow_empty=False, max_length=len(FIGURE_FIELDS), required=False,
+        child=EnumField(FIGURE_FIELDS), allow_empty=False, min_length=1, max_length=len(FIGURE_FIELDS), required=False,
         allow_null=True,
         help_text="The deal's fields to set from the document (default every one it gives): in_place_noi, "
                   "effective_gross_income, operating_expenses from a T-12; occupancy, in_place_rent (a year), units "
@@ -69,4 +69,4 @@ class FiguresAppliedSerializer(serializers.Serializer):
     version = serializers.IntegerField()
     applied = FigureAppliedSerializer(many=True)
     skipped = FigureSkippedSerializer(many=True, help_text="Figures left alone, and why (units without one property).")
-    financials = DealFinancialsSerializer()
+    financials = DealFinancialsDoc()

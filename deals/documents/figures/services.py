@@ -1,4 +1,4 @@
-"""Reading a document version's figures and applying them to its deal (docs/figures.md).
+"""Reading a document version's figures and applying them to its deal (docs/documents.md).
 
 `figures_read(version=…)` reads the stored file through the storage API and keeps the result on the
 version (`extracted`); `figures_apply(deal=…, version=…, fields=…, user=…)` writes the chosen figures to
