@@ -184,8 +184,9 @@ class DocumentDownloadApi(DocumentScopedView):
     required_scopes = {"GET": DEALS_READ}
 
     @extend_schema(operation_id="documents_download", parameters=[DownloadQuerySerializer],
-                   responses={(200, "application/octet-stream"): OpenApiResponse(
-                       OpenApiTypes.BINARY, description="The file, as an attachment."),
+                   responses={(200, "*/*"): OpenApiResponse(
+                       OpenApiTypes.BINARY, description="The file, as an attachment, with the type read from its "
+                                                        "bytes (application/pdf, text/csv, an XLSX workbook, …)."),
                        (302, "application/octet-stream"): OpenApiResponse(
                        description="On S3: a signed URL valid LEV_DOCUMENTS_URL_SECONDS."), **READ_ERRORS})
     def get(self, request: Request, document_id: int) -> HttpResponse:

@@ -40,7 +40,7 @@ EXAMPLES = 60
 KNOWN_IDS = {"deal_id": "deal_ids", "property_id": "property_ids", "lender_id": "lender_ids",
              "search_id": "search_ids", "placement_id": "placement_ids", "term_sheet_id": "term_sheet_ids",
              "stage_id": "stage_ids", "company_id": "company_ids", "contact_id": "contact_ids",
-             "note_id": "note_ids", "program_id": "program_ids", "import_id": "import_ids",
+             "note_id": "note_ids", "program_id": "program_ids",
              "document_id": "document_ids", "send_id": "send_ids", "package_id": "package_ids"}
 
 
