@@ -4,7 +4,6 @@ through the service the API uses, a refusal or an outage answered as a message, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -37,9 +36,9 @@ from deals.searches.selectors import (
 from deals.searches.serializers import LenderSearchStartSerializer
 from lev import formatting, limits
 from lev.accounts.selectors import check_staff_can_write
+from lev.admin_relay import relay
 from lev.enums import ASSET_TYPES
-from lev.errors import UPSTREAM_MESSAGE, ApplicationError, BusinessRuleViolation
-from lev.outages import is_dependency_outage, report_outage
+from lev.errors import ApplicationError
 
 
 class DealPageViews:
@@ -193,22 +192,6 @@ def _local_path(url: str) -> str:
 def _form_id(text: str) -> int | None:
     """A row id posted by an admin form: digits only, at most 9 of them, else None."""
     return int(text) if text.isdigit() and len(text) < 10 else None
-
-
-def relay(description: str, call: Callable[[], Any]) -> tuple[tuple[int, str] | None, Any]:
-    """Call a service for an admin page: (None, its result), or the message its refusal or a
-    dependency outage gives a person ((level, text), None) — never a 500 for either."""
-    try:
-        return None, call()
-    except BusinessRuleViolation as exc:
-        return (messages.ERROR, exc.customer_message), None
-    except ApplicationError as exc:
-        return (messages.ERROR, exc.message), None
-    except Exception as exc:
-        if not is_dependency_outage(exc):
-            raise
-        report_outage(exc, description)
-        return (messages.ERROR, UPSTREAM_MESSAGE), None
 
 
 def start_lender_search(request: HttpRequest, deal: Deal) -> tuple[int, str]:

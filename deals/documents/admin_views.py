@@ -12,7 +12,6 @@ bound); it is a message on the deal page, never a 500. CSRF is checked once that
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
@@ -29,9 +28,9 @@ from deals.documents.models import Document
 from deals.models import Deal
 from lev import limits
 from lev.accounts.selectors import check_staff_can_write
+from lev.admin_relay import relay
 from lev.enums import DOCUMENT_KINDS
-from lev.errors import UPSTREAM_MESSAGE, ApplicationError, BusinessRuleViolation, NotFound
-from lev.outages import is_dependency_outage, report_outage
+from lev.errors import NotFound
 
 # Documents shown on the deal page (the latest changed first) and versions shown in each one's history.
 DOCUMENTS_SHOWN = 50
@@ -134,22 +133,6 @@ def _upload(request: HttpRequest, deal: Deal, handler: AdminUploadHandler) -> Ht
             messages.success(request, f"{version.file_name} kept as {version.document.name}, version "
                                       f"{version.number}.")
     return back
-
-
-def relay(description: str, call: Callable[[], Any]) -> tuple[tuple[int, str] | None, Any]:
-    """As the deal page's own (deals.admin.deal_page.relay, which imports this module): (None, the
-    service's result), or the message its refusal or a dependency outage gives a person."""
-    try:
-        return None, call()
-    except BusinessRuleViolation as exc:
-        return (messages.ERROR, exc.customer_message), None
-    except ApplicationError as exc:
-        return (messages.ERROR, exc.message), None
-    except Exception as exc:
-        if not is_dependency_outage(exc):
-            raise
-        report_outage(exc, description)
-        return (messages.ERROR, UPSTREAM_MESSAGE), None
 
 
 def _safe(name: str | None) -> str:

@@ -40,13 +40,12 @@ from defusedxml import DefusedXmlException
 
 from lev import limits
 from lev.errors import ValidationFailed
+from lev.workbooks import workbook_refusal
 
 CHUNK_BYTES = 1 << 20
 DELIMITERS = (",", ";", "\t", "|")
 # A physical CSV line may hold every column at the cell bound; past that it cannot be a valid row.
 LINE_MAX_CHARS = limits.HISTORY_CELL_MAX_CHARS * limits.HISTORY_COLUMNS_MAX
-# A member this small is never a bomb, whatever its ratio (XML compresses 20-50x).
-RATIO_FREE_BYTES = 1 << 20
 ENCODING_NAMES = {"utf-8-sig": "UTF-8", "utf-16": "UTF-16", "cp1252": "Windows-1252 (Excel)"}
 
 
@@ -266,22 +265,10 @@ _BROKEN_WORKBOOK = (DefusedXmlException, ParseError, zipfile.BadZipFile, zlib.er
 
 
 def _check_zip(path: Path) -> None:
-    try:
-        with zipfile.ZipFile(path) as archive:
-            members = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError):
-        raise TableError("the file is not a spreadsheet (a damaged ZIP, not an XLSX workbook)") from None
-    if not any(m.filename == "xl/workbook.xml" for m in members):
-        raise TableError("the file is not a spreadsheet (a ZIP archive without an Excel workbook in it)")
-    total = sum(m.file_size for m in members)
-    if total > limits.HISTORY_XLSX_UNCOMPRESSED_MAX_BYTES:
-        raise TableError(f"the workbook unpacks to {total / 2**20:.0f} MB; at most "
-                         f"{limits.HISTORY_XLSX_UNCOMPRESSED_MAX_BYTES // 2**20} MB is read (refused unopened)")
-    for member in members:
-        if (member.file_size > RATIO_FREE_BYTES
-                and member.file_size > limits.HISTORY_XLSX_RATIO_MAX * max(member.compress_size, 1)):
-            raise TableError("the workbook is compressed beyond what a spreadsheet is (a zip bomb?); refused "
-                             "unopened")
+    refusal = workbook_refusal(str(path), unpacked_max=limits.HISTORY_XLSX_UNCOMPRESSED_MAX_BYTES,
+                               ratio_max=limits.HISTORY_XLSX_RATIO_MAX)
+    if refusal:
+        raise TableError(refusal)
 
 
 def _xlsx(path: Path, name: str | None = None) -> Table | None:

@@ -26,10 +26,9 @@ from xml.etree.ElementTree import ParseError
 from defusedxml import DefusedXmlException
 
 from lev import limits
+from lev.workbooks import workbook_refusal
 
 DELIMITERS = (",", ";", "\t", "|")
-# A member this small is never a bomb, whatever its ratio (XML compresses 20-50x).
-RATIO_FREE_BYTES = 1 << 20
 # Blank rows cost little but are not free: a sheet claiming a cell at row 1,048,576 stops here.
 LINES_MAX = 4 * limits.FIGURES_ROWS_MAX
 
@@ -120,22 +119,10 @@ _BROKEN_WORKBOOK = (DefusedXmlException, ParseError, zipfile.BadZipFile, zlib.er
 
 def check_zip(data: bytes) -> None:
     """Refuse a ZIP that is not a workbook, or that would unpack past the bounds, from its directory alone."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError):
-        raise FileUnreadable("the file is not a spreadsheet (a damaged ZIP, not an XLSX workbook)") from None
-    if not any(m.filename == "xl/workbook.xml" for m in members):
-        raise FileUnreadable("the file is not a spreadsheet (a ZIP archive without an Excel workbook in it)")
-    total = sum(m.file_size for m in members)
-    if total > limits.FIGURES_XLSX_UNCOMPRESSED_MAX_BYTES:
-        raise FileUnreadable(f"the workbook unpacks to {total / 2**20:.0f} MB; at most "
-                             f"{limits.FIGURES_XLSX_UNCOMPRESSED_MAX_BYTES // 2**20} MB is read (refused unopened)")
-    for member in members:
-        if (member.file_size > RATIO_FREE_BYTES
-                and member.file_size > limits.FIGURES_XLSX_RATIO_MAX * max(member.compress_size, 1)):
-            raise FileUnreadable("the workbook is compressed far beyond what a spreadsheet is (a zip bomb?); "
-                                 "refused unopened")
+    refusal = workbook_refusal(io.BytesIO(data), unpacked_max=limits.FIGURES_XLSX_UNCOMPRESSED_MAX_BYTES,
+                               ratio_max=limits.FIGURES_XLSX_RATIO_MAX)
+    if refusal:
+        raise FileUnreadable(refusal)
 
 
 def _xlsx(data: bytes) -> Grid:
