@@ -1,6 +1,7 @@
-"""Issue 41 end to end, over real parts: a live server, the official MCP client, a real SMTP server
+"""Issue 41 end to end, over real parts: a live server, the official MCP clients (1.x for the reads and
+writes, 2.x where the send asks the person to confirm), a real SMTP server
 (aiosmtpd) the mail crosses, the lender's browser-less HTTP client on the deal package, and a signed
-MIME reply posted to the inbound endpoint.
+MIME reply sent over SMTP to the inbound relay, which posts it signed to the inbound endpoint.
 
 Documents are uploaded (REST multipart), a rent roll's figures applied to the financials, a lender
 search run, three lenders placed and emailed through MCP; one lender opens its package and downloads
@@ -9,7 +10,11 @@ attachment among the deal's documents, and the timeline tells it all."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
+import smtplib
+import subprocess
 import time
 from decimal import Decimal
 from email.message import EmailMessage
@@ -20,13 +25,13 @@ import requests
 
 from deals.companies.models import Contact
 from deals.models import Placement
-from deals.outreach.inbound_api import sign
 from tests.deals.documents.figures_files import hand_made_rent_roll
 from tests.deals.documents.helpers import PDF_BYTES
 from tests.deals.fixtures import eager_jobs
-from tests.deals.outreach.smtp import smtp
+from tests.deals.outreach.smtp import free_port, smtp
 from tests.deals.searches.factories import lender_with, make_deal
 from tests.mcp_helpers import McpCaller
+from tests.mcp_tools.test_sdk2_client import ROOT, sdk2_python
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 __all__ = ["eager_jobs", "smtp"]
@@ -34,6 +39,9 @@ __all__ = ["eager_jobs", "smtp"]
 SECRET = "e2e-inbound-secret-0123456789abcdef"
 LENDERS = ("Granite Bank", "Harbor Life", "Summit Credit Union")
 LINK = re.compile(r"(https?://\S+/p/[A-Za-z0-9_-]+/)")
+_spec = importlib.util.spec_from_file_location("inbound_relay", ROOT / "deploy" / "inbound_relay.py")
+inbound_relay = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(inbound_relay)
 
 
 def upload(base: str, key: str, deal_id: int, name: str, data: bytes, kind: str) -> dict:
@@ -94,8 +102,20 @@ def test_a_deal_goes_to_market_and_the_lenders_answers_come_back(live_server, ap
                                           "contact_ids": contacts})
     placement_ids = [p["id"] for p in placed["placements"]]
     assert len(placement_ids) == 3
-    sent = mcp.ok("send_placements_email", {"deal_id": deal.pk, "placement_ids": placement_ids,
-                                            "document_ids": [om["id"]]})
+    # Sent through the official 2.x client: the server asks the person first, naming the lenders and the
+    # OM; the person accepts and the client retries the call with the answer.
+    done = subprocess.run(
+        [str(sdk2_python()), str(ROOT / "tests" / "mcp_tools" / "sdk2_call_client.py"), f"{base}/mcp", api_key,
+         "send_placements_email", json.dumps({"deal_id": deal.pk, "placement_ids": placement_ids,
+                                              "document_ids": [om["id"]]}), "accept"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["protocol_version"] == "2026-07-28" and len(report["asked"]) == 1, report
+    question = report["asked"][0]["message"]
+    assert all(name in question for name in LENDERS) and "Harbor Point OM.pdf" in question, question
+    assert report["isError"] is False, report
+    sent = report["structuredContent"]
     deadline = time.monotonic() + 30
     while len(smtp.messages) < 3 and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -114,14 +134,20 @@ def test_a_deal_goes_to_market_and_the_lenders_answers_come_back(live_server, ap
     assert got.status_code == 200 and got.content == PDF_BYTES
     assert got.headers["Content-Disposition"].startswith("attachment")
 
-    # Harbor Life replies by email with its term sheet attached (the signed inbound post).
+    # Harbor Life replies by email with its term sheet attached: the reply crosses the inbound relay
+    # (deploy/inbound_relay.py on aiosmtpd, SMTP in, a signed POST of the raw MIME to the endpoint out).
     harbor = smtp.to("pat@harbor.example")[0]
-    tag = re.search(r"reply\+([^@]+)@", harbor["Reply-To"]).group(1)
+    reply_to = re.search(r"reply\+[^@]+@[\w.]+", harbor["Reply-To"]).group(0)
+    tag = reply_to.split("+", 1)[1].split("@", 1)[0]
     raw = reply_from(tag, harbor["Subject"], "Pat of Harbor Life <pat@harbor.example>")
-    stamp = str(int(time.time()))
-    posted = requests.post(f"{base}/api/v1/inbound-email/", data=raw, timeout=30, headers={
-        "Content-Type": "message/rfc822", "X-Lev-Timestamp": stamp, "X-Lev-Signature": sign(SECRET, stamp, raw)})
-    assert posted.status_code == 201, posted.text[:500]
+    relay = inbound_relay.relay_controller(url=f"{base}/api/v1/inbound-email/", secret=SECRET, port=free_port())
+    relay.start()
+    try:
+        with smtplib.SMTP(relay.hostname, relay.port, timeout=30) as client:
+            refused = client.sendmail("pat@harbor.example", [reply_to], raw)
+    finally:
+        relay.stop()
+    assert refused == {}
 
     # The answers are on the placements, the documents and the timeline.
     by_lender = {p.lender.name: p for p in Placement.objects.filter(deal=deal).select_related("lender")}
