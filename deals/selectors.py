@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
+from django.db import connections, router
 from django.db.models import IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
@@ -171,8 +173,8 @@ def deal_row_sql() -> str:
     for the account's deal by id. Standard SQL (SQLite and PostgreSQL), its names taken from the models.
 
     Hand-written rather than a `values()` queryset because the ORM builds and compiles a 4-join
-    `values()` query on every call, three times the cost of running it through `Manager.raw`
-    (docs/benchmarks.md, issue 40); `raw` still converts the deal's own columns as the ORM does."""
+    `values()` query on every call (docs/benchmarks.md, issue 40); run on a cursor and read by position
+    (`deal_row`), its values converted as the ORM converts them (`deal_row_converters`)."""
     def column(model: Any, name: str) -> str:
         return f'"{model._meta.get_field(name).column}"'
 
@@ -189,16 +191,49 @@ def deal_row_sql() -> str:
             f'WHERE d."{account}" = %s AND d."{Deal._meta.pk.column}" = %s')
 
 
+def _row_fields() -> list[Any]:
+    """The model field of each column of deal_row_sql, in its order."""
+    fields = [Deal._meta.get_field(name) for name in DEAL_OWN_FIELDS]
+    for relation in DEAL_REF_FIELDS:
+        model = Deal._meta.get_field(relation).related_model
+        fields += [model._meta.get_field(name) for name in DEAL_REF_FIELDS[relation]]
+    return fields
+
+
+@lru_cache(maxsize=16)
+def deal_row_converters(connection: Any) -> tuple[tuple[int, tuple[Callable, ...], Any], ...]:
+    """(position, converters, column) of each column of deal_row_sql that the ORM converts on this
+    connection's database (SQLite's dates, decimals and booleans; nothing on PostgreSQL): what the ORM's
+    compiler asks of the backend and the field for a column, worked out once per connection."""
+    found = []
+    for position, field in enumerate(_row_fields()):
+        column = field.get_col(field.model._meta.db_table)
+        converters = (*connection.ops.get_db_converters(column), *field.get_db_converters(connection))
+        if converters:
+            found.append((position, tuple(converters), column))
+    return tuple(found)
+
+
 def deal_row(*, account: Account, deal_id: int) -> dict[str, Any]:
     """The account's deal as one row of DEAL_ROW_FIELDS (`stage__name`, `owner__username`, ...; a missing
     owner, sponsor or borrower reads as None in each of its columns), or DealNotFound, the same answer as
-    `deal_get`. One query (deal_row_sql): the deal detail's read, which deals.serializers.deal_output writes."""
+    `deal_get`. One query (deal_row_sql) on a cursor, its values read by position and converted as the ORM
+    would (deal_row_converters): the deal detail's read, which deals.serializers.deal_output writes."""
     if not 0 < deal_id <= MAX_ID:
         raise DealNotFound(deal_id)
-    found = list(Deal.objects.raw(deal_row_sql(), [account.pk, deal_id]))
-    if not found:
+    connection = connections[router.db_for_read(Deal)]
+    with connection.cursor() as cursor:
+        cursor.execute(deal_row_sql(), [account.pk, deal_id])
+        found = cursor.fetchone()
+    if found is None:
         raise DealNotFound(deal_id)
-    return {name: getattr(found[0], name) for name in DEAL_ROW_FIELDS}
+    values = list(found)
+    for position, converters, column in deal_row_converters(connection):
+        value = values[position]
+        for converter in converters:
+            value = converter(value, column, connection)
+        values[position] = value
+    return dict(zip(DEAL_ROW_FIELDS, values, strict=True))
 
 
 def deal_row_financials(*, row: dict[str, Any]) -> DealFinancials:
