@@ -20,6 +20,7 @@ from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup  # a BaseExceptionGroup: `except Exception` misses it
 from schemathesis.core.parameters import ParameterLocation
 
+from deals.documents.figures.services import NOT_GIVEN as FIGURE_NOT_GIVEN
 from deals.notes.services import ONE_TARGET
 from deals.outreach.serializers import TARGET_RULES as OUTREACH_TARGET_RULES
 from deals.pipeline.services import STAGE_ORDER_MESSAGE
@@ -72,7 +73,8 @@ CROSS_FIELD_RULES = {"Validation failed: min_loan_amount must not exceed max_loa
                      *OUTREACH_TARGET_RULES,  # a send's placements: the ids or all drafts
                      *(f"Validation failed: cursor {reason}" for reason in (BAD_CURSOR, OTHER_LIST, CURSOR_WITH_PAGE))}
 # Rules over a field and today or the records (a quote's day: not after today, not before its
-# placement was sent); their messages end with the date that bounds them.
+# placement was sent); their messages end with the date that bounds them. And a figures apply naming a
+# figure its document does not give (the body against the document read).
 DATED_RULES = tuple(f"Validation failed: {rule} (" for rule in (QUOTED_AFTER_TODAY, QUOTED_BEFORE_SENT))
 
 
@@ -81,7 +83,8 @@ def cross_field_rule(response: Any) -> bool:
         return False
     try:
         message = response.json().get("message") or ""
-        return message in CROSS_FIELD_RULES or message.startswith(DATED_RULES + PROGRAM_PAIR_RULES)
+        return (message in CROSS_FIELD_RULES or message.startswith(DATED_RULES + PROGRAM_PAIR_RULES)
+                or (message.startswith("Validation failed: fields ") and f": {FIGURE_NOT_GIVEN} " in message))
     except ValueError:
         return False
 

@@ -331,7 +331,7 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
     Note.objects.bulk_create(Note(account=account, deal=deal, kind="call", body=wide(limits.NOTE_BODY_MAX))
                              for _ in range(110))
     # The fullest documents: 110 with the longest names, and one with 300 versions, each with a reading
-    # of 2,000 problems at their longest.
+    # of as many problems as a reading keeps (FIGURES_PROBLEMS_MAX), at their longest.
     documents = Document.objects.bulk_create(
         Document(account=account, deal=deal, kind="photo", name=f"{n:03d} " + wide(limits.DOCUMENT_NAME_MAX - 4),
                  versions_count=1) for n in range(110))
@@ -339,7 +339,7 @@ def test_every_tool_stays_within_the_budget_at_its_largest(call, account, eager_
         DocumentVersion(document=d, number=1, file=f"x/{d.pk}.png", file_name=wide(limits.DOCUMENT_FILE_NAME_MAX),
                         size=10**9, sha256="0" * 64, content_type="image/png") for d in documents)
     reading = {"figures": {"units": 5000}, "layout": "yardi",
-               "problems": [{"row": n, "message": wide(200)} for n in range(2000)]}
+               "problems": [{"row": n, "message": wide(200)} for n in range(limits.FIGURES_PROBLEMS_MAX)]}
     DocumentVersion.objects.bulk_create(
         DocumentVersion(document=documents[0], number=n, file=f"x/{n}.xlsx", size=10**9, sha256="0" * 64,
                         file_name=wide(limits.DOCUMENT_FILE_NAME_MAX), content_type="text/csv", extracted=reading)

@@ -27,6 +27,8 @@ from lev.errors import ValidationFailed
 
 # The kinds of document figures are read from; "other" and "financial_statement" are tried as either.
 READABLE_KINDS = {"rent_roll": "rent_roll", "t12": "t12", "other": None, "financial_statement": None}
+# An apply naming a figure the document does not give (a rule over the body and the document read).
+NOT_GIVEN = "not a figure of this"
 _BOUNDS: dict[str, tuple[Decimal, Decimal]] = {
     "in_place_noi": (-limits.MONEY_MAX, limits.MONEY_MAX),
     "effective_gross_income": (-limits.MONEY_MAX, limits.MONEY_MAX),
@@ -105,7 +107,7 @@ def figures_apply(*, deal: Deal, version: DocumentVersion, fields: list[str] | N
         unknown = [name for name in fields if name not in given]
         if unknown:
             kind = "rent roll" if version.extracted["kind"] == "rent_roll" else "T-12"
-            raise ValidationFailed({"fields": [f"{', '.join(unknown)}: not a figure of this {kind}; it gives "
+            raise ValidationFailed({"fields": [f"{', '.join(unknown)}: {NOT_GIVEN} {kind}; it gives "
                                                f"{', '.join(given)}"]})
         chosen = list(dict.fromkeys(fields))
     values: dict[str, Decimal] = {}
