@@ -11,6 +11,7 @@ or `mcp_tools.protocol_2026_07_28.answer` (`handle_modern`). A tool call on any 
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -145,10 +146,17 @@ class LevMCP(SdkServer):
 
 
 _server: LevMCP | None = None
+_server_built = threading.Lock()
 
 
 def get_server() -> LevMCP:
+    """The one server of this process. Building it is the costly part of a first call (pydantic makes
+    a model for each tool's arguments), and a fresh process's first calls come in together (runserver
+    starts a thread per request): they wait for the one build under the lock instead of each making
+    its own, which at 70 at once cost seconds of CPU and kept SQLite writers past their busy timeout."""
     global _server
     if _server is None:
-        _server = LevMCP()
+        with _server_built:
+            if _server is None:
+                _server = LevMCP()
     return _server
