@@ -19,6 +19,7 @@ from deals.documents.admin_views import documents_context
 from deals.documents.admin_views import urls as document_urls
 from deals.models import Deal, DealFinancials, DealProperty, Placement, TermSheet
 from deals.notes.timeline import deal_timeline, deal_timeline_latest
+from deals.outreach import admin_send as outreach_admin_send
 from deals.placements import selectors as placement_selectors
 from deals.placements import services as placement_services
 from deals.placements.comparison import term_sheet_comparison
@@ -54,7 +55,9 @@ class DealPageViews:
         timeline = path("<path:object_id>/timeline/", self.admin_site.admin_view(self.timeline_view),
                         name="deals_deal_timeline")
         # "Figures from documents" (deals/documents/figures_admin.py): a version's figures, previewed and applied.
-        return [find, place, winner, timeline, *document_urls(self), *figures_admin.urls(self), *super().get_urls()]
+        # "Email lenders" (deals/outreach/admin_send.py): the teaser to the placed lenders, confirmed on its page.
+        return [find, place, winner, timeline, *document_urls(self), *figures_admin.urls(self),
+                *outreach_admin_send.urls(self), *super().get_urls()]
 
     def timeline_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The deal's whole timeline, newest first (the deal page shows the latest entries): for

@@ -252,20 +252,17 @@ def outreach_send(*, deal: Deal, placements: list[Placement], user=None, kind: s
     domain = settings.LEV_REPLY_DOMAIN
     links: list[PackageLink] = []
     emails: list[OutboundEmail] = []
-    common = {"sender_name": _sender_name(user), "account_name": templates.one_line(deal.account.name),
-              "expires_on": f"{expires:%B} {expires.day}, {expires.year}"}
+    common = _common_values(deal, user, expires)
     for placement, name, address in plan.recipients:
         token = secrets.token_urlsafe(32)
         link = PackageLink(account_id=deal.account_id, placement=placement, token_hash=token_hash(token),
                            expires_at=expires, created_by=_user(user), created_at=now)
         links.append(link)
-        values = {**figures, **common, "lender_name": templates.one_line(placement.lender.name),
-                  "contact_name": name or "there", "package_link": package_url(token)}
+        subject, body = _compose(subject_t, body_t, {**figures, **common, **_recipient_values(
+            placement, name, package_url(token))})
         emails.append(OutboundEmail(
             account_id=deal.account_id, send=send, placement=placement, package=link, kind=kind,
-            to_name=name[: limits.CONTACT_NAME_MAX], to_address=address,
-            subject=templates.one_line(templates.fill(subject_t, values))[: limits.EMAIL_SUBJECT_MAX],
-            body=templates.fill(body_t, values),
+            to_name=name[: limits.CONTACT_NAME_MAX], to_address=address, subject=subject, body=body,
             message_id=make_msgid(domain=domain), reply_tag=secrets.token_hex(TAG_BYTES),
             status=Status.QUEUED, created_at=now,
         ))
@@ -295,6 +292,38 @@ def outreach_send(*, deal: Deal, placements: list[Placement], user=None, kind: s
 
 def _user(user):
     return user if getattr(user, "pk", None) else None
+
+
+def _common_values(deal: Deal, user, expires: dt.datetime) -> dict[str, str]:
+    return {"sender_name": _sender_name(user), "account_name": templates.one_line(deal.account.name),
+            "expires_on": f"{expires:%B} {expires.day}, {expires.year}"}
+
+
+def _recipient_values(placement: Placement, name: str, link: str) -> dict[str, str]:
+    return {"lender_name": templates.one_line(placement.lender.name), "contact_name": name or "there",
+            "package_link": link}
+
+
+def _compose(subject_t: str, body_t: str, values: dict[str, str]) -> tuple[str, str]:
+    return templates.one_line(templates.fill(subject_t, values))[: limits.EMAIL_SUBJECT_MAX], \
+        templates.fill(body_t, values)
+
+
+# What a package link looks like in a preview: no token is made until the send.
+PREVIEW_LINK = "(the lender's own link to the deal package)"
+
+
+def outreach_preview_email(*, plan: Plan, user=None, expires_in_days: int | None = None) -> tuple[str, str] | None:
+    """(subject, body) of the plan's first email as the send would write it — the account's template
+    filled from the deal — its package link a placeholder; None when the plan emails no one."""
+    if not plan.recipients:
+        return None
+    placement, name, _address = plan.recipients[0]
+    days = settings.LEV_PACKAGE_EXPIRES_DAYS if expires_in_days is None else expires_in_days
+    subject_t, body_t, _saved = template_for(account=plan.deal.account, kind=plan.kind)
+    values = {**_figures(plan.deal), **_common_values(plan.deal, user, timezone.now() + dt.timedelta(days=days)),
+              **_recipient_values(placement, name, PREVIEW_LINK)}
+    return _compose(subject_t, body_t, values)
 
 
 def follow_up_targets(*, deal: Deal) -> list[Placement]:
