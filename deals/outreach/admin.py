@@ -1,17 +1,25 @@
 """Outreach in the admin: the outbox — every email the account's sends wrote (OutboundEmail), account-scoped
 and read-only, each with its status, attempts, next attempt, the last error in a plain sentence and the
 body as sent. On the embedded default (no EMAIL_HOST) this is where the mail `make run` sends can be read.
-One action: withdraw the deal package link of the emails chosen (their pages answer "withdrawn")."""
+One action: withdraw the deal package link of the emails chosen (their pages answer "withdrawn").
+
+And the account's email templates (OutreachTemplate): the teaser and the follow-up, written in the admin
+with the rules the REST API keeps (deals.outreach.templates.check_template: known placeholders only, a
+subject on one line); a new one starts from Lev's own text, and deleting it puts Lev's own back."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 
-from deals.outreach import services
-from deals.outreach.models import OutboundEmail, PackageLink
+from deals.outreach import services, templates
+from deals.outreach.models import OutboundEmail, OutreachTemplate, PackageLink
 from lev import formatting
 from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin, staff_account_ids, writable_account_ids
 from lev.admin_lists import change_url, two_lines
+from lev.errors import ValidationFailed
 
 
 @admin.register(OutboundEmail)
@@ -80,3 +88,55 @@ class OutboundEmailAdmin(AccountScopedAdmin):
             services.package_revoke(package=link)
             count += 1
         self.message_user(request, f"{count} package link{'s' if count != 1 else ''} withdrawn.", messages.SUCCESS)
+
+
+class OutreachTemplateForm(forms.ModelForm):
+    class Meta:
+        model = OutreachTemplate
+        fields = ["account", "kind", "subject", "body"]
+        widgets = {"body": forms.Textarea(attrs={"rows": 16, "cols": 80})}
+
+    def clean(self):
+        data = super().clean()
+        try:
+            templates.check_template(subject=data.get("subject") or "", body=data.get("body") or "")
+        except ValidationFailed as exc:
+            for name, problems in exc.fields.items():
+                for problem in problems:
+                    self.add_error(name if name in self.fields else None, f"The {name} {problem}.")
+        return data
+
+
+@admin.register(OutreachTemplate)
+class OutreachTemplateAdmin(AccountScopedAdmin):
+    form = OutreachTemplateForm
+    list_display = ["template", "account", "updated_at"]
+    list_display_links = None  # the first cell links to the template
+    list_filter = ["kind", "account"]
+    list_select_related = ["account"]
+    readonly_fields = ["placeholders", "updated_at"]
+
+    class Media:
+        css = ADMIN_CSS
+
+    def get_fields(self, request, obj=None):
+        return ["account", "kind", "subject", "body", "placeholders", *(["updated_at"] if obj else [])]
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "account", "kind"] if obj is not None else fields  # one per account and kind
+
+    def get_changeform_initial_data(self, request):
+        """A new template starts from Lev's own text of its kind (the teaser unless ?kind= says)."""
+        initial = super().get_changeform_initial_data(request)
+        kind = initial.get("kind") if initial.get("kind") in templates.DEFAULTS else "teaser"
+        subject, body = templates.DEFAULTS[kind]
+        return {**initial, "kind": kind, "subject": initial.get("subject", subject), "body": initial.get("body", body)}
+
+    @admin.display(description="Template", ordering="kind")
+    def template(self, found: OutreachTemplate) -> str:
+        return two_lines(found.get_kind_display(), found.subject, change_url(found))
+
+    @admin.display(description="Placeholders")
+    def placeholders(self, _found: OutreachTemplate | None = None) -> str:
+        return format_html_join(mark_safe("<br>"), "<code>${}</code>: {}", templates.PLACEHOLDERS.items())

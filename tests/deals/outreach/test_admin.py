@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from deals.outreach import services
-from deals.outreach.models import OutboundEmail, PackageLink
+from deals.outreach.models import OutboundEmail, OutreachTemplate, PackageLink
 from tests.admin_helpers import admin_client, staff_user
 from tests.deals.outreach.helpers import outreach_deal, placed
 from tests.factories import AccountFactory, MembershipFactory
@@ -50,3 +50,40 @@ def test_the_outbox_shows_what_make_run_sent_and_withdraws_links(account, user, 
     assert "1 package link withdrawn." in answer.content.decode()
     assert PackageLink.objects.get(pk=granite.package_id).revoked_at is not None
     assert PackageLink.objects.filter(revoked_at__isnull=False).count() == 1
+
+
+def test_the_accounts_templates_are_written_in_the_admin_with_the_apis_rules(account, user,
+                                                                             django_capture_on_commit_callbacks):
+    staffer = staff_user("tess", "view_outreachtemplate", "add_outreachtemplate", "change_outreachtemplate",
+                         "delete_outreachtemplate")
+    MembershipFactory(account=account, user=staffer, role="member")
+    rival = AccountFactory(name="Rival", slug="rival")
+    client = admin_client(staffer)
+    add = reverse("admin:deals_outreachtemplate_add")
+
+    blank = client.get(add).content.decode()
+    assert "We are arranging a $loan_amount $loan_type loan" in blank  # Lev's own text to start from
+    assert "<code>$package_link</code>" in blank  # the placeholders it may use, listed
+
+    form = {"account": account.pk, "kind": "teaser", "subject": "$deal_title for $lender_name",
+            "body": "Hello $contact_name, $deal_title: $package_link"}
+    for bad, said in [({"subject": "Line one\r\nBcc: all@example.com"}, "The subject must be one line"),
+                      ({"body": "Hello $who"}, "uses unknown placeholders: $who"),
+                      ({"account": rival.pk}, "Select a valid choice")]:
+        answer = client.post(add, {**form, **bad})
+        assert answer.status_code == 200 and said in answer.content.decode(), bad
+    assert not OutreachTemplate.objects.exists()
+
+    assert client.post(add, form).status_code == 302
+    saved = OutreachTemplate.objects.get()
+    assert (saved.account_id, saved.kind, saved.subject) == (account.pk, "teaser", "$deal_title for $lender_name")
+    # One per account and kind: a second teaser template is refused, in words.
+    assert "already exists" in client.post(add, form).content.decode()
+
+    deal = outreach_deal(account)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.outreach_send(deal=deal, placements=placed(deal, names=("Granite Bank",)), user=user)
+    assert OutboundEmail.objects.get().subject == "Harbor Point Apartments for Granite Bank"
+    # Deleted, Lev's own text is used again.
+    client.post(reverse("admin:deals_outreachtemplate_delete", args=[saved.pk]), {"post": "yes"})
+    assert services.template_for(account=account, kind="teaser")[2] is False
