@@ -40,6 +40,10 @@ class OutboundEmailAdmin(AccountScopedAdmin):
     class Media:
         css = ADMIN_CSS
 
+    def lookup_allowed(self, lookup, value, request=None) -> bool:
+        # "This deal's outbox" (the deal's Email lenders page) filters by the deal.
+        return lookup == "placement__deal__id__exact" or super().lookup_allowed(lookup, value, request)
+
     def has_add_permission(self, request) -> bool:
         return False  # emails are written by a send (the deal's outreach), never by hand
 

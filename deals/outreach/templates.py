@@ -46,8 +46,8 @@ DEFAULTS: dict[str, tuple[str, str]] = {
     "teaser": (
         "$deal_title: $loan_amount $loan_type loan request",
         "Hello $contact_name,\n\n"
-        "We are arranging a $loan_amount $loan_type loan for $deal_title, a $property_type property in "
-        "$location, and think it fits $lender_name.\n\n"
+        "We are arranging a $loan_amount $loan_type loan for $deal_title ($property_type, $location) and "
+        "think it fits $lender_name.\n\n"
         "Key figures: NOI $noi, LTV $ltv, DSCR $dscr.\n\n"
         "The deal package, with the documents we are sharing with you, is here (your own link, until "
         "$expires_on):\n$package_link\n\n"

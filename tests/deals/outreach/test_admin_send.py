@@ -86,6 +86,12 @@ def test_the_page_names_the_lenders_the_documents_and_the_email_and_send_emails_
         assert (email.package.expires_at - email.created_at).days == 14
     assert {p.status for p in Placement.objects.filter(pk__in=[granite.pk, harbor.pk])} == {"sent"}
     assert Placement.objects.get(pk=summit.pk).status == "draft"
+    # "This deal's outbox": the deal's emails alone.
+    outbox = client.get(reverse("admin:deals_outboundemail_changelist") + f"?placement__deal__id__exact={deal.pk}")
+    assert outbox.status_code == 200 and "granite@example.com" in outbox.content.decode()
+    other = outreach_deal(deal.account, title="Another deal")
+    elsewhere = client.get(reverse("admin:deals_outboundemail_changelist") + f"?placement__deal__id__exact={other.pk}")
+    assert elsewhere.status_code == 200 and "granite@example.com" not in elsewhere.content.decode()
 
     # Sent placements are still offered (one may have been marked sent by hand), not ticked; sending
     # again emails no one twice and says so.
