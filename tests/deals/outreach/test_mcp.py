@@ -94,3 +94,18 @@ def test_older_clients_get_the_tool_with_a_description_asking_to_confirm(api_key
                                              "arguments": {"deal_id": deal.pk, "placement_ids": [placements[0].pk]}})
     assert ran.status_code == 200 and ran.json()["result"]["isError"] is False
     assert [m.rcpt_tos for m in smtp.messages] == [["granite@example.com"]]
+
+
+def test_a_contact_name_with_a_line_break_is_refused_over_mcp_in_words(api_key, world, smtp):
+    """The name goes into the To header; the tool's schema lets text with line breaks through (notes may
+    have them), and the API it calls refuses this one in words an agent can act on."""
+    _deal, placements, _om = world
+    got = result_of(call(api_key, "update_placement", {"placement_id": placements[0].pk,
+                                                        "contact_name": "Pat\r\nBcc: spy@evil.example"}, meta=META))
+    assert got["isError"] is True
+    error = got["structuredContent"]
+    assert error["code"] == "VALIDATION_ERROR" and error["errorCategory"] == "validation"
+    assert "contact_name" in error["message"] and "one line" in error["message"], error
+    placements[0].refresh_from_db()
+    assert "\n" not in placements[0].contact_name
+    assert not smtp.messages
