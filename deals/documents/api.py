@@ -40,8 +40,9 @@ from deals.documents.serializers import (
 from lev.accounts.api import validated
 from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
 from lev.errors import NotFound, UpstreamUnavailable, ValidationFailed
+from lev.idempotency.services import idempotent
 from lev.limits import DOCUMENT_FORM_OVERHEAD_BYTES
-from lev.openapi import READ_ERRORS, WRITE_ERRORS
+from lev.openapi import IDEMPOTENCY_KEY, READ_ERRORS, WRITE_ERRORS
 from lev.pagination import StandardPagination, paginated
 from lev.parsers import JSONParser
 
@@ -141,13 +142,17 @@ class DealDocumentListCreateApi(DocumentScopedView):
         return paginator.get_paginated_response(DocumentSerializer(page, many=True).data)
 
     @extend_schema(operation_id="deals_documents_create", request={"multipart/form-data": DocumentUploadSerializer},
-                   responses={201: DocumentDetailSerializer, **WRITE_ERRORS})
+                   parameters=[IDEMPOTENCY_KEY], responses={201: DocumentDetailSerializer, **WRITE_ERRORS})
     def post(self, request: Request, deal_id: int) -> Response:
         """Upload a file to the deal (multipart: `file`, `kind`, `name`, `document_id`): a new document, or
         the next version of `document_id`, or of the deal's offering memorandum, rent roll or T-12 when
         the kind is one of those. Its type is read from its bytes: a file whose content contradicts its
         name's extension, an executable, or a zip bomb is refused (400); one larger than
-        LEV_DOCUMENT_UPLOAD_MAX_BYTES is refused with 413. 201 with the document and its versions."""
+        LEV_DOCUMENT_UPLOAD_MAX_BYTES is refused with 413. 201 with the document and its versions. With an
+        Idempotency-Key, a repeat (the same file, by its bytes) is answered as the first, adding no version."""
+        return idempotent(request, lambda: self._upload(request, deal_id))
+
+    def _upload(self, request: Request, deal_id: int) -> Response:
         deal = self.deal(request, deal_id, refs_only=True)
         data = validated(DocumentUploadSerializer, form_data(request.data))
         document = None

@@ -323,3 +323,27 @@ def test_the_storage_gone_is_a_503_and_nothing_is_recorded(api, deal, settings, 
     body = assert_error(post_file(api, deal, "om.pdf", PDF_BYTES), 503, "UPSTREAM_UNAVAILABLE", "Service unavailable")
     assert str(blocked) not in body["message"]
     assert not Document.objects.exists()
+
+
+def test_a_repeated_upload_with_its_idempotency_key_adds_no_version(api, deal, documents_dir):
+    """A client that lost the answer sends the same upload again with the same key: the first answer comes
+    back (marked replayed) and the deal has one version; the same key with another file is refused."""
+    first = api.post(docs_url(deal), {"file": _named(PDF_BYTES, "OM.pdf"), "kind": "offering_memorandum"},
+                     format="multipart", HTTP_IDEMPOTENCY_KEY="om-upload-1")
+    again = api.post(docs_url(deal), {"file": _named(PDF_BYTES, "OM.pdf"), "kind": "offering_memorandum"},
+                     format="multipart", HTTP_IDEMPOTENCY_KEY="om-upload-1")
+    assert first.status_code == again.status_code == 201
+    assert again.json() == first.json() and again["Idempotent-Replayed"] == "true"
+    assert DocumentVersion.objects.filter(document__deal=deal).count() == 1
+    # Another file under the same name and key: not the same request, so not replayed.
+    other = api.post(docs_url(deal), {"file": _named(PDF_BYTES + b"% v2\n", "OM.pdf"), "kind": "offering_memorandum"},
+                     format="multipart", HTTP_IDEMPOTENCY_KEY="om-upload-1")
+    assert_error(other, 409, "CONFLICT", "Conflict: this Idempotency-Key was already used")
+    assert DocumentVersion.objects.filter(document__deal=deal).count() == 1
+    assert len([p for p in documents_dir.rglob("*") if p.is_file()]) == 1  # one file kept, none orphaned
+
+
+def _named(data: bytes, name: str) -> io.BytesIO:
+    part = io.BytesIO(data)
+    part.name = name
+    return part
