@@ -273,3 +273,6 @@ FIGURES_COLUMNS_MAX = 60
 FIGURES_CELL_MAX_CHARS = 1_000
 FIGURES_HEADER_ROWS = 40  # how far down a header is looked for
 FIGURES_PROBLEMS_MAX = 200  # problems listed (then "and n more")
+# A document's versions its page, the REST detail and get_deal_document list, newest first (versions_count
+# says how many there are; an older one still downloads with ?version=N): the answer stays bounded.
+DOCUMENT_VERSIONS_SHOWN = 20

@@ -34,7 +34,7 @@ from lev.errors import NotFound
 
 # Documents shown on the deal page (the latest changed first) and versions shown in each one's history.
 DOCUMENTS_SHOWN = 50
-VERSIONS_SHOWN = 20
+VERSIONS_SHOWN = limits.DOCUMENT_VERSIONS_SHOWN
 FILES_PER_UPLOAD = 20
 KIND_LABELS = {"t12": "T-12"}
 

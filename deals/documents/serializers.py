@@ -103,8 +103,9 @@ class DocumentSerializer(serializers.ModelSerializer):
 
 
 class DocumentDetailSerializer(DocumentSerializer):
-    """A document with every version, newest first (each with `extracted`: what was read from a rent
-    roll or T-12, null when nothing was)."""
+    """A document with its versions, newest first, the latest DOCUMENT_VERSIONS_SHOWN of them (each with
+    `extracted`: what was read from a rent roll or T-12, null when nothing was); `versions_count` says how
+    many there are."""
 
     versions = serializers.SerializerMethodField()
 
@@ -115,7 +116,8 @@ class DocumentDetailSerializer(DocumentSerializer):
     def get_versions(self, document: Document) -> list[dict[str, Any]]:
         versions = self.context.get("versions")
         if versions is None:
-            versions = document.versions.select_related("uploaded_by").order_by("-number")
+            versions = document.versions.select_related("uploaded_by").order_by("-number")[
+                :limits.DOCUMENT_VERSIONS_SHOWN]
         return DocumentVersionDetailSerializer(versions, many=True).data
 
 

@@ -49,7 +49,7 @@ def list_deal_documents(deal_id: Id(None), kind: Kind | None = None, limit: Limi
 
 @tool(title="Get a deal's document", scope=DEALS_READ, read_only=True)
 def get_deal_document(document_id: Id(None)) -> dict[str, Any]:
-    """One document of a deal with every version, newest first, and for a rent roll or T-12 the figures
+    """One document of a deal with its versions, newest first (the latest 20), and for a rent roll or T-12 the figures
     read from it (`extracted`: figures, problems by row, layout; null when nothing was read)."""
     document = lev().get(f"/documents/{document_id}/")
     versions = [{**_version(v), "sha256": v["sha256"], "extracted": v.get("extracted")} for v in document["versions"]]

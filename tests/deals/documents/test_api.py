@@ -347,3 +347,16 @@ def _named(data: bytes, name: str) -> io.BytesIO:
     part = io.BytesIO(data)
     part.name = name
     return part
+
+
+def test_the_detail_lists_the_latest_versions_and_counts_them_all(api, deal, documents_dir):
+    from lev.limits import DOCUMENT_VERSIONS_SHOWN
+
+    for n in range(DOCUMENT_VERSIONS_SHOWN + 2):
+        body = uploaded(api, deal, f"rent roll {n}.csv", CSV_BYTES + f"{200 + n},Tenant {n},1500\n".encode(),
+                        kind="rent_roll")
+    detail = api.get(f"/api/v1/documents/{body['id']}/").json()
+    assert detail["versions_count"] == DOCUMENT_VERSIONS_SHOWN + 2
+    assert [v["number"] for v in detail["versions"]] == list(range(DOCUMENT_VERSIONS_SHOWN + 2, 2, -1))
+    oldest = api.get(f"/api/v1/documents/{body['id']}/download/?version=1")
+    assert oldest.status_code == 200 and body_of(oldest).startswith(CSV_BYTES)
