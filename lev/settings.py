@@ -495,6 +495,8 @@ SPECTACULAR_SETTINGS = {
         "OutreachSendStatusEnum": "deals.outreach.models.OutreachSend.Status",
         "DocumentKindEnum": _enums.choices(_enums.DOCUMENT_KINDS),
         "DocumentSourceEnum": _enums.choices(_enums.DOCUMENT_SOURCES),
+        # The deal's figures a rent roll or T-12 may set (deals.documents.figures), not a generic "fields".
+        "DocumentFigureEnum": "deals.documents.figures.models.FIGURE_FIELD_CHOICES",
         # A lender program's status (its output and the account's own programs' input, issue 38).
         "LenderProgramStatusEnum": _enums.choices(("active", "inactive")),
     },

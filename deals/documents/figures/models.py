@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from lev import limits
+from lev.enums import choices
 
 # What a rent roll or T-12 can set on a deal, and from which reading and figure: the deal's financials'
 # field, or the units of the deal's one property.
@@ -21,6 +22,9 @@ FIGURE_TARGETS: dict[str, tuple[str, str]] = {
     "units": ("rent_roll", "units"),
 }
 FIGURE_FIELDS = tuple(FIGURE_TARGETS)
+# The (value, label) pairs the API's EnumField makes of them: OpenAPI names their enum DocumentFigureEnum
+# (SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]) instead of the generic "FieldsEnum".
+FIGURE_FIELD_CHOICES = choices(FIGURE_FIELDS)
 
 
 class FigureSource(models.Model):
