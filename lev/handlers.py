@@ -16,15 +16,7 @@ from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 from django.urls import URLResolver, get_resolver, set_urlconf
 from django.urls.resolvers import ResolverMatch
 
-from lev import endpoints
 from lev.adapters.django import MiddlewareChain
-
-
-def is_endpoint_path(path: str) -> bool:
-    """An address of a registered endpoint (`lev.endpoints`), as its URLs spell it: what an
-    EndpointHandler serves. Spellings the URLs do not match (upper case, doubled slashes) take the full
-    stack, which answers them the JSON 404."""
-    return endpoints.served_by(path) is not None
 
 
 # Paths resolved lately, per URL resolver: resolving walks the URL patterns one regular expression after

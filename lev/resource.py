@@ -93,9 +93,10 @@ def site_resources(request: Any) -> frozenset[str]:
 
 
 def endpoint_address(path: str) -> bool:
-    """A protected endpoint itself or an address under it (its toolsets' addresses: /mcp/x/deals)."""
+    """A protected endpoint itself or an address under it (its toolsets' addresses: /mcp/x/deals), a
+    trailing slash or not."""
     path = path.rstrip("/")
-    return any(path == base or path.startswith(base + "/") for base in _endpoint_paths())
+    return any(endpoint.serves(path) for endpoint in endpoints.protected_resources())
 
 
 def is_site_resource(value: str, request: Any) -> bool:

@@ -86,7 +86,9 @@ class DocumentsStorage(Storage):
 _DOCUMENTS_STORAGE = DocumentsStorage()
 
 
-def _documents_storage():
+def documents_storage():
+    """The deal documents' storage as it is configured now (DocumentsStorage): a FileField's `storage`
+    callable, for the documents and for anything kept beside them (a lender reply's raw message)."""
     return _DOCUMENTS_STORAGE
 
 
@@ -130,7 +132,7 @@ class Document(models.Model):
 class DocumentVersion(models.Model):
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
-    file = models.FileField(storage=_documents_storage, upload_to=_upload_to, max_length=255)
+    file = models.FileField(storage=documents_storage, upload_to=_upload_to, max_length=255)
     # The name the file was uploaded (or attached to an email) with, made safe: no path, no control or
     # bidi characters (deals.documents.files).
     file_name = models.CharField(max_length=limits.DOCUMENT_FILE_NAME_MAX)

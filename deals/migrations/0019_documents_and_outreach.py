@@ -39,7 +39,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('number', models.PositiveIntegerField()),
-                ('file', models.FileField(max_length=255, storage=deals.documents.models._documents_storage, upload_to=deals.documents.models._upload_to)),
+                ('file', models.FileField(max_length=255, storage=deals.documents.models.documents_storage, upload_to=deals.documents.models._upload_to)),
                 ('file_name', models.CharField(max_length=200)),
                 ('size', models.PositiveBigIntegerField()),
                 ('sha256', models.CharField(max_length=64)),

@@ -172,9 +172,9 @@ class OutreachEvent(models.Model):
 
 def _inbound_storage():
     # The documents' storage as it is configured now (deals.documents.models.DocumentsStorage).
-    from deals.documents.models import _documents_storage
+    from deals.documents.models import documents_storage
 
-    return _documents_storage()
+    return documents_storage()
 
 
 def _inbound_upload_to(inbound: InboundEmail, filename: str) -> str:
