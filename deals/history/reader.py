@@ -38,7 +38,7 @@ from xml.etree.ElementTree import ParseError
 
 from defusedxml import DefusedXmlException
 
-from lev import limits
+from lev import limits, workbooks
 from lev.errors import ValidationFailed
 from lev.workbooks import workbook_refusal
 
@@ -96,7 +96,7 @@ def read_table(path: Path) -> Table:
     try:
         size = path.stat().st_size
         with path.open("rb") as file:
-            head = file.read(8192)
+            head = file.read(workbooks.HEAD_BYTES)
     except OSError as exc:
         raise TableError(f"cannot read the file ({exc.strerror or exc})") from None
     if size > limits.HISTORY_FILE_MAX_BYTES:
@@ -104,22 +104,20 @@ def read_table(path: Path) -> Table:
                          f"{limits.HISTORY_FILE_MAX_BYTES // 2**20} MB is read (split it, or export fewer years)")
     if not head.strip():
         raise TableError("the file is empty")
-    if head.startswith(b"PK\x03\x04"):
+    try:
+        kind = workbooks.spreadsheet_kind(head)
+    except workbooks.NotASpreadsheet as exc:
+        raise TableError(str(exc)) from None
+    if kind == workbooks.XLSX:
         return _xlsx(path)
-    if head.startswith(b"\xd0\xcf\x11\xe0"):
-        raise TableError("this is an Excel 97-2003 .xls file; save it as .xlsx or CSV")
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return _csv(path, "utf-16")
-    if b"\x00" in head or head.startswith(b"%PDF"):
-        raise TableError("the file is not a spreadsheet (binary content, neither CSV text nor an XLSX workbook)")
-    return _csv(path, _csv_encoding(path))
+    return _csv(path, "utf-16" if kind == workbooks.CSV_UTF16 else _csv_encoding(path))
 
 
 def read_sheet(path: Path, name: str) -> Table | None:
     """The sheet `name` of the XLSX workbook at `path`, read as its first sheet is (`read_table`); None
     when the file is not a workbook or has no such sheet."""
     with path.open("rb") as file:
-        if not file.read(4).startswith(b"PK\x03\x04"):
+        if not workbooks.is_xlsx(file.read(4)):
             return None
     return _xlsx(path, name)
 

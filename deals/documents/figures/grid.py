@@ -25,7 +25,7 @@ from xml.etree.ElementTree import ParseError
 
 from defusedxml import DefusedXmlException
 
-from lev import limits
+from lev import limits, workbooks
 from lev.workbooks import workbook_refusal
 
 DELIMITERS = (",", ";", "\t", "|")
@@ -52,15 +52,14 @@ def read_grid(data: bytes, file_name: str = "") -> Grid:
                              f"{limits.FIGURES_FILE_MAX_BYTES // 2**20} MB")
     if not data.strip():
         raise FileUnreadable("the file is empty")
-    if data.startswith(b"PK\x03\x04"):
+    try:
+        kind = workbooks.spreadsheet_kind(data[:workbooks.HEAD_BYTES])
+    except workbooks.NotASpreadsheet as exc:
+        raise FileUnreadable(str(exc)) from None
+    if kind == workbooks.XLSX:
         return _xlsx(data)
-    if data.startswith(b"\xd0\xcf\x11\xe0"):
-        raise FileUnreadable("this is an Excel 97-2003 .xls file; save it as .xlsx or CSV")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if kind == workbooks.CSV_UTF16:
         return _csv(data.decode("utf-16", errors="strict"), "UTF-16")
-    head = data[:8192]
-    if b"\x00" in head or head.startswith(b"%PDF"):
-        raise FileUnreadable("the file is not a spreadsheet (a PDF or other binary file, neither XLSX nor CSV)")
     try:
         return _csv(data.decode("utf-8-sig"), "UTF-8")
     except UnicodeDecodeError:
