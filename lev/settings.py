@@ -90,6 +90,9 @@ PRODUCTION = LEV_ENV == "production"
 # DEBUG=true turns Django's debug pages on while developing (refused in production, below).
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY", "")
+# Earlier keys, comma-separated, while sessions, signed links and the mailboxes' encrypted passwords made
+# with them still need reading (Django's SECRET_KEY_FALLBACKS).
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", [])
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 # --- OAuth 2.1 authorization server for /mcp (docs/oauth.md) ----------------------------------
@@ -730,6 +733,10 @@ LEV_INBOUND_IMAP_POLL_SECONDS = env_float("LEV_INBOUND_IMAP_POLL_SECONDS", 60.0)
 LEV_INBOUND_IMAP_TIMEOUT_SECONDS = env_float("LEV_INBOUND_IMAP_TIMEOUT_SECONDS", 30.0)
 # Messages read per poll (the rest wait for the next one).
 LEV_INBOUND_IMAP_BATCH = env_int("LEV_INBOUND_IMAP_BATCH", 50)
+# An account's own replies mailbox (deals.outreach.models.AccountMailbox) keeps its password encrypted with a
+# key derived from SECRET_KEY and this salt (django-fernet-encrypted-fields). Changing SECRET_KEY: keep the
+# old one in SECRET_KEY_FALLBACKS until the mailboxes are saved again, or their passwords cannot be read.
+SALT_KEY = env_str("LEV_FIELD_ENCRYPTION_SALT", "lev-account-mailboxes")
 # --- Beat: the periodic jobs --------------------------------------------------------------------------
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-lender-searches": {"task": "lenders.tasks.sweep_stale_searches",
@@ -744,9 +751,10 @@ CELERY_BEAT_SCHEDULE = {
     "purge-superseded-lender-matches": {"task": "lenders.tasks.purge_superseded_matches",
                                         "schedule": env_float("LEV_SEARCH_PURGE_SECONDS", 3600.0)},
 }
-if LEV_INBOUND_IMAP_HOST:  # the inbound mailbox, only where one is configured (docs/outreach.md)
-    CELERY_BEAT_SCHEDULE["poll-inbound-mailbox"] = {"task": "deals.tasks.poll_inbound_mailbox",
-                                                    "schedule": LEV_INBOUND_IMAP_POLL_SECONDS}
+# The replies mailboxes (docs/outreach.md): the site's when LEV_INBOUND_IMAP_HOST is set, and every account's
+# own that is enabled (a poll with none configured reads nothing).
+CELERY_BEAT_SCHEDULE["poll-inbound-mailbox"] = {"task": "deals.tasks.poll_inbound_mailbox",
+                                                "schedule": LEV_INBOUND_IMAP_POLL_SECONDS}
 # --- Lender signals and activity (deals.searches.ranking.evidence, deals.placements.activity) ---------
 # The lender signals the ranking learns from (deals.searches.ranking.evidence, docs/ranking.md): refreshed by
 # beat every LEV_SIGNALS_REFRESH_SECONDS, and this long after a new outcome (a quote, a decline, a placement

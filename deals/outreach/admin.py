@@ -14,8 +14,8 @@ from django.contrib import admin, messages
 from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
-from deals.outreach import services, templates
-from deals.outreach.models import OutboundEmail, OutreachTemplate, PackageLink
+from deals.outreach import imap, services, templates
+from deals.outreach.models import AccountMailbox, OutboundEmail, OutreachTemplate, PackageLink
 from lev import formatting
 from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin, staff_account_ids, writable_account_ids
 from lev.admin_lists import change_url, two_lines
@@ -144,3 +144,55 @@ class OutreachTemplateAdmin(AccountScopedAdmin):
     @admin.display(description="Placeholders")
     def placeholders(self, _found: OutreachTemplate | None = None) -> str:
         return format_html_join(mark_safe("<br>"), "<code>${}</code>: {}", templates.PLACEHOLDERS.items())
+
+
+class AccountMailboxForm(forms.ModelForm):
+    """The password is written, never shown: left blank on a saved mailbox it stays as it is. Saving signs
+    in and opens the folder once, so a wrong host, password or folder is said on the form, in words."""
+
+    password = forms.CharField(widget=forms.PasswordInput(render_value=False), required=False, max_length=255,
+                               help_text="Kept encrypted; never shown again. Leave blank to keep the saved one.")
+
+    class Meta:
+        model = AccountMailbox
+        fields = ["account", "host", "port", "use_ssl", "username", "password", "folder", "enabled"]
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("password"):
+            if self.instance.pk is None:
+                self.add_error("password", "Enter the mailbox's password.")
+                return data
+            data["password"] = self.instance.password
+        if self.errors or not data.get("enabled"):
+            return data
+        problem = imap.sign_in_problem(imap.Mailbox(data["host"], data["port"], data["use_ssl"], data["username"],
+                                                    data["password"], data.get("folder") or "INBOX"))
+        if problem:
+            raise forms.ValidationError(problem)
+        return data
+
+
+@admin.register(AccountMailbox)
+class AccountMailboxAdmin(AccountScopedAdmin):
+    form = AccountMailboxForm
+    list_display = ["mailbox", "account", "enabled", "last_polled_at", "last_result"]
+    list_display_links = None  # the first cell links to the mailbox
+    list_filter = ["enabled", "account"]
+    list_select_related = ["account"]
+    readonly_fields = ["last_polled_at", "last_result"]
+
+    class Media:
+        css = ADMIN_CSS
+
+    def get_fields(self, request, obj=None):
+        fields = ["account", "host", "port", "use_ssl", "username", "password", "folder", "enabled"]
+        return [*fields, "last_polled_at", "last_result"] if obj is not None else fields
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "account"] if obj is not None else fields  # one mailbox per account
+
+    @admin.display(description="Mailbox", ordering="host")
+    def mailbox(self, found: AccountMailbox) -> str:
+        return two_lines(f"{found.username} at {found.host}", f"folder {found.folder}", change_url(found))

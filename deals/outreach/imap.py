@@ -1,15 +1,17 @@
-"""Lenders' replies from an IMAP mailbox (docs/outreach.md), for a site that prefers a mailbox to the
-signed endpoint: beat runs `poll_inbound_mailbox` every LEV_INBOUND_IMAP_POLL_SECONDS when
-LEV_INBOUND_IMAP_HOST is set (lev/settings.py's CELERY_BEAT_SCHEDULE).
+"""Lenders' replies from IMAP mailboxes (docs/outreach.md): the site's (LEV_INBOUND_IMAP_HOST) and each
+account's own (AccountMailbox, kept in the admin), polled by beat's `poll_inbound_mailbox` every
+LEV_INBOUND_IMAP_POLL_SECONDS (lev/settings.py's CELERY_BEAT_SCHEDULE).
 
-Each unseen message of LEV_INBOUND_IMAP_FOLDER is read without marking it (BODY.PEEK[]), goes through
-the same function as the endpoint (deals.outreach.inbound.inbound_receive: matched and applied, or kept
-to assign, once per Message-ID), and only then is flagged \\Seen. A message that is no readable email is
+Each unseen message of the mailbox's folder is read without marking it (BODY.PEEK[]), goes through the
+same function as the endpoint (deals.outreach.inbound.inbound_receive: matched and applied, or kept to
+assign, once per Message-ID), and only then is flagged \\Seen. A message that is no readable email is
 flagged \\Seen and \\Flagged (a person can look at it in the mailbox); a failure to keep one (the database
 or the documents' storage down) leaves it unseen for the next poll, and stops this one.
 
-One site-level mailbox: the reply address's tag names the placement and so the account, so one mailbox
-serves every account. (An account-level mailbox would need its credentials kept per account: not built.)
+The site's mailbox serves every account (the reply address's tag names the placement, and so the account).
+An account's own mailbox is that account's alone: its messages are matched only to the account's own
+emails (inbound_receive's `account`), and what each poll did is written on it in a sentence
+(`last_result`) the admin shows. One mailbox failing (refused sign-in, no server) never stops the others.
 imapclient speaks IMAP4rev1 over the standard library's imaplib and parses the answers for us.
 """
 
@@ -20,10 +22,13 @@ from dataclasses import dataclass
 
 from celery import shared_task
 from django.conf import settings
+from django.utils import timezone
 from imapclient import IMAPClient
+from imapclient.exceptions import LoginError
 from imapclient.imapclient import FLAGGED, SEEN
 
 from deals.outreach.inbound import inbound_receive
+from deals.outreach.models import AccountMailbox
 from lev.errors import UpstreamUnavailable, ValidationFailed
 
 logger = logging.getLogger(__name__)
@@ -41,16 +46,39 @@ class PollResult:
         return {"kept": self.kept, "duplicates": self.duplicates, "unreadable": self.unreadable}
 
 
-def poll_mailbox() -> PollResult:
-    """Read the configured mailbox's unseen messages (at most LEV_INBOUND_IMAP_BATCH). Connection and
-    login failures raise (imapclient's and the socket's errors): the task logs them and beat tries again."""
-    result = PollResult()
+@dataclass(frozen=True)
+class Mailbox:
+    host: str
+    port: int
+    ssl: bool
+    username: str
+    password: str
+    folder: str
+
+
+def site_mailbox() -> Mailbox | None:
     if not settings.LEV_INBOUND_IMAP_HOST:
+        return None
+    return Mailbox(settings.LEV_INBOUND_IMAP_HOST, settings.LEV_INBOUND_IMAP_PORT, settings.LEV_INBOUND_IMAP_SSL,
+                   settings.LEV_INBOUND_IMAP_USER, settings.LEV_INBOUND_IMAP_PASSWORD, settings.LEV_INBOUND_IMAP_FOLDER)
+
+
+def account_mailbox(found: AccountMailbox) -> Mailbox:
+    return Mailbox(found.host, found.port, found.use_ssl, found.username, found.password, found.folder or "INBOX")
+
+
+def poll_mailbox(mailbox: Mailbox | None = None, *, account=None) -> PollResult:
+    """Read `mailbox`'s unseen messages (the site's by default; at most LEV_INBOUND_IMAP_BATCH), for
+    `account` when it is that account's own. Connection and login failures raise (imapclient's and the
+    socket's errors): the task logs them and beat tries again."""
+    result = PollResult()
+    mailbox = mailbox or site_mailbox()
+    if mailbox is None:
         return result
-    with IMAPClient(settings.LEV_INBOUND_IMAP_HOST, port=settings.LEV_INBOUND_IMAP_PORT,
-                    ssl=settings.LEV_INBOUND_IMAP_SSL, timeout=settings.LEV_INBOUND_IMAP_TIMEOUT_SECONDS) as client:
-        client.login(settings.LEV_INBOUND_IMAP_USER, settings.LEV_INBOUND_IMAP_PASSWORD)
-        client.select_folder(settings.LEV_INBOUND_IMAP_FOLDER)
+    with IMAPClient(mailbox.host, port=mailbox.port, ssl=mailbox.ssl,
+                    timeout=settings.LEV_INBOUND_IMAP_TIMEOUT_SECONDS) as client:
+        client.login(mailbox.username, mailbox.password)
+        client.select_folder(mailbox.folder)
         uids = sorted(client.search(["UNSEEN"]))[: settings.LEV_INBOUND_IMAP_BATCH]
         for uid in uids:
             fetched = client.fetch([uid], ["BODY.PEEK[]"]).get(uid, {})
@@ -58,7 +86,7 @@ def poll_mailbox() -> PollResult:
             if raw is None:  # expunged meanwhile
                 continue
             try:
-                received = inbound_receive(raw=bytes(raw))
+                received = inbound_receive(raw=bytes(raw), account=account)
             except ValidationFailed:
                 logger.warning("inbound mailbox: message %s is not a readable email; flagged", uid)
                 client.add_flags([uid], [SEEN, FLAGGED])
@@ -72,11 +100,68 @@ def poll_mailbox() -> PollResult:
     return result
 
 
+def _failure(error: Exception) -> str:
+    """What a person reads on the mailbox when a poll failed: what to check, never the server's words."""
+    if isinstance(error, LoginError):
+        return "The server refused the sign-in: check the username and password."
+    if isinstance(error, UpstreamUnavailable):
+        return "The replies could not be kept just now (the database or the documents' storage); they stay " \
+               "unread for the next poll."
+    if isinstance(error, OSError):
+        return "The server could not be reached: check the host, the port and TLS."
+    return "The mailbox answered in a way it should not (its folder may not exist): check the folder."
+
+
+def _summary(result: PollResult) -> str:
+    words = f"Signed in and kept {result.kept} new repl{'y' if result.kept == 1 else 'ies'}"
+    if result.duplicates:
+        words += f" ({result.duplicates} already kept)"
+    if result.unreadable:
+        words += f"; {result.unreadable} message{'s' if result.unreadable != 1 else ''} that are no email flagged"
+    return words + "."
+
+
+def sign_in_problem(mailbox: Mailbox) -> str | None:
+    """Sign in to `mailbox` and open its folder, reading nothing: None when both work, else what to
+    check, in a sentence (the admin says it on the mailbox's form)."""
+    try:
+        with IMAPClient(mailbox.host, port=mailbox.port, ssl=mailbox.ssl,
+                        timeout=min(settings.LEV_INBOUND_IMAP_TIMEOUT_SECONDS, 10)) as client:
+            client.login(mailbox.username, mailbox.password)
+            client.select_folder(mailbox.folder, readonly=True)
+    except (OSError, IMAPClient.Error) as error:
+        return _failure(error)
+    return None
+
+
+def poll_account_mailboxes() -> PollResult:
+    """Poll each enabled account mailbox in turn, writing on it what the poll did; one failing never
+    stops the next."""
+    total = PollResult()
+    for found in AccountMailbox.objects.filter(enabled=True).select_related("account").order_by("id"):
+        try:
+            result = poll_mailbox(account_mailbox(found), account=found.account)
+        except (OSError, IMAPClient.Error, UpstreamUnavailable) as error:
+            logger.warning("account mailbox %s: could not poll: %s", found.pk, type(error).__name__)
+            words = _failure(error)
+        else:
+            total.kept += result.kept
+            total.duplicates += result.duplicates
+            total.unreadable += result.unreadable
+            words = _summary(result)
+        AccountMailbox.objects.filter(pk=found.pk).update(last_polled_at=timezone.now(), last_result=words)
+    return total
+
+
 @shared_task(name=POLL_TASK, soft_time_limit=100, time_limit=110, ignore_result=True)
 def poll_inbound_mailbox() -> dict[str, int]:
-    """Beat's poll of the inbound mailbox; safe to run twice (a kept message is seen, and kept once)."""
+    """Beat's poll of the replies mailboxes, the site's and then the accounts'; safe to run twice (a kept
+    message is seen, and kept once)."""
+    site = PollResult()
     try:
-        return poll_mailbox().as_dict()
+        site = poll_mailbox()
     except (OSError, IMAPClient.Error, UpstreamUnavailable) as error:  # the mailbox or storage down: next poll
         logger.warning("inbound mailbox: could not poll: %s", type(error).__name__)
-        return {"kept": 0, "duplicates": 0, "unreadable": 0}
+    accounts = poll_account_mailboxes()
+    return {"kept": site.kept + accounts.kept, "duplicates": site.duplicates + accounts.duplicates,
+            "unreadable": site.unreadable + accounts.unreadable}

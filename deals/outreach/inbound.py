@@ -362,8 +362,10 @@ class Received:
     created: bool
 
 
-def inbound_receive(*, raw: bytes, received_at: dt.datetime | None = None) -> Received:
-    """Keep the reply in `raw` (matched and applied, or to assign), once per Message-ID.
+def inbound_receive(*, raw: bytes, received_at: dt.datetime | None = None, account=None) -> Received:
+    """Keep the reply in `raw` (matched and applied, or to assign), once per Message-ID. `account`: the
+    reply came through that account's own mailbox, so it is that account's alone — it is matched only to
+    the account's own emails, and one that names none of them is kept for the account to assign.
 
     Raises ValidationFailed when `raw` is not a readable email. Everything else is kept."""
     reply = parse_message(raw)
@@ -371,7 +373,7 @@ def inbound_receive(*, raw: bytes, received_at: dt.datetime | None = None) -> Re
     if existing is not None:
         return Received(existing, created=False)
     try:
-        inbound = _keep(reply, raw, received_at or timezone.now())
+        inbound = _keep(reply, raw, received_at or timezone.now(), account)
     except IntegrityError:
         # The same message kept meanwhile by another request (its unique Message-ID): once is enough.
         existing = InboundEmail.objects.filter(message_id=reply.message_id).first()
@@ -382,11 +384,14 @@ def inbound_receive(*, raw: bytes, received_at: dt.datetime | None = None) -> Re
 
 
 @transaction.atomic
-def _keep(reply: Reply, raw: bytes, received_at: dt.datetime) -> InboundEmail:
+def _keep(reply: Reply, raw: bytes, received_at: dt.datetime, account=None) -> InboundEmail:
     outbound = outbound_for(reply)
+    if account is not None and outbound is not None and outbound.account_id != account.pk:
+        outbound = None  # another account's email named in this account's mailbox: never applied there
     to_address = reply.tags[0][1] if reply.tags else ""
+    owner_id = outbound.account_id if outbound is not None else getattr(account, "pk", None)
     inbound = InboundEmail.objects.create(
-        account_id=outbound.account_id if outbound is not None else None,
+        account_id=owner_id,
         status=InboundEmail.Status.UNMATCHED, message_id=reply.message_id, from_address=reply.from_address,
         from_name=reply.from_name, to_address=_line(to_address, limits.EMAIL_MAX), subject=reply.subject,
         body=reply.text[: limits.NOTE_BODY_MAX], received_at=received_at,

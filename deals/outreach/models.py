@@ -23,9 +23,11 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from encrypted_fields.fields import EncryptedCharField
 
 from lev import limits
 from lev.enums import OUTREACH_EVENT_KINDS, OUTREACH_KINDS, choices
@@ -221,3 +223,33 @@ class InboundEmail(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject or '(no subject)'} from {self.from_address}"
+
+
+class AccountMailbox(models.Model):
+    """An account's own IMAP mailbox for its lenders' replies (deals.outreach.imap), where the account
+    prefers one to the site's: beat polls it as it polls the site's. Its replies are the account's alone:
+    one that names another account's placement is kept for this account to assign, never applied there.
+    The password is kept encrypted (django-fernet-encrypted-fields: a key derived from SECRET_KEY and
+    SALT_KEY) and is never shown again once saved."""
+
+    account = models.OneToOneField("accounts.Account", on_delete=models.CASCADE, related_name="mailbox")
+    host = models.CharField(max_length=255, help_text="The IMAP server, e.g. imap.example.com.")
+    port = models.PositiveIntegerField(default=993, validators=[MinValueValidator(1), MaxValueValidator(65535)])
+    use_ssl = models.BooleanField("Use TLS", default=True, help_text="IMAP over TLS (port 993); off for plain IMAP.")
+    username = models.CharField(max_length=255)
+    password = EncryptedCharField(max_length=255)
+    folder = models.CharField(max_length=255, default="INBOX")
+    enabled = models.BooleanField(default=True, help_text="Polled by beat while on.")
+    # What the last poll did, in a sentence a person can act on ("Signed in and read 3 messages.",
+    # "The server refused the sign-in: check the username and password.").
+    last_polled_at = models.DateTimeField(null=True, blank=True)
+    last_result = models.CharField(max_length=300, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "replies mailbox"
+        verbose_name_plural = "replies mailboxes"
+
+    def __str__(self) -> str:
+        return f"{self.username} at {self.host}"

@@ -31,7 +31,7 @@ from oauth2_provider.models import (
 )
 
 from deals.models import Company, Contact, Deal, Note, Placement
-from deals.outreach.models import InboundEmail, OutreachTemplate
+from deals.outreach.models import AccountMailbox, InboundEmail, OutreachTemplate
 from deals.outreach.services import outreach_send
 from deals.searches.models import LenderSearch
 from lenders.models import Lender, LenderActivity
@@ -73,6 +73,8 @@ def _world(account: Account, username: str) -> dict:
     outreach_send(deal=deal, placements=[emailed], user=member)
     OutreachTemplate.objects.create(account=account, kind="teaser", subject=f"{username} teaser {A_SECRET}",
                                     body="Hello $contact_name")
+    AccountMailbox.objects.create(account=account, host=f"{username}.imap.test", username=f"{username} {A_SECRET}",
+                                  password="secret", enabled=False)
     LenderActivity.objects.create(account=account, lender=sent.lender, state="TX", quotes_90d=1, score=0.1)
     # The account's own lender and programs (issue 38), one of them on a directory lender.
     own = Lender.objects.create(account=account, name=f"{username} own lender {A_SECRET}")
