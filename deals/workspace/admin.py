@@ -25,7 +25,7 @@ SECTIONS = [
     ("Companies & contacts", ["deals.Company", "deals.Contact"]),
     ("Pipeline stages", ["deals.Stage"]),
     ("Placements & term sheets", ["deals.Placement", "deals.TermSheet"]),
-    ("Outreach", ["deals.OutboundEmail", "deals.InboundEmail"]),
+    ("Outreach", ["deals.OutboundEmail", "deals.InboundEmail", "deals.OutreachTemplate", "deals.AccountMailbox"]),
     ("Lenders", ["lenders.Lender", "lenders.LenderProgram", "lenders.LenderActivity", "lenders.AssetType"]),
     ("Market rates", ["lenders.MarketRate"]),
     ("Notes", ["deals.Note"]),
