@@ -26,6 +26,10 @@ class Endpoint:
     # The names of settings.MIDDLEWARE its requests rely on (lev.handlers.EndpointHandler runs only
     # those, in settings.MIDDLEWARE's order); empty: the site's whole stack.
     middleware: tuple[str, ...] = ()
+    # Of those, the ones run as another class in the same place ({name in settings.MIDDLEWARE: dotted
+    # path}): the same answers, written for an endpoint that serves no pages (/mcp: django-csp's header
+    # built once, lev.middleware.FixedContentSecurityPolicy). Run only where the name is in the site's stack.
+    replacements: tuple[tuple[str, str], ...] = ()
     # An OAuth protected resource of its own (RFC 9728, RFC 8707): tokens may be bound to
     # `<origin><path>` and to addresses under it (lev.resource).
     protected_resource: bool = False
@@ -40,10 +44,12 @@ _SLASHES = re.compile(r"/{2,}")
 
 
 def register_endpoint(path: str, *, body_limit: Callable[[], int], unreadable: Callable[[str], bytes],
-                      middleware: tuple[str, ...] = (), protected_resource: bool = False) -> None:
+                      middleware: tuple[str, ...] = (), replacements: dict[str, str] | None = None,
+                      protected_resource: bool = False) -> None:
     """Called from an app's `ready()`; registering the same path again replaces it."""
     _endpoints[:] = [e for e in _endpoints if e.path != path]
-    _endpoints.append(Endpoint(path, body_limit, unreadable, tuple(middleware), protected_resource))
+    _endpoints.append(Endpoint(path, body_limit, unreadable, tuple(middleware),
+                               tuple(sorted((replacements or {}).items())), protected_resource))
 
 
 def all_endpoints() -> list[Endpoint]:

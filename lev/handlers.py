@@ -71,6 +71,7 @@ class EndpointHandler(ChosenMiddleware, WSGIHandler):
 
     request_class = EndpointRequest
 
-    def __init__(self, middleware: tuple[str, ...]):
-        self.middleware = tuple(middleware)  # read by load_middleware, which Django's __init__ calls
+    def __init__(self, middleware: tuple[str, ...], replacements: dict[str, str] | None = None):
+        # Read by load_middleware, which Django's __init__ calls.
+        self.middleware, self.replacements = tuple(middleware), dict(replacements or {})
         super().__init__()

@@ -1,12 +1,20 @@
-"""Request ids on every request and log line; JSON (never HTML) errors under /api/ and /mcp."""
+"""Request ids on every request and log line; JSON (never HTML) errors under /api/ and /mcp; django-csp's
+policy headers built once for an endpoint that serves no pages."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable
 
+from csp.constants import HEADER as CSP_HEADER
+from csp.constants import HEADER_REPORT_ONLY as CSP_HEADER_REPORT_ONLY
+from csp.utils import build_policy
+from django.conf import settings
 from django.core.exceptions import DisallowedHost
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -218,3 +226,45 @@ class ApiErrorMiddleware:
             return None
         error = to_application_error(exception) or unexpected_error(exception, where="request")
         return error_response(error)
+
+
+@functools.cache
+def _fixed_policies() -> tuple[tuple[str, str], ...]:
+    """(header, value) of django-csp's policy and its report-only one, as its middleware writes them on an
+    answer with no nonce and no per-view change; the ones with no policy left out."""
+    found = []
+    for header, report_only in ((CSP_HEADER, False), (CSP_HEADER_REPORT_ONLY, True)):
+        value = build_policy(report_only=report_only)
+        if value:
+            found.append((header, value))
+    return tuple(found)
+
+
+@receiver(setting_changed)
+def _policies_changed(*, setting: str, **_kwargs) -> None:
+    if setting.startswith("CONTENT_SECURITY_POLICY"):
+        _fixed_policies.cache_clear()
+
+
+class FixedContentSecurityPolicy:
+    """django-csp's Content-Security-Policy headers for an endpoint that serves no pages (/mcp's JSON,
+    mcp_tools.urls.ENDPOINT_REPLACEMENTS): there the policy has no nonce and no view changes it, so each
+    header is one string, built once with django-csp's own build_policy (again when the settings change),
+    where django-csp's middleware builds both on every answer. The same rules as it otherwise: a header
+    already set is kept, a path under EXCLUDE_URL_PREFIXES gets none, and with DEBUG on a 404 or 500
+    gets none (Django's debug pages)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if settings.DEBUG and response.status_code in (404, 500):
+            return response
+        for header, value in _fixed_policies():
+            name = "CONTENT_SECURITY_POLICY_REPORT_ONLY" if header == CSP_HEADER_REPORT_ONLY else \
+                "CONTENT_SECURITY_POLICY"
+            prefixes = tuple((getattr(settings, name, None) or {}).get("EXCLUDE_URL_PREFIXES") or ())
+            if header not in response and not request.path_info.startswith(prefixes):
+                response[header] = value
+        return response

@@ -168,7 +168,8 @@ def _guard_body(app):
 def _route_endpoints(site):
     """A registered endpoint's paths (lev.endpoints) to a handler running only the middleware it relies
     on, every other path to `site`."""
-    lean = {e.path: EndpointHandler(e.middleware) for e in endpoints.all_endpoints() if e.middleware}
+    lean = {e.path: EndpointHandler(e.middleware, dict(e.replacements)) for e in endpoints.all_endpoints()
+            if e.middleware}
 
     def routed(environ, start_response):
         endpoint = endpoints.served_by(environ.get("PATH_INFO", ""))

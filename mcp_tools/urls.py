@@ -31,6 +31,9 @@ ENDPOINT_MIDDLEWARE = (
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "lev.middleware.ApiErrorMiddleware",
 )
+# /mcp serves no pages, so django-csp's header has no nonce there and is one string: built once
+# (lev.middleware.FixedContentSecurityPolicy) rather than on every answer.
+ENDPOINT_REPLACEMENTS = {"csp.middleware.CSPMiddleware": "lev.middleware.FixedContentSecurityPolicy"}
 urlpatterns = [
     path("mcp", McpView.as_view(), name="mcp"),
     path(f"mcp/{READONLY_SEGMENT}", McpView.as_view(), {"read_only": True}, name="mcp-readonly"),

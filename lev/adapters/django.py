@@ -27,9 +27,11 @@ INTERNALS = ("_view_middleware", "_template_response_middleware", "_exception_mi
 
 class MiddlewareChain:
     """Mixed into a Django handler (BaseHandler, WSGIHandler): its middleware chain is `middleware`, in
-    settings.MIDDLEWARE's order (a name settings.MIDDLEWARE lacks is not run)."""
+    settings.MIDDLEWARE's order (a name settings.MIDDLEWARE lacks is not run), each run as its class in
+    `replacements` ({name: dotted path}) where it has one."""
 
     middleware: tuple[str, ...] = ()
+    replacements: dict[str, str] = {}  # (read, never written: an instance sets its own)
 
     def load_middleware(self, is_async: bool = False) -> None:
         self._view_middleware = []
@@ -37,7 +39,7 @@ class MiddlewareChain:
         self._exception_middleware = []
         handler = convert_exception_to_response(self._get_response)
         for path in reversed([name for name in settings.MIDDLEWARE if name in self.middleware]):
-            middleware = import_string(path)(handler)
+            middleware = import_string(self.replacements.get(path, path))(handler)
             if hasattr(middleware, "process_view"):
                 self._view_middleware.insert(0, middleware.process_view)
             if hasattr(middleware, "process_template_response"):

@@ -81,6 +81,29 @@ def test_security_headers_stay_on_mcp_answers(api_key, account, settings):
     assert "default-src" in answer["Content-Security-Policy"]
 
 
+def test_mcps_fixed_policy_is_django_csps_and_follows_the_settings(api_key, account, settings):
+    """/mcp writes django-csp's policy built once (lev.middleware.FixedContentSecurityPolicy): the same header
+    as the full stack's django-csp middleware, on a refusal too, and a changed policy (a report-only one
+    added, a directive changed) is what the next answer carries."""
+    deal = DealFactory(account=account)
+    _name, method, path, headers, body = cases(api_key, deal.pk, max_body=5000)[5]
+    full = Client()
+    lean_answer, full_answer = (send(c, method, path, headers, body) for c in (lean_client(), full))
+    assert lean_answer["Content-Security-Policy"] == full_answer["Content-Security-Policy"]
+    refused = send(lean_client(), "POST", "/mcp", {"Content-Type": "application/json", "Accept": ACCEPT}, b"{}")
+    assert refused.status_code == 401 and refused["Content-Security-Policy"] == full_answer["Content-Security-Policy"]
+    assert "Content-Security-Policy-Report-Only" not in lean_answer
+
+    policy = {"DIRECTIVES": {**settings.CONTENT_SECURITY_POLICY["DIRECTIVES"], "img-src": ["'self'", "data:"]}}
+    settings.CONTENT_SECURITY_POLICY = {**settings.CONTENT_SECURITY_POLICY, **policy}
+    settings.CONTENT_SECURITY_POLICY_REPORT_ONLY = {"DIRECTIVES": {"default-src": ["'none'"]}}
+    changed, full_changed = (send(c, method, path, headers, body) for c in (lean_client(), full))
+    assert "img-src 'self' data:" in changed["Content-Security-Policy"]
+    assert changed["Content-Security-Policy"] == full_changed["Content-Security-Policy"]
+    assert changed["Content-Security-Policy-Report-Only"] == full_changed["Content-Security-Policy-Report-Only"] \
+        == "default-src 'none'"
+
+
 def test_a_tool_changing_history_records_the_caller(api_key, account, user, settings):
     deal = deal_with_financials(account)
     bank = lenders(1)[0]
