@@ -54,6 +54,14 @@ WHITESPACE = r"\x09-\x0d\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u
 NON_BLANK_TEXT_PATTERN = (rf"^[^{CONTROL_CHARACTERS}]*"
                           r"[^\x00-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
                           rf"[^{CONTROL_CHARACTERS}]*$")
+# A name that goes into an email header (a contact's): one line. CR and LF (and the controls) only at its
+# ends, which the API trims away; inside it, a line break would start a header of its own. Required, it
+# also holds something besides whitespace.
+_ONE_LINE = r"[^\x00-\x08\n-\x1f]"
+ONE_LINE_TEXT_PATTERN = rf"^[{WHITESPACE}]*{_ONE_LINE}*[{WHITESPACE}]*$"
+NON_BLANK_ONE_LINE_TEXT_PATTERN = (rf"^[{WHITESPACE}]*{_ONE_LINE}*"
+                                   r"[^\x00-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+                                   rf"{_ONE_LINE}*[{WHITESPACE}]*$")
 
 # Property figures.
 UNITS_MAX = 1_000_000
@@ -223,9 +231,12 @@ NOTE_BODY_MAX = 10000
 # page 1,000 px taller); the whole timeline is its own page, and the API pages through all of them.
 ADMIN_TIMELINE_ENTRIES = 8
 # http(s) and a host, nothing else (no javascript: or data: links in the admin); the same in the API and
-# the tools' schemas. The path is printable ASCII (percent-encode the rest): Python and ECMA-262 read this
-# pattern alike, which `\s` would not.
-WEBSITE_PATTERN = r"^https?://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?(/[!-~]*)?$"
+# the tools' schemas. Path, query and fragment are RFC 3986's characters (percent-encode the rest: a
+# backtick, a space, a second #), so what is kept is a URI as the answers' `format: uri` says. Python,
+# ECMA-262 and pydantic's regex engine read this pattern alike.
+_URI_CHAR = r"[A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2}"
+WEBSITE_PATTERN = (rf"^https?://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{{1,5}})?(/({_URI_CHAR})*)?"
+                   rf"(\?({_URI_CHAR}|\?)*)?(#({_URI_CHAR}|\?)*)?$")
 # Digits with the usual separators, an optional leading + and an optional extension: "+1 (212) 555-0100 x12".
 PHONE_PATTERN = r"^\+?[0-9(][0-9 ().-]{5,30}[0-9]( ?(x|ext\.?) ?[0-9]{1,6})?$"
 # The deal team's home page (deals/workspace): a placement sent this many days ago with no answer yet is

@@ -23,7 +23,9 @@ from lev.limits import (
     MONEY_MAX,
     MONEY_MAX_DIGITS,
     MONEY_MIN_POSITIVE,
+    NON_BLANK_ONE_LINE_TEXT_PATTERN,
     NON_BLANK_TEXT_PATTERN,
+    ONE_LINE_TEXT_PATTERN,
     PAGE_NUMBER_MAX,
     PAGE_SIZE_DEFAULT,
     PAGE_SIZE_MAX,
@@ -251,7 +253,8 @@ class TextRegexField(_NoControlCharacters, serializers.RegexField):
         super().__init__(regex=regex, **kwargs)
 
 
-_LINE_BREAK = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]")
+# CR and LF: what starts a header line of its own (the other controls are refused as such).
+_LINE_BREAK = re.compile(r"[\r\n]")
 
 
 def one_line(value: str) -> None:
@@ -261,20 +264,31 @@ def one_line(value: str) -> None:
         raise serializers.ValidationError("must be one line (no line breaks)")
 
 
+class OneLineText(RegexValidator):
+    """The one-line pattern (stated in the OpenAPI schema), a line break said as such first."""
+
+    def __call__(self, value: Any) -> None:
+        one_line(value)
+        super().__call__(value)
+
+
 def text_field(*, max_length: int, required: bool = False, allow_blank: bool = True,
                help_text: str = "", single_line: bool = False) -> serializers.CharField:
     # Control characters and blank text are refused before this validator runs (with their own
     # messages); it is what states those rules in the OpenAPI schema, as the pattern the MCP tools'
     # schemas carry too.
-    pattern = TEXT_PATTERN if allow_blank else NON_BLANK_TEXT_PATTERN
+    if single_line:
+        pattern = ONE_LINE_TEXT_PATTERN if allow_blank else NON_BLANK_ONE_LINE_TEXT_PATTERN
+    else:
+        pattern = TEXT_PATTERN if allow_blank else NON_BLANK_TEXT_PATTERN
     return TextField(
         max_length=max_length,
         required=required,
         allow_blank=allow_blank,
         trim_whitespace=True,
         help_text=help_text,
-        validators=[RegexValidator(pattern, message="may not be blank or hold control characters"),
-                    *([one_line] if single_line else [])],
+        validators=[(OneLineText if single_line else RegexValidator)(
+            pattern, message="may not be blank or hold control characters")],
         error_messages=_messages(max_length=f"must be at most {max_length} characters", invalid="must be text"),
     )
 

@@ -54,9 +54,10 @@ TARGET_RULES = (f"Validation failed: all_drafts {NOT_BOTH}", f"Validation failed
 
 class OutreachTemplateInputSerializer(StrictSerializer):
     subject = text_field(max_length=limits.EMAIL_SUBJECT_MAX, required=True, allow_blank=False,
-                         help_text="One line; placeholders such as $deal_title.")
+                         help_text="One line; placeholders such as $deal_title (only those the template list names).")
     body = text_field(max_length=limits.EMAIL_BODY_MAX, required=True, allow_blank=False,
-                      help_text="The email's text; placeholders such as $package_link.")
+                      help_text="The email's text; placeholders such as $package_link (only those the template list "
+                                "names).")
 
 
 # --- output -------------------------------------------------------------------------------------------

@@ -75,6 +75,10 @@ def placeholders_in(text: str) -> list[str]:
     return names
 
 
+# The refusal of a placeholder not in PLACEHOLDERS ("body uses unknown placeholders: $who; use only: …").
+UNKNOWN_PLACEHOLDERS = "uses unknown placeholders"
+
+
 def check_template(*, subject: str, body: str) -> None:
     """Refuse (VALIDATION_ERROR) a subject with a line break or any placeholder not in PLACEHOLDERS."""
     fields: dict[str, list[str]] = {}
@@ -85,7 +89,7 @@ def check_template(*, subject: str, body: str) -> None:
         if unknown:
             shown = ", ".join(f"${name}" if name else "(an empty placeholder)" for name in unknown)
             fields.setdefault(field_name, []).append(
-                f"uses unknown placeholders: {shown}; use only: {', '.join('$' + n for n in PLACEHOLDERS)}")
+                f"{UNKNOWN_PLACEHOLDERS}: {shown}; use only: {', '.join('$' + n for n in PLACEHOLDERS)}")
     if fields:
         first = next(iter(fields.items()))
         raise ValidationFailed(fields, message=f"Validation failed: {first[0]} {first[1][0]}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max
+from django.db.models import F, Max, Value
 from django.db.models.functions import Lower
 from django.utils import timezone
 
@@ -107,7 +107,9 @@ def _lock_account(account: Account) -> None:
 
 
 def _check_name(account: Account, name: str, *, other_than: int | None = None) -> None:
-    taken = Stage.objects.annotate(lower=Lower("name")).filter(account=account, lower=name.lower())
+    # Lowered by the database on both sides, as the unique index uniq_stage_name does: Python's lower()
+    # folds letters SQLite's LOWER() leaves alone (Ē), and then a name the check let through broke the index.
+    taken = Stage.objects.annotate(lower=Lower("name")).filter(account=account, lower=Lower(Value(name)))
     if other_than is not None:
         taken = taken.exclude(pk=other_than)
     found = taken.first()

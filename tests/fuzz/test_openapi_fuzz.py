@@ -23,6 +23,7 @@ from schemathesis.core.parameters import ParameterLocation
 from deals.documents.figures.services import NOT_GIVEN as FIGURE_NOT_GIVEN
 from deals.notes.services import ONE_TARGET
 from deals.outreach.serializers import TARGET_RULES as OUTREACH_TARGET_RULES
+from deals.outreach.templates import UNKNOWN_PLACEHOLDERS
 from deals.pipeline.services import STAGE_ORDER_MESSAGE
 from deals.placements.serializers import CREATE_TARGET_MESSAGE
 from deals.placements.services import QUOTED_AFTER_TODAY, QUOTED_BEFORE_SENT, RATE_TERMS_MESSAGE
@@ -76,6 +77,9 @@ CROSS_FIELD_RULES = {"Validation failed: min_loan_amount must not exceed max_loa
 # placement was sent); their messages end with the date that bounds them. And a figures apply naming a
 # figure its document does not give (the body against the document read).
 DATED_RULES = tuple(f"Validation failed: {rule} (" for rule in (QUOTED_AFTER_TODAY, QUOTED_BEFORE_SENT))
+# And a rule over a text's words no pattern states readably: an outreach template's placeholders are the
+# listed ones (its description lists them).
+TEXT_RULES = tuple(f"Validation failed: {field} {UNKNOWN_PLACEHOLDERS}: " for field in ("subject", "body"))
 
 
 def cross_field_rule(response: Any) -> bool:
@@ -83,7 +87,7 @@ def cross_field_rule(response: Any) -> bool:
         return False
     try:
         message = response.json().get("message") or ""
-        return (message in CROSS_FIELD_RULES or message.startswith(DATED_RULES + PROGRAM_PAIR_RULES)
+        return (message in CROSS_FIELD_RULES or message.startswith(DATED_RULES + PROGRAM_PAIR_RULES + TEXT_RULES)
                 or (message.startswith("Validation failed: fields ") and f": {FIGURE_NOT_GIVEN} " in message))
     except ValueError:
         return False

@@ -87,6 +87,18 @@ def test_an_account_admin_adds_renames_and_reorders_stages(admin_api, api, accou
     assert [s["position"] for s in reordered.json()["results"]] == list(range(1, 9))
 
 
+def test_a_name_with_letters_beyond_ascii_twice_is_a_conflict_not_a_500(admin_api, account):
+    """The name check lowers in the database, as the unique index does (SQLite's LOWER folds ASCII only):
+    a second "Refi Ēast" is the same 409 as a second "Refi East", never an IntegrityError."""
+    first = admin_api.post(STAGES, {"name": "Refi Ēast"}, format="json")
+    assert first.status_code == 201, first.content
+    again = admin_api.post(STAGES, {"name": "Refi Ēast"}, format="json")
+    assert again.status_code == 409 and again.json()["code"] == "CONFLICT", again.content
+    assert again.json()["details"]["stage_id"] == first.json()["id"]
+    renamed = admin_api.patch(f"{STAGES}{stage(account, 'intake').pk}/", {"name": "refi Ēast"}, format="json")
+    assert renamed.status_code == 409 and renamed.json()["code"] == "CONFLICT", renamed.content
+
+
 def test_stage_changes_are_refused_in_the_contract(admin_api, account):
     taken = admin_api.post(STAGES, {"name": "  in MARKET "}, format="json")
     assert taken.status_code == 409 and taken.json()["code"] == "CONFLICT"
