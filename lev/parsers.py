@@ -57,7 +57,27 @@ class JsonFirstContentNegotiation(DefaultContentNegotiation):
     cannot be read: one JSON error body beats a 406/404 HTML page."""
 
     def select_renderer(self, request, renderers, format_suffix=None):
+        # DRF's choice is a function of the Accept header, the format asked for and the renderers' classes
+        # alone, and an API client sends the same few Accept headers call after call (an MCP tool call
+        # makes two requests, /mcp's and the API view's behind it): each such choice is worked out once,
+        # by DRF, and remembered — up to _CHOSEN_MAX of them, as Accept is the client's to vary.
         try:
-            return super().select_renderer(request, renderers, format_suffix)
+            fmt = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
+        except SuspiciousOperation:  # a query string that cannot be read: DRF's choice, below, says so
+            fmt = key = None
+        else:
+            key = (request.META.get("HTTP_ACCEPT"), fmt, tuple(type(r) for r in renderers))
+            chosen = _CHOSEN.get(key)
+            if chosen is not None:
+                return renderers[chosen[0]], chosen[1]
+        try:
+            renderer, media_type = super().select_renderer(request, renderers, format_suffix)
         except (Http404, NotAcceptable, SuspiciousOperation):
-            return renderers[0], renderers[0].media_type
+            renderer, media_type = renderers[0], renderers[0].media_type
+        if key is not None and len(_CHOSEN) < _CHOSEN_MAX:
+            _CHOSEN[key] = (renderers.index(renderer), media_type)
+        return renderer, media_type
+
+
+_CHOSEN: dict[tuple, tuple[int, str]] = {}
+_CHOSEN_MAX = 256
