@@ -16,7 +16,7 @@ from django.db.models import Count
 from deals.companies.models import Company, Contact
 from lenders.admin import LenderAdmin
 from lev import formatting, limits
-from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin, TenancyInlineMixin, staff_account_ids
+from lev.accounts.admin_bases import ADMIN_CSS, AccountSetOnceAdmin, TenancyInlineMixin, staff_account_ids
 from lev.admin_lists import change_url, two_lines
 
 WEBSITE = RegexValidator(limits.WEBSITE_PATTERN, "Enter a web address starting with http:// or https://.")
@@ -67,7 +67,7 @@ class CompanyContactInline(TenancyInlineMixin, admin.TabularInline):
 
 
 @admin.register(Company)
-class CompanyAdmin(AccountScopedAdmin):
+class CompanyAdmin(AccountSetOnceAdmin):  # its contacts and deals are that account's
     form = CompanyForm
     list_display = ["name", "kind", "location", "contacts", "account", "updated_at"]
     list_filter = ["kind", "account"]
@@ -83,9 +83,6 @@ class CompanyAdmin(AccountScopedAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(contact_total=Count("contacts"))
 
-    def get_readonly_fields(self, request, obj=None):
-        fields = list(super().get_readonly_fields(request, obj))
-        return [*fields, "account"] if obj is not None else fields  # its contacts and deals are that account's
 
     def save_formset(self, request, form, formset, change):
         # A person added on a company's page is a contact of the company's account.
@@ -101,7 +98,7 @@ class CompanyAdmin(AccountScopedAdmin):
 
 
 @admin.register(Contact)
-class ContactAdmin(AccountScopedAdmin):
+class ContactAdmin(AccountSetOnceAdmin):
     form = ContactForm
     # A laptop's width: the person over their title, where they work, how to reach them.
     list_display = ["person", "works_at", "reach", "account"]
@@ -126,9 +123,6 @@ class ContactAdmin(AccountScopedAdmin):
     def reach(self, contact: Contact) -> str:
         return two_lines(contact.email or formatting.EMPTY, contact.phone)
 
-    def get_readonly_fields(self, request, obj=None):
-        fields = list(super().get_readonly_fields(request, obj))
-        return [*fields, "account"] if obj is not None else fields
 
 
 class LenderContactInline(TenancyInlineMixin, admin.TabularInline):

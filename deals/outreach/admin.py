@@ -17,7 +17,13 @@ from django.utils.safestring import mark_safe
 from deals.outreach import imap, services, templates
 from deals.outreach.models import AccountMailbox, OutboundEmail, OutreachTemplate, PackageLink
 from lev import formatting
-from lev.accounts.admin_bases import ADMIN_CSS, AccountScopedAdmin, staff_account_ids, writable_account_ids
+from lev.accounts.admin_bases import (
+    ADMIN_CSS,
+    AccountScopedAdmin,
+    AccountSetOnceAdmin,
+    staff_account_ids,
+    writable_account_ids,
+)
 from lev.admin_lists import change_url, two_lines
 from lev.errors import ValidationFailed
 
@@ -112,7 +118,7 @@ class OutreachTemplateForm(forms.ModelForm):
 
 
 @admin.register(OutreachTemplate)
-class OutreachTemplateAdmin(AccountScopedAdmin):
+class OutreachTemplateAdmin(AccountSetOnceAdmin):
     form = OutreachTemplateForm
     list_display = ["template", "account", "updated_at"]
     list_display_links = None  # the first cell links to the template
@@ -128,7 +134,7 @@ class OutreachTemplateAdmin(AccountScopedAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))
-        return [*fields, "account", "kind"] if obj is not None else fields  # one per account and kind
+        return [*fields, "kind"] if obj is not None else fields  # one per account and kind
 
     def get_changeform_initial_data(self, request):
         """A new template starts from Lev's own text of its kind (the teaser unless ?kind= says)."""
@@ -174,7 +180,7 @@ class AccountMailboxForm(forms.ModelForm):
 
 
 @admin.register(AccountMailbox)
-class AccountMailboxAdmin(AccountScopedAdmin):
+class AccountMailboxAdmin(AccountSetOnceAdmin):  # one mailbox per account
     form = AccountMailboxForm
     list_display = ["mailbox", "account", "enabled", "last_polled_at", "last_result"]
     list_display_links = None  # the first cell links to the mailbox
@@ -189,9 +195,6 @@ class AccountMailboxAdmin(AccountScopedAdmin):
         fields = ["account", "host", "port", "use_ssl", "username", "password", "folder", "enabled"]
         return [*fields, "last_polled_at", "last_result"] if obj is not None else fields
 
-    def get_readonly_fields(self, request, obj=None):
-        fields = list(super().get_readonly_fields(request, obj))
-        return [*fields, "account"] if obj is not None else fields  # one mailbox per account
 
     @admin.display(description="Mailbox", ordering="host")
     def mailbox(self, found: AccountMailbox) -> str:

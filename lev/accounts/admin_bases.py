@@ -204,6 +204,15 @@ class AccountScopedAdmin(TenancyAdmin):
         return queryset.filter(**lookup)
 
 
+class AccountSetOnceAdmin(AccountScopedAdmin):
+    """A row whose account is chosen when it is added and never changed after (its related rows are that
+    account's): the account is read-only on a saved row's page."""
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "account"] if obj is not None else fields
+
+
 def writable_account_ids(request: HttpRequest) -> list[int]:
     """The accounts whose records the signed-in user may change: those where its role is above viewer."""
     return [account_id for account_id, role in staff_roles(request).items() if role != "viewer"]

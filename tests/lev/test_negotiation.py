@@ -49,6 +49,6 @@ def test_what_is_remembered_is_bounded(monkeypatch):
     factory = APIRequestFactory()
     for n in range(parsers._CHOSEN_MAX + 50):
         request = Request(factory.get("/api/v1/deals/", HTTP_ACCEPT=f"application/json; v={n}"))
-        renderer, media_type = parsers.JsonFirstContentNegotiation().select_renderer(request, [JSONRenderer()])
+        _renderer, media_type = parsers.JsonFirstContentNegotiation().select_renderer(request, [JSONRenderer()])
         assert media_type == f"application/json; v={n}"
     assert len(parsers._CHOSEN) == parsers._CHOSEN_MAX
