@@ -24,7 +24,7 @@ class Migration(migrations.Migration):
                 ('username', models.CharField(max_length=255)),
                 ('password', encrypted_fields.fields.EncryptedCharField(max_length=255)),
                 ('folder', models.CharField(default='INBOX', max_length=255)),
-                ('enabled', models.BooleanField(default=True, help_text='Polled by beat while on.')),
+                ('enabled', models.BooleanField(default=True, help_text='Checked for new replies every minute or so while on.')),
                 ('last_polled_at', models.DateTimeField(blank=True, null=True)),
                 ('last_result', models.CharField(blank=True, default='', max_length=300)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),

@@ -239,7 +239,7 @@ class AccountMailbox(models.Model):
     username = models.CharField(max_length=255)
     password = EncryptedCharField(max_length=255)
     folder = models.CharField(max_length=255, default="INBOX")
-    enabled = models.BooleanField(default=True, help_text="Polled by beat while on.")
+    enabled = models.BooleanField(default=True, help_text="Checked for new replies every minute or so while on.")
     # What the last poll did, in a sentence a person can act on ("Signed in and read 3 messages.",
     # "The server refused the sign-in: check the username and password.").
     last_polled_at = models.DateTimeField(null=True, blank=True)
