@@ -229,14 +229,16 @@ class ApiErrorMiddleware:
 
 
 @functools.cache
-def _fixed_policies() -> tuple[tuple[str, str], ...]:
-    """(header, value) of django-csp's policy and its report-only one, as its middleware writes them on an
-    answer with no nonce and no per-view change; the ones with no policy left out."""
+def _fixed_policies() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """(header, value, excluded path prefixes) of django-csp's policy and of its report-only one, as its
+    middleware writes them on an answer with no nonce and no per-view change; one with no policy left out."""
     found = []
-    for header, report_only in ((CSP_HEADER, False), (CSP_HEADER_REPORT_ONLY, True)):
+    for header, report_only, name in ((CSP_HEADER, False, "CONTENT_SECURITY_POLICY"),
+                                      (CSP_HEADER_REPORT_ONLY, True, "CONTENT_SECURITY_POLICY_REPORT_ONLY")):
         value = build_policy(report_only=report_only)
         if value:
-            found.append((header, value))
+            found.append((header, value, tuple((getattr(settings, name, None) or {}).get("EXCLUDE_URL_PREFIXES")
+                                               or ())))
     return tuple(found)
 
 
@@ -261,10 +263,7 @@ class FixedContentSecurityPolicy:
         response = self.get_response(request)
         if settings.DEBUG and response.status_code in (404, 500):
             return response
-        for header, value in _fixed_policies():
-            name = "CONTENT_SECURITY_POLICY_REPORT_ONLY" if header == CSP_HEADER_REPORT_ONLY else \
-                "CONTENT_SECURITY_POLICY"
-            prefixes = tuple((getattr(settings, name, None) or {}).get("EXCLUDE_URL_PREFIXES") or ())
-            if header not in response and not request.path_info.startswith(prefixes):
+        for header, value, excluded in _fixed_policies():
+            if header not in response and not request.path_info.startswith(excluded):
                 response[header] = value
         return response

@@ -64,7 +64,7 @@ class JsonFirstContentNegotiation(DefaultContentNegotiation):
         try:
             fmt = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
         except SuspiciousOperation:  # a query string that cannot be read: DRF's choice, below, says so
-            fmt = key = None
+            key = None
         else:
             key = (request.META.get("HTTP_ACCEPT"), fmt, tuple(type(r) for r in renderers))
             chosen = _CHOSEN.get(key)

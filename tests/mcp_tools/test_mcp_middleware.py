@@ -102,6 +102,10 @@ def test_mcps_fixed_policy_is_django_csps_and_follows_the_settings(api_key, acco
     assert changed["Content-Security-Policy"] == full_changed["Content-Security-Policy"]
     assert changed["Content-Security-Policy-Report-Only"] == full_changed["Content-Security-Policy-Report-Only"] \
         == "default-src 'none'"
+    # A path django-csp is told to leave alone gets no header on either stack.
+    settings.CONTENT_SECURITY_POLICY = {**settings.CONTENT_SECURITY_POLICY, "EXCLUDE_URL_PREFIXES": ["/mcp"]}
+    left, full_left = (send(c, method, path, headers, body) for c in (lean_client(), full))
+    assert "Content-Security-Policy" not in left and "Content-Security-Policy" not in full_left
 
 
 def test_a_tool_changing_history_records_the_caller(api_key, account, user, settings):
