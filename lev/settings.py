@@ -733,6 +733,10 @@ LEV_INBOUND_IMAP_POLL_SECONDS = env_float("LEV_INBOUND_IMAP_POLL_SECONDS", 60.0)
 LEV_INBOUND_IMAP_TIMEOUT_SECONDS = env_float("LEV_INBOUND_IMAP_TIMEOUT_SECONDS", 30.0)
 # Messages read per poll (the rest wait for the next one).
 LEV_INBOUND_IMAP_BATCH = env_int("LEV_INBOUND_IMAP_BATCH", 50)
+# An account's own replies mailbox is on the internet: a host that resolves to a loopback, private or other
+# non-public address is refused (the form says so; a poll skips it), so an account cannot make this site
+# connect inside its own network. On for a site whose accounts' mail servers are on its private network.
+LEV_ACCOUNT_MAILBOX_PRIVATE_HOSTS = env_bool("LEV_ACCOUNT_MAILBOX_PRIVATE_HOSTS", False)
 # An account's own replies mailbox (deals.outreach.models.AccountMailbox) keeps its password encrypted with a
 # key derived from SECRET_KEY and this salt (django-fernet-encrypted-fields). Changing SECRET_KEY: keep the
 # old one in SECRET_KEY_FALLBACKS until the mailboxes are saved again, or their passwords cannot be read.

@@ -18,6 +18,7 @@ imapclient speaks IMAP4rev1 over the standard library's imaplib and parses the a
 from __future__ import annotations
 
 import logging
+import socket
 from dataclasses import dataclass
 
 from celery import shared_task
@@ -30,6 +31,7 @@ from imapclient.imapclient import FLAGGED, SEEN
 from deals.outreach.inbound import inbound_receive
 from deals.outreach.models import AccountMailbox
 from lev.errors import UpstreamUnavailable, ValidationFailed
+from lev.oauth.cimd import address_permitted
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +110,7 @@ def _failure(error: Exception) -> str:
         return "The replies could not be kept just now (the database or the documents' storage); they stay " \
                "unread for the next poll."
     if isinstance(error, OSError):
-        return "The server could not be reached: check the host, the port and TLS."
+        return UNREACHABLE
     return "The mailbox answered in a way it should not (its folder may not exist): check the folder."
 
 
@@ -121,9 +123,33 @@ def _summary(result: PollResult) -> str:
     return words + "."
 
 
+NOT_PUBLIC = ("The server's address is not a public one: an account's mailbox must be on the internet "
+              "(ask the site's operator if yours is on a private network).")
+UNREACHABLE = "The server could not be reached: check the host, the port and TLS."
+
+
+def host_problem(mailbox: Mailbox) -> str | None:
+    """Why an account's mailbox may not be connected to: its host resolves to no address, or to one that is
+    not public (loopback, private, link-local, the cloud's metadata service: lev.oauth.cimd's rule) unless
+    LEV_ACCOUNT_MAILBOX_PRIVATE_HOSTS. None when it may. (Checked before each connection; the IMAP library
+    resolves the name again as it connects.)"""
+    if settings.LEV_ACCOUNT_MAILBOX_PRIVATE_HOSTS:
+        return None
+    try:
+        infos = socket.getaddrinfo(mailbox.host, mailbox.port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return UNREACHABLE
+    if not infos or not all(address_permitted(info[4][0]) for info in infos):
+        return NOT_PUBLIC
+    return None
+
+
 def sign_in_problem(mailbox: Mailbox) -> str | None:
-    """Sign in to `mailbox` and open its folder, reading nothing: None when both work, else what to
-    check, in a sentence (the admin says it on the mailbox's form)."""
+    """Sign in to an account's `mailbox` and open its folder, reading nothing: None when both work, else
+    what to check, in a sentence (the admin says it on the mailbox's form)."""
+    problem = host_problem(mailbox)
+    if problem:
+        return problem
     try:
         with IMAPClient(mailbox.host, port=mailbox.port, ssl=mailbox.ssl,
                         timeout=min(settings.LEV_INBOUND_IMAP_TIMEOUT_SECONDS, 10)) as client:
@@ -139,8 +165,13 @@ def poll_account_mailboxes() -> PollResult:
     stops the next."""
     total = PollResult()
     for found in AccountMailbox.objects.filter(enabled=True).select_related("account").order_by("id"):
+        mailbox = account_mailbox(found)
+        refused = host_problem(mailbox)
+        if refused:
+            AccountMailbox.objects.filter(pk=found.pk).update(last_polled_at=timezone.now(), last_result=refused)
+            continue
         try:
-            result = poll_mailbox(account_mailbox(found), account=found.account)
+            result = poll_mailbox(mailbox, account=found.account)
         except (OSError, IMAPClient.Error, UpstreamUnavailable) as error:
             logger.warning("account mailbox %s: could not poll: %s", found.pk, type(error).__name__)
             words = _failure(error)

@@ -2,7 +2,8 @@
 server of test_inbound_imap.py: its replies land on the account's placements; one naming another account's
 email is kept for this account to assign and never touches the other's placement; one mailbox refusing
 its sign-in is said on it and does not stop the next; the password is encrypted at rest; the admin's form
-signs in before it saves and says what is wrong in words; another account's staff never sees it."""
+signs in before it saves and says what is wrong in words; a host that is not on the internet is refused
+(the site never connects inside its own network for an account); another account's staff never sees it."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ def _storage(settings, tmp_path, monkeypatch):
     private_storage_at(monkeypatch, tmp_path)
     settings.LEV_INBOUND_IMAP_HOST = ""  # no site mailbox: the accounts' own only
     settings.LEV_INBOUND_IMAP_TIMEOUT_SECONDS = 10
+    settings.LEV_ACCOUNT_MAILBOX_PRIVATE_HOSTS = True  # the test IMAP server is on 127.0.0.1
 
 
 def mailbox_of(account, port: int, *, password: str = PASSWORD) -> AccountMailbox:
@@ -109,3 +111,26 @@ def test_the_admin_form_signs_in_before_it_saves_and_keeps_the_password_unshown(
     # The server gone: the form says so rather than saving a mailbox that cannot be read.
     gone = client.post(reverse("admin:deals_accountmailbox_change", args=[box.pk]), {**form, "password": ""})
     assert "The server could not be reached: check the host, the port and TLS." in gone.content.decode()
+
+
+def test_a_mailbox_inside_the_sites_own_network_is_refused(account, settings):
+    """Without LEV_ACCOUNT_MAILBOX_PRIVATE_HOSTS, a host resolving to a loopback, private or metadata address
+    is refused on the form and skipped by the poll, said on the mailbox; nothing is connected to."""
+    settings.LEV_ACCOUNT_MAILBOX_PRIVATE_HOSTS = False
+    staffer = staff_user("mo", "view_accountmailbox", "add_accountmailbox", "change_accountmailbox")
+    MembershipFactory(account=account, user=staffer, role="member")
+    client = admin_client(staffer)
+    folder = Folder([reply(emailed(account)).as_bytes()])
+    with ImapServer(folder) as server:
+        for host in ("127.0.0.1", "localhost", "10.0.0.5", "169.254.169.254", "192.0.0.192"):
+            refused = client.post(reverse("admin:deals_accountmailbox_add"), {
+                "account": account.pk, "host": host, "port": server.port, "username": USER, "password": PASSWORD,
+                "folder": "INBOX", "enabled": "on"})
+            assert refused.status_code == 200, host
+            assert "is not a public one" in refused.content.decode(), host
+        assert not AccountMailbox.objects.exists()
+        box = mailbox_of(account, server.port)  # saved some other way (the shell, an older release)
+        assert poll_inbound_mailbox()["kept"] == 0
+    box.refresh_from_db()
+    assert box.last_result.startswith("The server's address is not a public one")
+    assert folder.commands == []  # never connected to
