@@ -1,7 +1,7 @@
 """What the deal team's lists share: the "Active deals" default (deals being worked; closed, dead and
 archived deals' rows — the demo account's market history among them — only when asked for), totals
-that count that default rather than what it hides, and row cells written as a deal team reads them
-(two lines: a link over a quiet line)."""
+that count that default rather than what it hides, row cells written as a deal team reads them
+(two lines: a link over a quiet line), and the row ids an admin form posts (`posted_id`, `ticked_ids`)."""
 
 from __future__ import annotations
 
@@ -106,3 +106,13 @@ class WordsChoicesFilter(admin.ChoicesFieldListFilter):
                     choice["display"] = new + display[len(old):]
                     break
             yield choice
+
+
+def posted_id(text: str) -> int | None:
+    """A row id posted by an admin form: digits only, at most 9 of them, else None."""
+    return int(text) if text.isdigit() and len(text) < 10 else None
+
+
+def ticked_ids(values: list[str]) -> list[int]:
+    """The row ids ticked on an admin form, in the order posted, once each; anything not an id left out."""
+    return list(dict.fromkeys(i for i in map(posted_id, values) if i is not None))

@@ -37,6 +37,7 @@ from deals.searches.selectors import (
 from deals.searches.serializers import LenderSearchStartSerializer
 from lev import formatting, limits
 from lev.accounts.selectors import check_staff_can_write
+from lev.admin_lists import posted_id, ticked_ids
 from lev.admin_relay import relay
 from lev.enums import ASSET_TYPES
 from lev.errors import ApplicationError
@@ -103,7 +104,7 @@ class DealPageViews:
             return deal
         back = _local_path(request.POST.get("next", "")) or reverse("admin:deals_deal_change",
                                                                      args=[deal.pk]) + "#placements"
-        lender_ids = sorted({i for i in map(_form_id, request.POST.getlist("lender_ids")) if i is not None})
+        lender_ids = sorted(ticked_ids(request.POST.getlist("lender_ids")))
         if not lender_ids:
             self.message_user(request, "Tick one or more ranked lenders to place the deal with.", messages.WARNING)
             return HttpResponseRedirect(back)
@@ -114,7 +115,7 @@ class DealPageViews:
         search_id = request.POST.get("search_id", "")
         search = None
         if search_id:
-            pk = _form_id(search_id)
+            pk = posted_id(search_id)
             search = LenderSearch.objects.filter(deal=deal, pk=pk).first() if pk is not None else None
             if search is None:
                 self.message_user(request, "That lender search is not one of this deal's.", messages.ERROR)
@@ -190,11 +191,6 @@ def _local_path(url: str) -> str:
     if not url.startswith("/") or url.startswith(("//", "/\\")):
         return ""
     return url if url_has_allowed_host_and_scheme(url, allowed_hosts=set()) else ""
-
-
-def _form_id(text: str) -> int | None:
-    """A row id posted by an admin form: digits only, at most 9 of them, else None."""
-    return int(text) if text.isdigit() and len(text) < 10 else None
 
 
 def start_lender_search(request: HttpRequest, deal: Deal) -> tuple[int, str]:

@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from rest_framework.exceptions import ValidationError
 
 from deals.documents.selectors import document_list
 from deals.models import Deal
@@ -24,8 +25,10 @@ from deals.outreach import selectors, services
 from deals.outreach.serializers import OutreachSendInputSerializer
 from deals.placements.models import Placement
 from lev import limits
+from lev.accounts.api import validated
 from lev.accounts.selectors import check_staff_can_write
-from lev.errors import ApplicationError
+from lev.admin_lists import ticked_ids
+from lev.errors import ApplicationError, to_application_error
 
 
 def urls(model_admin) -> list:
@@ -37,11 +40,6 @@ def urls(model_admin) -> list:
                  name="deals_deal_email_lenders")]
 
 
-def _form_ids(values: list[str]) -> list[int]:
-    """Row ids ticked on the form, in order, once each: digits only (anything else is not an id)."""
-    return list(dict.fromkeys(int(v) for v in values if v.isdigit() and len(v) < 10))
-
-
 def _candidates(deal: Deal) -> list[Placement]:
     """The placements a teaser may go to (draft, or marked sent by hand), oldest first."""
     return list(Placement.objects.filter(deal=deal, status__in=services.TEASER_STATUSES)
@@ -49,11 +47,12 @@ def _candidates(deal: Deal) -> list[Placement]:
 
 
 def _message(error: ApplicationError) -> str:
-    text = getattr(error, "customer_message", None) or error.message
+    """A refusal as the form's user reads it: each problem beside its field, else the error's own words."""
     fields = getattr(error, "fields", None) or {}
-    details = "; ".join(f"{name.replace('_', ' ')}: {' '.join(map(str, problems))}"
-                        for name, problems in fields.items())
-    return f"{text} ({details})" if details else text
+    if fields:
+        return "Not sent: " + "; ".join(f"{name.replace('_', ' ')}: {' '.join(map(str, problems))}"
+                                        for name, problems in fields.items()) + "."
+    return getattr(error, "customer_message", None) or error.message
 
 
 def _can_send(model_admin, request: HttpRequest, deal: Deal) -> bool:
@@ -101,29 +100,23 @@ def email_lenders_view(model_admin, request: HttpRequest, object_id: str) -> Htt
 def _send(model_admin, request: HttpRequest, deal: Deal, here: str) -> HttpResponse:
     if not model_admin.has_change_permission(request, deal):
         raise PermissionDenied
-    placement_ids = _form_ids(request.POST.getlist("placement_ids"))
+    placement_ids = ticked_ids(request.POST.getlist("placement_ids"))
     if not placement_ids:
         model_admin.message_user(request, "Tick one or more lenders to email.", messages.WARNING)
         return HttpResponseRedirect(here)
-    form = {"placement_ids": placement_ids, "document_ids": _form_ids(request.POST.getlist("document_ids"))}
+    form = {"placement_ids": placement_ids, "document_ids": ticked_ids(request.POST.getlist("document_ids"))}
     days = request.POST.get("expires_in_days", "").strip()
     if days:
         form["expires_in_days"] = days
-    checked = OutreachSendInputSerializer(data=form)
-    if not checked.is_valid():
-        problems = "; ".join(f"{name.replace('_', ' ')}: {' '.join(map(str, errors))}"
-                             for name, errors in checked.errors.items())
-        model_admin.message_user(request, f"Not sent: {problems}.", messages.ERROR)
-        return HttpResponseRedirect(here)
-    data = checked.validated_data
     try:
         check_staff_can_write(user=request.user, account_id=deal.account_id)
+        data = validated(OutreachSendInputSerializer, form)
         result = services.outreach_send(
             deal=deal, placements=selectors.deal_placements(deal=deal, placement_ids=data["placement_ids"]),
             user=request.user,
             documents=data.get("document_ids") or [], expires_in_days=data.get("expires_in_days"))
-    except ApplicationError as exc:
-        model_admin.message_user(request, _message(exc), messages.ERROR)
+    except (ApplicationError, ValidationError) as exc:  # the serializer's refusals are the API's ValidationFailed
+        model_admin.message_user(request, _message(to_application_error(exc)), messages.ERROR)
         return HttpResponseRedirect(here)
     queued = [email.placement.lender.name for email in result.queued]
     if queued:
