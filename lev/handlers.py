@@ -1,7 +1,7 @@
 """A Django request handler that runs a chosen part of settings.MIDDLEWARE, for the requests that need no
 pages' middleware: a registered endpoint's (`EndpointHandler`, routed by lev.wsgi when
 LEV_MCP_LEAN_MIDDLEWARE is on; the endpoint names its middleware when it registers, lev.endpoints); and
-the resolve table the MCP tools' in-process API calls share (mcp_tools.client.direct_dispatch).
+its table of resolved paths (`resolve`), which an in-process call given a path uses too.
 
 The chain keeps the order settings.MIDDLEWARE gives the names, and a name not in settings.MIDDLEWARE is
 not run (a deployment that removes a middleware removes it here too). URL resolution, views, exception
@@ -20,11 +20,11 @@ from lev.adapters.django import MiddlewareChain
 
 
 # Paths resolved lately, per URL resolver: resolving walks the URL patterns one regular expression after
-# another, twice per MCP tool call (/mcp and the API view behind the tool). The patterns are fixed for a
-# process's life, and a ResolverMatch is read, never changed, by Django and DRF, so one path resolves to
-# the same match every time; a path that resolves to nothing raises Resolver404 each time (an exception
-# is never kept). Keyed by the resolver itself, so a request's own urlconf or a test's ROOT_URLCONF (a new
-# resolver) never sees another's matches; bounded, as paths carry ids.
+# another, on every request to an endpoint (an in-process call that names its route resolves nothing).
+# The patterns are fixed for a process's life, and a ResolverMatch is read, never changed, by Django and
+# DRF, so one path resolves to the same match every time; a path that resolves to nothing raises
+# Resolver404 each time (an exception is never kept). Keyed by the resolver itself, so a request's own
+# urlconf or a test's ROOT_URLCONF (a new resolver) never sees another's matches; bounded, as paths carry ids.
 @lru_cache(maxsize=2048)
 def _resolve_cached(resolver: URLResolver, path: str) -> ResolverMatch:
     return resolver.resolve(path)

@@ -429,11 +429,13 @@ DATA_UPLOAD_MAX_NUMBER_FIELDS = limits.REQUEST_FIELDS_MAX
 
 REST_FRAMEWORK = {
     # OAuth access tokens first: its 401 challenge says where the OAuth metadata is (RFC 9728); it
-    # leaves API keys (lev_sk_…) to the next class.
+    # leaves API keys (lev_sk_…) to the next class. Last, the credential /mcp verified, handed to the
+    # view a tool calls in process (lev.accounts.auth.PreAuthenticated).
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "lev.oauth.authentication.OAuthTokenAuthentication",
         "lev.accounts.auth.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
+        "lev.accounts.auth.PreAuthenticated",
     ],
     # Every view names the scope each of its methods needs (`required_scopes`, lev.accounts.scopes).
     "DEFAULT_PERMISSION_CLASSES": [
@@ -466,6 +468,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The credentials a client sends; lev.accounts.auth.PreAuthenticated is this process's own hand-over, never a
+    # client's, so the schema does not describe it.
+    "AUTHENTICATION_WHITELIST": [
+        "lev.oauth.authentication.OAuthTokenAuthentication",
+        "lev.accounts.auth.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     # One named enum per domain list, shared by every serializer that uses it.
     "ENUM_NAME_OVERRIDES": {
         "LoanTypeEnum": "lev.enums.LOAN_TYPES",

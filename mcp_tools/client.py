@@ -27,6 +27,7 @@ import requests
 from django.conf import settings
 from django.core.handlers.wsgi import WSGIRequest
 from django.urls import Resolver404
+from django.urls.resolvers import ResolverMatch
 from django.utils.log import log_response
 from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder as DrfJSONEncoder
@@ -39,7 +40,8 @@ from lev.handlers import resolve
 from lev.middleware import REQUEST_ID_HEADER, access_logger, error_response, is_json, request_id_for
 from lev.outages import OUTAGE_STATUSES
 from lev.request_id import new_request_id
-from mcp_tools import resilience
+from mcp_tools import addresses, resilience
+from mcp_tools.addresses import Address
 from mcp_tools.errors import ToolFailure, from_api_response, retry_after_ms_from, upstream_unavailable
 from mcp_tools.metrics import BACKEND_RETRIES
 
@@ -57,14 +59,17 @@ class ApiResponse:
 
 class Transport(ABC):
     @abstractmethod
-    def send(self, method: str, path: str, *, query: dict[str, Any] | None, body: Any,
+    def send(self, method: str, path: Address | str, *, query: dict[str, Any] | None, body: Any,
              headers: dict[str, str]) -> ApiResponse:
-        """One request to the API; raises BackendUnavailable when no answer came."""
+        """One request to the API at `path` (an address, or a path as a client writes it); raises
+        BackendUnavailable when no answer came."""
 
 
 class InProcessTransport(Transport):
     """Dispatches to the site's own views with no socket: the same views, statuses and headers
-    (direct_dispatch, below)."""
+    (direct_dispatch, below). An address's view is called with its ids as they are (mcp_tools.addresses);
+    `authenticated`, the (user, credential) the calling endpoint verified, is handed to the view in place
+    of the Authorization header (lev.accounts.auth.PreAuthenticated): the call is authenticated once."""
 
     def __init__(self, host: str = "localhost", scheme: str = "http", authenticated: tuple | None = None):
         self.host = host
@@ -76,7 +81,7 @@ class InProcessTransport(Transport):
         host, _, port = self.host.partition(":")
         environ = {
             "REQUEST_METHOD": method,
-            "PATH_INFO": path,
+            "PATH_INFO": str(path),
             "SCRIPT_NAME": "",
             "QUERY_STRING": urlencode(query or {}, doseq=True),
             "CONTENT_TYPE": "application/json",
@@ -91,32 +96,38 @@ class InProcessTransport(Transport):
             "REMOTE_ADDR": "127.0.0.1",
         }
         for name, value in headers.items():
+            if self.authenticated is not None and name.lower() == "authorization":
+                continue  # handed over below instead
             environ["HTTP_" + name.upper().replace("-", "_")] = value
         if self.authenticated is not None:
             # Not an HTTP_* key, so no client can set it: only this process hands it over.
             environ[PREAUTHENTICATED_ENVIRON_KEY] = self.authenticated
-        return direct_dispatch(WSGIRequest(environ))
+        request = WSGIRequest(environ)
+        if isinstance(path, Address):
+            return direct_dispatch(request, addresses.match(path))
+        try:
+            return direct_dispatch(request, resolve(request.path_info))
+        except Resolver404:
+            return direct_dispatch(request, None)
 
 
-def direct_dispatch(request: WSGIRequest) -> ApiResponse:
-    """An in-process call: the API view the path resolves to,
-    called directly, and its answer's data taken as the view left it, not rendered to JSON and parsed
-    back. Everything that decides the answer is still the view's own, in one place: DRF's dispatch
-    authenticates (the key the /mcp request verified, handed over), checks the scope, counts the rate
-    limit, the view finds the account's records and validates the input, and the project's exception
-    handler writes every refusal. What this leaves out is only the handler around it: the middleware
-    chain (its three parts are done here: the request id, the JSON body of an error that escapes the
-    view, the request django-simple-history records) and the renderer. tests/mcp_tools/test_inprocess_hop.py
-    holds its answers (status, body, the headers a tool reads) to the long way's, request for request."""
+def direct_dispatch(request: WSGIRequest, match: ResolverMatch | None) -> ApiResponse:
+    """An in-process call: the API view `match` names (None: no route, the API's 404), called directly,
+    and its answer's data taken as the view left it, not rendered to JSON and parsed back. Everything
+    that decides the answer is still the view's own, in one place: DRF's dispatch takes the credential
+    handed over, checks the scope, counts the rate limit, the view finds the account's records and
+    validates the input, and the project's exception handler writes every refusal. What this leaves out
+    is only the handler around it: the middleware chain (its three parts are done here: the request id,
+    the JSON body of an error that escapes the view, the request django-simple-history records) and the
+    renderer. tests/mcp_tools/test_inprocess_hop.py holds its answers (status, body, the headers a tool
+    reads) to the full stack's, request for request."""
     request_id = request_id_for(request.META.get("HTTP_X_REQUEST_ID", ""))
     request.request_id = request_id
     context = HistoricalRecords.context
     outer = getattr(context, "request", None)
     context.request = request
     try:
-        try:
-            match = resolve(request.path_info)
-        except Resolver404:
+        if match is None:
             response = error_response(NotFound())
         else:
             request.resolver_match = match
@@ -205,7 +216,7 @@ class HttpTransport(Transport):
     def send(self, method, path, *, query, body, headers) -> ApiResponse:
         try:
             response = self.session().request(
-                method, self.base_url + path, params=query, json=body, headers=headers,
+                method, self.base_url + str(path), params=query, json=body, headers=headers,
                 timeout=self.timeout,
             )
         except requests.Timeout as exc:
@@ -246,21 +257,21 @@ class LevClient:
         self.attempts = 0
 
     # -- verbs -----------------------------------------------------------------------------
-    def get(self, path: str, query: dict[str, Any] | None = None) -> Any:
+    def get(self, path: Address | str, query: dict[str, Any] | None = None) -> Any:
         return self.request("GET", path, query=query)
 
-    def post(self, path: str, body: Any = None, *, idempotency_key: str | None = None) -> Any:
+    def post(self, path: Address | str, body: Any = None, *, idempotency_key: str | None = None) -> Any:
         return self.request("POST", path, body=body, idempotency_key=idempotency_key)
 
-    def patch(self, path: str, body: Any) -> Any:
+    def patch(self, path: Address | str, body: Any) -> Any:
         return self.request("PATCH", path, body=body)
 
-    def delete(self, path: str) -> Any:
+    def delete(self, path: Address | str) -> Any:
         # Not retried: a repeat after a lost answer would say "not found" about what it removed.
         return self.request("DELETE", path)
 
     # -- core ------------------------------------------------------------------------------
-    def request(self, method: str, path: str, *, query: dict[str, Any] | None = None, body: Any = None,
+    def request(self, method: str, path: Address | str, *, query: dict[str, Any] | None = None, body: Any = None,
                 idempotency_key: str | None = None) -> Any:
         headers = {"X-Request-Id": self.request_id, "Accept": "application/json"}
         if self.authorization:
@@ -268,13 +279,16 @@ class LevClient:
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
         query = {k: v for k, v in (query or {}).items() if v is not None}
+        # A tool names the route and its ids (mcp_tools.addresses); a path without ids is its own route.
+        named = path if isinstance(path, Address) else Address(path)
+        address = Address(API_PREFIX + named.template, named.ids)
         # Retrying is safe for reads, for PATCH (it sets values, so repeating it lands the same
         # state) and for creates that carry an Idempotency-Key (the API replays the first result).
         idempotent = method in ("GET", "HEAD", "PATCH") or bool(idempotency_key)
 
         def attempt() -> ApiResponse:
             self.attempts += 1
-            response = self.transport.send(method, API_PREFIX + path, query=query, body=body, headers=headers)
+            response = self.transport.send(method, address, query=query, body=body, headers=headers)
             # Only an outage (502/503/504) is retried and counted by the breaker. Any other 5xx is a
             # bug: the same request would fail again, so it goes back to the caller as an answer.
             if response.status in OUTAGE_STATUSES:
@@ -342,13 +356,13 @@ class LevClient:
             if self.attempts - attempts_before > 1:
                 BACKEND_RETRIES.labels("exhausted").inc()
             logger.warning("Backend unavailable for %s %s after %d attempt(s) in %.0f ms: %s",
-                           method, path, self.attempts, (time.monotonic() - started) * 1000, exc)
+                           method, named, self.attempts, (time.monotonic() - started) * 1000, exc)
             raise upstream_unavailable(exc.retry_after_ms) from None
         if self.attempts - attempts_before > 1:
             BACKEND_RETRIES.labels("recovered").inc()
         if response.status >= 500:
             logger.error("Backend answered %s to %s %s: a bug in the API, not an outage (see its log for "
-                         "request id %s)", response.status, method, path, self.request_id)
+                         "request id %s)", response.status, method, named, self.request_id)
         if response.status >= 400:
             raise from_api_response(response.status, response.body, response.headers)
         return response.body

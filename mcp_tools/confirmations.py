@@ -50,6 +50,7 @@ from django.core import signing
 
 from deals.placements.workflow import DECIDED_STATUSES, FINAL_STATUSES, STATES, UPDATE_STATUSES
 from lev.enums import RATE_INDEX_NAMES
+from mcp_tools.addresses import at
 from mcp_tools.registry import lev
 
 # The key of the one input request (and of its answer in inputResponses).
@@ -111,7 +112,7 @@ def _clip(text: Any) -> str:
 
 
 def _deal_title(deal_id: int) -> str:
-    return _clip(lev().get(f"/deals/{deal_id}/").get("title")) or f"deal {deal_id}"
+    return _clip(lev().get(at("/deals/{deal_id}/", deal_id=deal_id)).get("title")) or f"deal {deal_id}"
 
 
 def _money(value: Any) -> str:
@@ -141,7 +142,7 @@ def _describe_archive(kwargs: dict[str, Any]) -> dict[str, str]:
 
 
 def _describe_winner(kwargs: dict[str, Any]) -> dict[str, str]:
-    sheet = lev().get(f"/term-sheets/{kwargs['term_sheet_id']}/")
+    sheet = lev().get(at("/term-sheets/{term_sheet_id}/", term_sheet_id=kwargs['term_sheet_id']))
     title = _deal_title(sheet["deal_id"])
     return {"title": "Choose this quote as the winner?",
             "message": f"Choose {_quote(sheet)} as the winner of “{title}”? Its placement becomes won and "
@@ -149,7 +150,7 @@ def _describe_winner(kwargs: dict[str, Any]) -> dict[str, str]:
 
 
 def _describe_removal(kwargs: dict[str, Any]) -> dict[str, str]:
-    sheet = lev().get(f"/term-sheets/{kwargs['term_sheet_id']}/")
+    sheet = lev().get(at("/term-sheets/{term_sheet_id}/", term_sheet_id=kwargs['term_sheet_id']))
     title = _deal_title(sheet["deal_id"])
     return {"title": "Remove this quote?",
             "message": f"Remove {_quote(sheet)} from “{title}”? It leaves the deal's comparison; to "
@@ -157,7 +158,7 @@ def _describe_removal(kwargs: dict[str, Any]) -> dict[str, str]:
 
 
 def _describe_status(kwargs: dict[str, Any]) -> dict[str, str]:
-    placement = lev().get(f"/placements/{kwargs['placement_id']}/")
+    placement = lev().get(at("/placements/{placement_id}/", placement_id=kwargs['placement_id']))
     title = _deal_title(placement["deal_id"])
     label = STATES[kwargs["status"]].label.lower()
     lender = _clip(placement.get("lender_name")) or "the lender"
@@ -178,7 +179,7 @@ def _describe_send(kwargs: dict[str, Any]) -> dict[str, str]:
     from mcp_tools.tools.placements import outreach_body  # the tool's own body, previewed as it will be sent
 
     title = _deal_title(kwargs["deal_id"])
-    plan = lev().post(f"/deals/{kwargs['deal_id']}/outreach/preview/", outreach_body(kwargs))
+    plan = lev().post(at("/deals/{deal_id}/outreach/preview/", deal_id=kwargs['deal_id']), outreach_body(kwargs))
     lenders = [f"{_clip(r.get('lender_name'))} ({_clip(r.get('to_address'))})" for r in plan.get("recipients") or []]
     documents = [_clip(d.get("name")) + (f" ({_clip(d.get('file_name'))})" if d.get("file_name") != d.get("name")
                                          else "") for d in plan.get("documents") or []]

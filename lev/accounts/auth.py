@@ -15,8 +15,8 @@ from lev.accounts.credential_cache import credential_cache
 from lev.errors import AuthenticationFailed, SessionExpired
 
 KEY_PREFIX = "lev_sk_"
-# WSGI environ key through which the in-process MCP transport hands over the (user, key) the MCP
-# endpoint verified moments before. Not an HTTP_* key, so it cannot come from the network.
+# WSGI environ key through which an in-process call hands the API view the (user, credential) its caller
+# verified moments before (PreAuthenticated, below). Not an HTTP_* key, so it cannot come from the network.
 PREAUTHENTICATED_ENVIRON_KEY = "lev.preauthenticated"
 
 
@@ -65,9 +65,6 @@ class ApiKeyAuthentication(BaseAuthentication):
             raise AuthenticationFailed("Unauthorized: invalid API key.") from exc
         if not raw_key.startswith(KEY_PREFIX):
             raise AuthenticationFailed("Unauthorized: invalid API key.")
-        verified = request._request.META.get(PREAUTHENTICATED_ENVIRON_KEY)
-        if verified is not None and verified[1].key_hash == hash_key(raw_key):
-            return verified
         return self.authenticate_key(raw_key)
 
     @staticmethod
@@ -99,3 +96,14 @@ class ApiKeyAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="lev"'
+
+
+class PreAuthenticated(BaseAuthentication):
+    """The credential verified moments before by the endpoint that calls this API view in process (the MCP
+    tools' calls, mcp_tools.client), handed over under PREAUTHENTICATED_ENVIRON_KEY: the tool call is
+    authenticated once, by /mcp, and the view takes its (user, credential) as they are. Such a request
+    carries no Authorization header, so the classes before this one find nothing to read; it comes last
+    so that a REST request's 401 keeps the first class's challenge (DRF asks the first class for it)."""
+
+    def authenticate(self, request: Request):
+        return request._request.META.get(PREAUTHENTICATED_ENVIRON_KEY)

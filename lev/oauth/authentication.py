@@ -21,7 +21,7 @@ from rest_framework.request import Request
 
 from lev import limits
 from lev.accounts import scopes
-from lev.accounts.auth import KEY_PREFIX, PREAUTHENTICATED_ENVIRON_KEY, ApiKeyRejected, authorization_header
+from lev.accounts.auth import KEY_PREFIX, ApiKeyRejected, authorization_header
 from lev.accounts.credential_cache import credential_cache
 from lev.errors import AuthenticationFailed, SessionExpired
 from lev.resource import audience_allowed, bearer_challenge
@@ -70,16 +70,9 @@ class OAuthTokenAuthentication(BaseAuthentication):
             raw = bearer_value(request)
             if raw is None or raw.startswith(KEY_PREFIX):
                 return None  # not ours: an API key, a session, or nothing
-            return self._authenticate(request, raw)
+            return authenticate_token(token_checksum(raw), request)
         except AuthenticationFailed as error:
             raise ApiKeyRejected(error) from None
-
-    def _authenticate(self, request: Request, raw: str):
-        checksum = token_checksum(raw)
-        verified = request._request.META.get(PREAUTHENTICATED_ENVIRON_KEY)
-        if verified is not None and getattr(verified[1], "token_checksum", None) == checksum:
-            return verified  # the MCP endpoint checked this token moments ago (in-process call)
-        return authenticate_token(checksum, request)
 
     def authenticate_header(self, request: Request) -> str:
         sent = bool(authorization_header(request))

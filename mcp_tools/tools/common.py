@@ -60,6 +60,7 @@ from lev.vocabulary import (
     percent_fraction_message,
 )
 from mcp_tools import budget
+from mcp_tools.addresses import Address
 from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev
 
@@ -393,7 +394,7 @@ def cursor_at(offset: int, size: int) -> str:
     return encode_page_cursor(offset // size + 1, size, offset % size)
 
 
-def get_page(path: str, query: dict[str, Any], page: int) -> dict[str, Any]:
+def get_page(path: Address | str, query: dict[str, Any], page: int) -> dict[str, Any]:
     """One page of a REST list; a page past the end (the list got shorter since the cursor was
     made: the API's bare "Resource not found", where a missing parent names itself) is a cursor error."""
     try:

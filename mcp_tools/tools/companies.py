@@ -15,6 +15,7 @@ from pydantic import Field
 from lev import limits
 from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
 from lev.enums import COMPANY_KINDS
+from mcp_tools.addresses import Address, at
 from mcp_tools.errors import validation_failure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -72,12 +73,14 @@ CONTACT_STEPS = [
 CONTACTS_SHOWN = limits.PAGE_SIZE_DEFAULT
 
 
-def _where(company_id: int | None, lender_id: int | None) -> str:
-    """The contacts path of exactly one of a company or a lender."""
+def _where(company_id: int | None, lender_id: int | None) -> Address:
+    """The contacts address of exactly one of a company or a lender."""
     if (company_id is None) == (lender_id is None):
         raise validation_failure({"company_id": ["pass company_id or lender_id (one of them)"]},
                                  message="Validation failed: pass company_id or lender_id (one of them)")
-    return f"/companies/{company_id}/contacts/" if company_id is not None else f"/lenders/{lender_id}/contacts/"
+    if company_id is not None:
+        return at("/companies/{company_id}/contacts/", company_id=company_id)
+    return at("/lenders/{lender_id}/contacts/", lender_id=lender_id)
 
 
 @tool(title="List companies", scope=DEALS_READ, read_only=True)
@@ -97,8 +100,8 @@ def list_companies(
 @tool(title="Get a company", scope=DEALS_READ, read_only=True)
 def get_company(company_id: CompanyId) -> dict[str, Any]:
     """Get a company with notes and its first contacts (the rest: list_contacts)."""
-    company = lev().get(f"/companies/{company_id}/")
-    page = lev().get(f"/companies/{company_id}/contacts/", {"page_size": CONTACTS_SHOWN})
+    company = lev().get(at("/companies/{company_id}/", company_id=company_id))
+    page = lev().get(at("/companies/{company_id}/contacts/", company_id=company_id), {"page_size": CONTACTS_SHOWN})
     company["contacts"] = [CONTACT_STEPS[1](_contact(c)) for c in page["results"]]
     return cut_nested({"company": company}, "company", "contacts", page["count"], lambda kept: {
         "tool": "list_contacts", "arguments": {"company_id": company_id, "cursor": cursor_at(kept, CONTACTS_SHOWN)},
@@ -132,7 +135,7 @@ def update_company(
     """Change some fields of a company (at least one); those left out stay."""
     body = drop_none(kind=kind, name=name, website=website, location=location, notes=notes)
     require_change(body, "company_id")
-    return {"company": lev().patch(f"/companies/{company_id}/", body)}
+    return {"company": lev().patch(at("/companies/{company_id}/", company_id=company_id), body)}
 
 
 @tool(title="List contacts", scope=DEALS_READ, read_only=True)
@@ -180,4 +183,4 @@ def update_contact(
     """Change some fields of a contact (at least one); those left out stay."""
     body = drop_none(name=name, title=title, email=email, phone=phone, notes=notes)
     require_change(body, "contact_id")
-    return {"contact": _contact(lev().patch(f"/contacts/{contact_id}/", body))}
+    return {"contact": _contact(lev().patch(at("/contacts/{contact_id}/", contact_id=contact_id), body))}

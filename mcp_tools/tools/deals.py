@@ -14,6 +14,7 @@ from lev.enums import DEAL_STATUSES
 from lev.errors import ErrorCode
 from lev.limits import LOAN_AMOUNT_MIN
 from mcp_tools import budget
+from mcp_tools.addresses import at
 from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -194,10 +195,10 @@ def get_deal(
     wanted = list(dict.fromkeys(include or ()))
     # Properties come from their own paged list: a deal may have hundreds, and only a page is shown.
     rest = [part for part in wanted if part != "properties"]
-    deal = lev().get(f"/deals/{deal_id}/", {"include": ",".join(rest)} if rest else None)
+    deal = lev().get(at("/deals/{deal_id}/", deal_id=deal_id), {"include": ",".join(rest)} if rest else None)
     if "properties" not in wanted:
         return {"deal": deal}
-    page = lev().get(f"/deals/{deal_id}/properties/", {"page_size": PROPERTIES_SHOWN})
+    page = lev().get(at("/deals/{deal_id}/properties/", deal_id=deal_id), {"page_size": PROPERTIES_SHOWN})
     deal["properties"] = page["results"]
     return _with_properties({"deal": deal}, deal_id, page["count"])
 
@@ -211,7 +212,7 @@ def list_deal_properties(deal_id: DealId, limit: Limit = limits.PAGE_SIZE_DEFAUL
     page. A page too large ends early (truncated: true); next_cursor skips nothing.
     """
     page, size, skip = decode_page_cursor(cursor, limit)
-    body = get_page(f"/deals/{deal_id}/properties/", {"page": page, "page_size": size}, page)
+    body = get_page(at("/deals/{deal_id}/properties/", deal_id=deal_id), {"page": page, "page_size": size}, page)
     return read_page(body, "properties", page, size, skip, body["results"])
 
 
@@ -283,13 +284,13 @@ def update_deal(
                                      message=f"Validation failed: {GIVEN_AND_CLEARED} ({name})")
         body[name] = None
     require_change(body, "deal_id")
-    return {"deal": lev().patch(f"/deals/{deal_id}/", body)}
+    return {"deal": lev().patch(at("/deals/{deal_id}/", deal_id=deal_id), body)}
 
 
 @tool(title="Archive a deal", scope=DEALS_WRITE, destructive=True, idempotent=True)
 def archive_deal(deal_id: DealId) -> dict[str, Any]:
     """Archive a deal for good: it cannot be changed or restored. Confirm with the user first."""
-    return {"deal": lev().post(f"/deals/{deal_id}/archive/")}
+    return {"deal": lev().post(at("/deals/{deal_id}/archive/", deal_id=deal_id))}
 
 
 @tool(title="Add a property to a deal", scope=DEALS_WRITE, destructive=False, idempotent=False)
@@ -311,7 +312,7 @@ def add_deal_property(
     body = drop_none(name=name, address=address, city=city, state=state, zip=zip, asset_type=asset_type,
                      units=units, square_footage=square_footage, year_built=year_built)
     # One key per call: local retries of this request never add the property twice.
-    return {"property": lev().post(f"/deals/{deal_id}/properties/", body,
+    return {"property": lev().post(at("/deals/{deal_id}/properties/", deal_id=deal_id), body,
                                    idempotency_key=f"mcp-{uuid.uuid4()}")}
 
 
@@ -337,13 +338,14 @@ def update_deal_property(
     body = drop_none(name=name, address=address, city=city, state=state, zip=zip, asset_type=asset_type,
                      units=units, square_footage=square_footage, year_built=year_built)
     require_change(body, "property_id")
-    return {"property": lev().patch(f"/deals/{deal_id}/properties/{property_id}/", body)}
+    return {"property": lev().patch(
+        at("/deals/{deal_id}/properties/{property_id}/", deal_id=deal_id, property_id=property_id), body)}
 
 
 @tool(title="Remove a property from a deal", scope=DEALS_WRITE, destructive=True, idempotent=True)
 def remove_deal_property(deal_id: DealId, property_id: PropertyId) -> dict[str, Any]:
     """Remove a property from a deal for good. Confirm with the user first."""
-    lev().delete(f"/deals/{deal_id}/properties/{property_id}/")
+    lev().delete(at("/deals/{deal_id}/properties/{property_id}/", deal_id=deal_id, property_id=property_id))
     return {"removed": {"deal_id": deal_id, "property_id": property_id}}
 
 
@@ -364,7 +366,7 @@ def get_deal_financials(deal_id: DealId) -> dict[str, Any]:
     """Get a deal's financials (USD, NOI per year, percents) with ltv, debt_yield (NOI/loan) and
     dscr: NOI over the debt service lenders underwrite (dscr_basis), shown beside
     dscr_interest_only and dscr_amortizing; null when unknown."""
-    return {"financials": lev().get(f"/deals/{deal_id}/financials/")}
+    return {"financials": lev().get(at("/deals/{deal_id}/financials/", deal_id=deal_id))}
 
 
 @tool(title="Set a deal's financials", scope=DEALS_WRITE, idempotent=True)
@@ -390,7 +392,7 @@ def update_deal_financials(
                      interest_rate=interest_rate, amortization_years=amortization_years,
                      interest_only_months=interest_only_months)
     require_change(body, "deal_id", what="figure")
-    return {"financials": lev().patch(f"/deals/{deal_id}/financials/", body)}
+    return {"financials": lev().patch(at("/deals/{deal_id}/financials/", deal_id=deal_id), body)}
 
 
 # --- summary ------------------------------------------------------------------------------------
@@ -404,7 +406,7 @@ def summarize_deal(
     parties, lender search, placements, quotes compared, next steps. Every figure in text cites
     sources [n]: record, field, value, API path. Parts a scope (placements:read, lenders:read)
     keeps out are named in left_out."""
-    return {"summary": lev().get(f"/deals/{deal_id}/summary/", {"detail": detail})}
+    return {"summary": lev().get(at("/deals/{deal_id}/summary/", deal_id=deal_id), {"detail": detail})}
 
 
 # --- History imports (deals.history.jobs; uploaded through POST /api/v1/history-imports/) ---------------
@@ -451,7 +453,7 @@ def get_import(import_id: ImportId) -> dict[str, Any]:
     status (queued, running, done, refused, failed), progress, summary, the first problems, lender
     names to map (with candidates) and the refused rows' report URL (CSV)."""
     try:
-        job = lev().get(f"/history-imports/{import_id}/")
+        job = lev().get(at("/history-imports/{import_id}/", import_id=import_id))
     except ToolFailure as failure:
         if failure.code == ErrorCode.NOT_FOUND:
             failure.hint = IMPORT_NOT_FOUND_HINT

@@ -13,6 +13,7 @@ from lev import limits
 from lev.accounts.scopes import DEALS_READ
 from lev.enums import DOCUMENT_KINDS
 from mcp_tools import budget
+from mcp_tools.addresses import at
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import Cursor, Id, Limit, decode_page_cursor, drop_none, get_page, read_page
 
@@ -43,7 +44,8 @@ def list_deal_documents(deal_id: Id(None), kind: Kind | None = None, limit: Limi
     document's versions and the figures read from it. Returns {"documents", "total", "has_more",
     "next_cursor"}."""
     page, size, skip = decode_page_cursor(cursor, limit)
-    body = get_page(f"/deals/{deal_id}/documents/", {**drop_none(kind=kind), "page": page, "page_size": size}, page)
+    body = get_page(at("/deals/{deal_id}/documents/", deal_id=deal_id),
+                    {**drop_none(kind=kind), "page": page, "page_size": size}, page)
     return read_page(body, "documents", page, size, skip, [_document(d) for d in body["results"]])
 
 
@@ -51,7 +53,7 @@ def list_deal_documents(deal_id: Id(None), kind: Kind | None = None, limit: Limi
 def get_deal_document(document_id: Id(None)) -> dict[str, Any]:
     """One document of a deal with its versions, newest first (the latest 20), and for a rent roll or T-12 the figures
     read from it (`extracted`: figures, problems by row, layout; null when nothing was read)."""
-    document = lev().get(f"/documents/{document_id}/")
+    document = lev().get(at("/documents/{document_id}/", document_id=document_id))
     versions = [{**_version(v), "sha256": v["sha256"], "extracted": v.get("extracted")} for v in document["versions"]]
     answer = {"document": {**_document(document), "versions": versions}}
     if not budget.fits(answer):

@@ -16,6 +16,7 @@ from lev.accounts.scopes import DEALS_WRITE, LENDERS_READ, SEARCHES_WRITE
 from lev.enums import ASSET_TYPES, LENDER_TYPES, POSITIONS, PROGRAM_LOAN_TYPES, RATE_TYPES, RECOURSE_TYPES, US_STATES
 from lev.errors import ErrorCode
 from lev.limits import LOAN_AMOUNT_MIN
+from mcp_tools.addresses import at
 from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -141,7 +142,7 @@ def get_lender(lender_id: LenderId) -> dict[str, Any]:
     2000 characters is cut. Empty states = nationwide; max_ltv, rates, min_debt_yield percent;
     spreads bps. Terms (rate, term, amortization, IO) only when stated.
     """
-    lender = lev().get(f"/lenders/{lender_id}/")
+    lender = lev().get(at("/lenders/{lender_id}/", lender_id=lender_id))
     programs = lender.get("programs") or []
     lender["programs"] = [_program_item(p) for p in programs[:PROGRAMS_SHOWN]]
     lender["programs_total"] = len(programs)
@@ -163,7 +164,7 @@ def list_lender_programs(lender_id: LenderId, limit: Limit = limits.PAGE_SIZE_DE
     ends early (truncated: true); next_cursor skips nothing. Terms only when stated.
     """
     page, size, skip = decode_page_cursor(cursor, limit)
-    body = get_page(f"/lenders/{lender_id}/programs/", {"page": page, "page_size": size}, page)
+    body = get_page(at("/lenders/{lender_id}/programs/", lender_id=lender_id), {"page": page, "page_size": size}, page)
     return read_page(body, "programs", page, size, skip, [_program_item(p) for p in body["results"]])
 
 
@@ -251,7 +252,7 @@ def add_lender_program(
         fixed_rate_min=fixed_rate_min, fixed_rate_max=fixed_rate_max, term_months_min=term_months_min,
         term_months_max=term_months_max, amortization_years=amortization_years,
         interest_only_months=interest_only_months, min_debt_yield=min_debt_yield)
-    program = lev().post(f"/lenders/{lender_id}/programs/", body,
+    program = lev().post(at("/lenders/{lender_id}/programs/", lender_id=lender_id), body,
                          idempotency_key=idempotency_key or f"mcp-{uuid.uuid4()}")
     return {"program": _program_item(program), "lender_id": lender_id}
 
@@ -286,7 +287,8 @@ def search_lenders_for_deal(deal_id: DealId) -> dict[str, Any]:
     """
     # The key makes the create retryable inside the client on transient failures; the API
     # itself dedupes by reusing the deal's recent search.
-    body = lev().post(f"/deals/{deal_id}/lender-searches/", {}, idempotency_key=f"mcp-{uuid.uuid4()}")
+    body = lev().post(at("/deals/{deal_id}/lender-searches/", deal_id=deal_id), {},
+                      idempotency_key=f"mcp-{uuid.uuid4()}")
     return {
         "search_id": body["search_id"],
         "status": body["status"],
@@ -306,7 +308,7 @@ def list_lender_searches(deal_id: DealId, limit: Limit = limits.PAGE_SIZE_DEFAUL
     get_lender_search_results(search_id). Returns {"searches", "total", "has_more", "next_cursor"}.
     """
     page, size, skip = decode_page_cursor(cursor, limit)
-    body = get_page(f"/deals/{deal_id}/lender-searches/", {"page": page, "page_size": size}, page)
+    body = get_page(at("/deals/{deal_id}/lender-searches/", deal_id=deal_id), {"page": page, "page_size": size}, page)
     items = [{key: search.get(key) for key in ("search_id", "status", "total_matches", "deal_changed",
                                                "results_removed", "created_at", "finished_at")}
              for search in body["results"]]
@@ -433,7 +435,7 @@ def get_lender_search_results(search_id: SearchId, limit: Limit = limits.PAGE_SI
     query: dict[str, Any] = {"page": page, "page_size": size}
     if capital_source is not None:
         query["capital_source"] = capital_source
-    body = lev().get(f"/lender-searches/{search_id}/", query)
+    body = lev().get(at("/lender-searches/{search_id}/", search_id=search_id), query)
     if body["status"] == "failed":
         raise _failure(body)
     items = [_match_item(m) for m in body["results"]]
@@ -484,7 +486,7 @@ def get_market_rates(
         return {"as_of": body["as_of"], "rates": rates}
     until = as_of or timezone.localdate()
     since = until - dt.timedelta(days=min(history_days - 1, (until - dt.date.min).days))
-    body = lev().get(f"/market-rates/{index}/history/", {
+    body = lev().get(at("/market-rates/{index}/history/", index=index), {
         "since": since.isoformat(), "until": until.isoformat(), "page_size": limits.PAGE_SIZE_MAX})
     history = [{"date": r["date"], "rate": r["rate"]} for r in body["results"]]
     return {"index": index, "since": since.isoformat(), "until": until.isoformat(), "history": history,

@@ -16,6 +16,7 @@ from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
 from lev.enums import NOTE_KINDS
 from lev.errors import ErrorCode
 from mcp_tools import budget
+from mcp_tools.addresses import at
 from mcp_tools.errors import ToolFailure, validation_failure
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
@@ -125,5 +126,5 @@ def get_deal_timeline(deal_id: Id(None), limit: Limit = limits.PAGE_SIZE_DEFAULT
     status, quotes, the winner, notes. Each entry: at, kind, actor ("Lev": automatic), text, refs (ids).
     Returns {"entries", "total", "has_more", "next_cursor"}."""
     page, size, skip = decode_page_cursor(cursor, limit)
-    body = get_page(f"/deals/{deal_id}/timeline/", {"page": page, "page_size": size}, page)
+    body = get_page(at("/deals/{deal_id}/timeline/", deal_id=deal_id), {"page": page, "page_size": size}, page)
     return read_page(body, "entries", page, size, skip, [_entry(e) for e in body["results"]], ENTRY_STEPS)

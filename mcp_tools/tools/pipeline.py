@@ -8,6 +8,7 @@ from pydantic import Field
 
 from lev import limits
 from lev.accounts.scopes import DEALS_READ, DEALS_WRITE
+from mcp_tools.addresses import at
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import Cursor, Id, Limit, Text, decode_page_cursor, drop_none, get_page, read_page
 
@@ -33,7 +34,7 @@ def move_deal_stage(
 ) -> dict[str, Any]:
     """Move a deal to a stage of its pipeline, in any direction; recorded with who, when and why.
     Its current stage: changed false. Searches and winners move deals forward by themselves."""
-    body = lev().post(f"/deals/{deal_id}/stage/", drop_none(stage=stage, reason=reason))
+    body = lev().post(at("/deals/{deal_id}/stage/", deal_id=deal_id), drop_none(stage=stage, reason=reason))
     return {"deal_id": body["deal_id"], "stage": body["stage"], "changed": body["changed"], "change": body["change"]}
 
 
@@ -45,5 +46,5 @@ def get_deal_stage_history(deal_id: Id(None), limit: Limit = limits.PAGE_SIZE_DE
     Returns {"changes", "total", "has_more", "next_cursor"}; pass next_cursor back for more.
     """
     page, size, skip = decode_page_cursor(cursor, limit)
-    body = get_page(f"/deals/{deal_id}/stage-changes/", {"page": page, "page_size": size}, page)
+    body = get_page(at("/deals/{deal_id}/stage-changes/", deal_id=deal_id), {"page": page, "page_size": size}, page)
     return read_page(body, "changes", page, size, skip, body["results"])

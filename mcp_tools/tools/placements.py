@@ -20,6 +20,7 @@ from lev import limits
 from lev.accounts.scopes import PLACEMENTS_READ, PLACEMENTS_WRITE
 from lev.enums import OUTREACH_KINDS, QUOTE_TYPES, RATE_TYPES, RECOURSE_TYPES
 from lev.errors import ErrorCode
+from mcp_tools.addresses import at
 from mcp_tools.registry import lev, tool
 from mcp_tools.tools.common import (
     BasisPoints,
@@ -168,7 +169,8 @@ def create_placements(
     body = drop_none(lender_ids=lender_ids, search_id=search_id, top_n=top_n, send=True if send else None,
                      notes=notes, contact_ids=contact_ids)
     # One key per call: a local retry of this request never places twice (nor would a repeat).
-    result = lev().post(f"/deals/{deal_id}/placements/", body, idempotency_key=f"mcp-{uuid.uuid4()}")
+    result = lev().post(at("/deals/{deal_id}/placements/", deal_id=deal_id), body,
+                        idempotency_key=f"mcp-{uuid.uuid4()}")
     payload = {
         "deal_id": result["deal_id"],
         "created": result["created"],
@@ -194,7 +196,7 @@ def list_placements(
     {"placements", "total", "has_more", "next_cursor"}; a very large page is compacted.
     """
     page, size = decode_cursor(cursor, limit)
-    body = get_page(f"/deals/{deal_id}/placements/",
+    body = get_page(at("/deals/{deal_id}/placements/", deal_id=deal_id),
                     drop_none(status=status, lender_id=lender_id, page=page, page_size=size), page)
     payload = page_result("placements", body, page, size, [_placement(p) for p in body["results"]])
     return fit_budget(payload, "placements", PLACEMENT_STEPS)
@@ -207,7 +209,7 @@ def get_placement(placement_id: PlacementId) -> dict[str, Any]:
     At most the first 20 term sheets are shown (then truncated: true and continue_with names the
     call for the rest).
     """
-    body = lev().get(f"/placements/{placement_id}/")
+    body = lev().get(at("/placements/{placement_id}/", placement_id=placement_id))
     placement = _placement(body)
     term_sheets = [_term_sheet(t) for t in body.get("term_sheets") or []]
     placement["term_sheets"] = term_sheets[:TERM_SHEETS_SHOWN]
@@ -238,7 +240,7 @@ def update_placement(
     body = drop_none(status=status, notes=notes, decline_reason=decline_reason, contact_id=contact_id,
                      contact_name=contact_name, contact_email=contact_email, program_id=program_id)
     require_change(body, "placement_id")
-    return {"placement": _placement(lev().patch(f"/placements/{placement_id}/", body))}
+    return {"placement": _placement(lev().patch(at("/placements/{placement_id}/", placement_id=placement_id), body))}
 
 
 # --- term sheets ------------------------------------------------------------------------------------
@@ -284,7 +286,8 @@ def add_term_sheet(
         quoted_on=quoted_on.isoformat() if quoted_on else None,
     )
     # One key per call: a local retry of this request never records the quote twice.
-    term_sheet = lev().post(f"/placements/{placement_id}/term-sheets/", body, idempotency_key=f"mcp-{uuid.uuid4()}")
+    term_sheet = lev().post(at("/placements/{placement_id}/term-sheets/", placement_id=placement_id), body,
+                            idempotency_key=f"mcp-{uuid.uuid4()}")
     return {"term_sheet": _term_sheet(term_sheet), "placement_status": "quoted"}
 
 
@@ -300,7 +303,7 @@ def list_term_sheets(
     "next_cursor"}; a page too large ends early (truncated: true), next_cursor skips nothing.
     """
     page, size, skip = decode_page_cursor(cursor, limit)
-    body = get_page(f"/deals/{deal_id}/term-sheets/",
+    body = get_page(at("/deals/{deal_id}/term-sheets/", deal_id=deal_id),
                     drop_none(placement_id=placement_id, page=page, page_size=size), page)
     return read_page(body, "term_sheets", page, size, skip, [_term_sheet(t) for t in body["results"]],
                      TERM_SHEET_STEPS)
@@ -339,7 +342,7 @@ def compare_term_sheets(
     rules; unlike quotes get no best_term_sheet_id but "trade_offs" in words. Null figures:
     "unavailable" says why.
     """
-    body = lev().get(f"/deals/{deal_id}/term-sheets/comparison/", {"limit": limit})
+    body = lev().get(at("/deals/{deal_id}/term-sheets/comparison/", deal_id=deal_id), {"limit": limit})
     quotes = body.get("quotes") or []
     payload = {
         "deal_id": body["deal_id"],
@@ -365,7 +368,8 @@ def select_winning_term_sheet(term_sheet_id: TermSheetId) -> dict[str, Any]:
     """Choose a quote as the deal's winner. Confirm with the user first: it cannot be undone.
     Its placement becomes won, every other open one lost; a deal has one winner.
     """
-    body = lev().post(f"/term-sheets/{term_sheet_id}/select-winner/", idempotency_key=f"mcp-{uuid.uuid4()}")
+    body = lev().post(at("/term-sheets/{term_sheet_id}/select-winner/", term_sheet_id=term_sheet_id),
+                      idempotency_key=f"mcp-{uuid.uuid4()}")
     lost = body.get("lost_placement_ids") or []
     message = (f"Term sheet {term_sheet_id} won: placement {body['placement_id']} is won and {len(lost)} other "
                "placement(s) are lost." if body.get("changed") else
@@ -377,7 +381,7 @@ def select_winning_term_sheet(term_sheet_id: TermSheetId) -> dict[str, Any]:
 @tool(scope=PLACEMENTS_WRITE, title="Remove a term sheet", destructive=True, idempotent=True)
 def remove_term_sheet(term_sheet_id: TermSheetId) -> dict[str, Any]:
     """Remove a quote recorded by mistake or withdrawn. Confirm with the user first."""
-    lev().delete(f"/term-sheets/{term_sheet_id}/")
+    lev().delete(at("/term-sheets/{term_sheet_id}/", term_sheet_id=term_sheet_id))
     return {"removed": {"term_sheet_id": term_sheet_id}}
 
 
@@ -404,14 +408,14 @@ def send_placements_email(deal_id: DealId, placement_ids: OutreachPlacementIds |
     confirm the lenders and documents with the user first. Progress: get_outreach_progress."""
     body = outreach_body({"placement_ids": placement_ids, "all_drafts": all_drafts, "document_ids": document_ids,
                           "kind": kind})
-    answer = lev().post(f"/deals/{deal_id}/outreach/", body, idempotency_key=f"mcp-{uuid.uuid4()}")
+    answer = lev().post(at("/deals/{deal_id}/outreach/", deal_id=deal_id), body, idempotency_key=f"mcp-{uuid.uuid4()}")
     return shorten_to_fit(answer, "skipped", None)
 
 
 @tool(scope=PLACEMENTS_READ, title="Get an outreach send's progress", read_only=True)
 def get_outreach_progress(send_id: Id(None)) -> dict[str, Any]:
     """A send's status and its emails by status (sent, retrying, refused...), each email's last error."""
-    body = lev().get(f"/outreach/{send_id}/")
+    body = lev().get(at("/outreach/{send_id}/", send_id=send_id))
     emails = [{k: e.get(k) for k in EMAIL_KEYS} for e in body.get("emails") or []]
     for email in emails:
         email["lender_name"] = clip(email["lender_name"] or "", NAME_MAX)
