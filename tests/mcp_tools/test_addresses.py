@@ -92,6 +92,24 @@ def test_an_address_names_the_route_the_resolver_finds():
         addresses.match(at("/api/v1/no-such/{deal_id}/", deal_id=1))
 
 
+def test_every_api_route_is_the_one_the_resolver_finds_at_its_address():
+    # No route shadows another: for each address, filled with ids its converters take, the resolver's
+    # first match (what a path finds) is the route the address names.
+    from django.urls import resolve
+    from django.urls.converters import IntConverter
+
+    checked = 0
+    for template, found in addresses.routes().items():
+        if not template.startswith(API_PREFIX + "/"):
+            continue
+        route = found[0]
+        ids = {name: 1 if type(converter) is IntConverter else "x" for name, converter in route.converters.items()}
+        matched, resolved = addresses.match(Address(template, ids)), resolve(str(Address(template, ids)))
+        assert (matched.func, matched.route, matched.kwargs) == (resolved.func, resolved.route, resolved.kwargs)
+        checked += 1
+    assert checked > 50
+
+
 @pytest.mark.django_db
 def test_in_process_answers_by_address_are_the_paths(api_key, account, other_account, settings):
     settings.LEV_RATE_LIMIT_READS = "100000/min"
