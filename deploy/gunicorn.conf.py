@@ -154,9 +154,28 @@ def when_ready(server) -> None:
 GC_YOUNG_THRESHOLD = 50_000
 
 
+# Stop signals that reach a worker between its fork and its own signal handlers. Until gunicorn's worker
+# installs those (Worker.init_signals, at the end of its start), a forked worker still has the master's
+# handler, which queues the signal in the master's memory, not the worker's: a stop sent then (a deploy's
+# restart while workers boot) was lost, and the worker served on until the master's graceful_timeout (30 s)
+# ran out and it was killed. From its first moment a worker takes a stop as its own handlers do: `alive`
+# (gunicorn's flag for "keep serving") is False, so its loop ends as soon as it starts, its in-flight work
+# none. tests/deploy/test_gunicorn_stop_at_boot.py sends each signal to a worker that has only this hook.
+STOP_SIGNALS = ("SIGTERM", "SIGINT", "SIGQUIT")
+
+
+def _stop_at_boot(worker):
+    def stop(signum, frame) -> None:
+        worker.alive = False
+    return stop
+
+
 def post_fork(server, worker) -> None:
     import gc
+    import signal
 
+    for name in STOP_SIGNALS:
+        signal.signal(getattr(signal, name), _stop_at_boot(worker))
     if not _asgi:
         return
     _young, older, oldest = gc.get_threshold()

@@ -92,8 +92,21 @@ def _gunicorn_conf(**environ: str) -> dict:
         return runpy.run_path(str(Path(__file__).resolve().parents[2] / "deploy" / "gunicorn.conf.py"))
 
 
+@pytest.fixture
+def signal_handlers():
+    """The hook installs a worker's stop handlers (test_gunicorn_stop_at_boot.py): this process's are put back."""
+    import signal
+
+    names = ("SIGTERM", "SIGINT", "SIGQUIT")
+    kept = {name: signal.getsignal(getattr(signal, name)) for name in names}
+    yield
+    for name, handler in kept.items():
+        signal.signal(getattr(signal, name), handler)
+
+
 @pytest.mark.parametrize(("worker_class", "raised"), [("", True), ("asgi", True), ("sync", False)])
-def test_post_fork_raises_the_young_threshold_in_the_asgi_workers_only(gc_state, worker_class, raised):
+def test_post_fork_raises_the_young_threshold_in_the_asgi_workers_only(gc_state, signal_handlers, worker_class,
+                                                                       raised):
     gc.set_threshold(700, 10, 10)
     conf = _gunicorn_conf(GUNICORN_WORKER_CLASS=worker_class)
     conf["post_fork"](None, None)
