@@ -72,10 +72,10 @@ class Route:
         return ResolverMatch(self.view, (), kwargs, url_name=self.name, route=self.route)
 
 
-def routes(resolver: URLResolver | None = None) -> dict[str, tuple[Route, ...]]:
+def routes() -> dict[str, tuple[Route, ...]]:
     """Every path route of the URLconf by its address ("/api/v1/deals/{deal_id}/"), in the resolver's
     order; routes written as regular expressions have no address and are reached by their path."""
-    return _routes(resolver or get_resolver())
+    return _routes(get_resolver())
 
 
 @lru_cache(maxsize=8)  # keyed by the resolver: a test's own ROOT_URLCONF (a new resolver) has its own table
@@ -103,7 +103,7 @@ def _collect(resolver: URLResolver, prefix: str, converters: dict, defaults: dic
 def match(address: Address) -> ResolverMatch | None:
     """The view `address` names, with its ids; None where no route would be found. Raises
     LookupError for an address that is no route's (a tool's typo: a bug, not the agent's 404)."""
-    found = _routes(get_resolver()).get(address.template)
+    found = routes().get(address.template)
     if found is None:
         raise LookupError(f"no API route has the address {address.template!r}")
     # Routes of one address that differ in their converters are tried in order, as the resolver tries them.

@@ -2,10 +2,13 @@
 
 One client per tool call. Every request of the call carries the call's `X-Request-Id` and the
 caller's credentials, so the API applies its own tenancy, validation, permissions and rate limits.
-Two transports speak the same HTTP semantics:
+A tool names the API route and its ids (`mcp_tools.addresses`). Two transports speak the same HTTP
+semantics:
 
-* in-process (default): the request is dispatched through Django's handler in this process;
-* HTTP (`LEV_API_BASE_URL` set): a pooled `requests.Session` to a separate backend.
+* in-process (default): the route's view is called in this process with the ids as they are and the
+  credential /mcp verified handed over (`direct_dispatch`);
+* HTTP (`LEV_API_BASE_URL` set): the address written out, on a pooled `requests.Session` to a separate
+  backend, with the caller's Authorization header.
 
 Both go through the same retry (tenacity), idempotency-key and circuit-breaker code.
 """
